@@ -1,0 +1,40 @@
+// Key type and signature algorithm names (RFC 4253, 5656, 8332, 8709).
+#include "common/keys/public_key.hpp"
+
+namespace longhaul {
+
+std::string_view key_type_name(key_type t) noexcept
+{
+    switch (t) {
+    case key_type::ed25519: return "ssh-ed25519";
+    case key_type::ecdsa_p256: return "ecdsa-sha2-nistp256";
+    case key_type::ecdsa_p384: return "ecdsa-sha2-nistp384";
+    case key_type::ecdsa_p521: return "ecdsa-sha2-nistp521";
+    case key_type::rsa: return "ssh-rsa";
+    }
+    return "unknown";
+}
+
+result<key_type> key_type_from_name(std::string_view name) noexcept
+{
+    for (auto t : {key_type::ed25519, key_type::ecdsa_p256, key_type::ecdsa_p384, key_type::ecdsa_p521, key_type::rsa})
+        if (key_type_name(t) == name)
+            return t;
+    return errc::unsupported;
+}
+
+std::vector<std::string_view> signature_algorithms_for(key_type t)
+{
+    if (t == key_type::rsa)
+        return {"rsa-sha2-512", "rsa-sha2-256", "ssh-rsa"};
+    return {key_type_name(t)};
+}
+
+result<key_type> key_type_for_signature_algorithm(std::string_view sig_alg) noexcept
+{
+    if (sig_alg == "rsa-sha2-512" || sig_alg == "rsa-sha2-256")
+        return key_type::rsa;
+    return key_type_from_name(sig_alg);
+}
+
+} // namespace longhaul

@@ -1,0 +1,32 @@
+#!/bin/sh
+# Installs the Debian 12 packages that Longhaul SSH builds and tests with.
+# Only packages that are missing are installed, so a second run is quick and offline.
+set -eu
+
+packages="build-essential cmake pkg-config libssl-dev zlib1g-dev libedit-dev libboost-dev
+doctest-dev libpam0g-dev clang libclang-rt-14-dev openssh-client openssh-server iproute2
+iperf3 procps psmisc util-linux tmux"
+
+missing=""
+for p in $packages; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
+        missing="$missing $p"
+    fi
+done
+
+if [ -z "$missing" ]; then
+    echo "install-deps: all packages present"
+    exit 0
+fi
+
+if [ "$(id -u)" -ne 0 ]; then
+    SUDO=sudo
+else
+    SUDO=
+fi
+echo "install-deps: installing$missing"
+# The package scripts must not start a system sshd: tests start their own on ephemeral ports.
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq || true
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing
