@@ -1,0 +1,252 @@
+#include "common/io/transport_driver.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace longhaul {
+
+namespace asio = boost::asio;
+
+struct transport_driver::impl : std::enable_shared_from_this<impl> {
+    impl(asio::io_context& io, int fd, transport& core) : stream(io, fd), timer(io), core(core) {}
+
+    asio::posix::stream_descriptor stream;
+    asio::steady_timer timer;
+    transport& core;
+    event_handler on_event;
+    close_handler on_close;
+    std::function<void()> on_drained;
+    std::size_t drain_low_water = 0;
+    bool reading = false;
+    bool writing = false;
+    bool read_paused = false;
+    bool closing = false;
+    bool finished = false;
+    bool eof = false;
+    std::error_code error;
+
+    void start_read()
+    {
+        if (reading || read_paused || eof || finished)
+            return;
+        reading = true;
+        stream.async_wait(asio::posix::stream_descriptor::wait_read,
+                          [self = shared_from_this()](const boost::system::error_code& ec) { self->readable(ec); });
+    }
+
+    void readable(const boost::system::error_code& ec)
+    {
+        reading = false;
+        if (finished)
+            return;
+        if (ec) {
+            if (ec != asio::error::operation_aborted)
+                fatal(ec);
+            return;
+        }
+        // Drain what the kernel has, up to a few large reads per wakeup so that
+        // events are processed (and windows opened) while data keeps arriving.
+        for (int i = 0; i < 4 && !read_paused; ++i) {
+            auto space = core.input_space(256 * 1024);
+            if (space.empty())
+                break;
+            ssize_t n = ::read(stream.native_handle(), space.data(), space.size());
+            if (n > 0) {
+                core.commit_input(static_cast<std::size_t>(n));
+                if (static_cast<std::size_t>(n) < space.size())
+                    break;
+                continue;
+            }
+            if (n == 0) {
+                eof = true;
+                core.input_eof();
+                break;
+            }
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                break;
+            fatal(std::error_code(errno, std::system_category()));
+            return;
+        }
+        process();
+        start_read();
+    }
+
+    void process()
+    {
+        for (;;) {
+            if (finished)
+                return;
+            transport_event ev = core.poll();
+            if (ev.type == transport_event_type::none)
+                break;
+            if (on_event)
+                on_event(ev);
+            if (ev.type == transport_event_type::disconnected)
+                closing = true;
+        }
+        core.advance_time(std::chrono::steady_clock::now());
+        arm_timer();
+        flush();
+    }
+
+    void arm_timer()
+    {
+        auto deadline = core.next_deadline();
+        if (!deadline)
+            return;
+        timer.expires_at(*deadline);
+        timer.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+            if (!ec && !self->finished)
+                self->process();
+        });
+    }
+
+    void flush()
+    {
+        if (finished || writing)
+            return;
+        while (core.output_size() > 0) {
+            auto out = core.output();
+            ssize_t n = ::send(stream.native_handle(), out.data(), out.size(), MSG_NOSIGNAL);
+            if (n > 0) {
+                core.consume_output(static_cast<std::size_t>(n));
+                continue;
+            }
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+                writing = true;
+                stream.async_wait(asio::posix::stream_descriptor::wait_write,
+                                  [self = shared_from_this()](const boost::system::error_code& ec) {
+                                      self->writing = false;
+                                      if (ec) {
+                                          if (ec != asio::error::operation_aborted)
+                                              self->fatal(ec);
+                                          return;
+                                      }
+                                      self->flush();
+                                  });
+                return;
+            }
+            fatal(std::error_code(n < 0 ? errno : EPIPE, std::system_category()));
+            return;
+        }
+        if (on_drained && core.output_size() <= drain_low_water) {
+            auto cb = std::move(on_drained);
+            on_drained = nullptr;
+            cb();
+        }
+        if ((closing || core.closed()) && core.output_size() == 0)
+            finish({});
+        else if (eof && !core.closed())
+            process_eof();
+    }
+
+    void process_eof()
+    {
+        // EOF with nothing decodable left: let the core report it.
+        transport_event ev = core.poll();
+        if (ev.type != transport_event_type::none) {
+            if (on_event)
+                on_event(ev);
+            if (ev.type == transport_event_type::disconnected)
+                closing = true;
+            flush();
+        }
+    }
+
+    void fatal(std::error_code ec)
+    {
+        if (!error)
+            error = ec;
+        if (!core.closed()) {
+            core.input_eof();
+            // The socket is gone: nothing more can be sent. Report the loss.
+            transport_event ev = core.poll();
+            while (ev.type != transport_event_type::none) {
+                if (on_event)
+                    on_event(ev);
+                if (ev.type == transport_event_type::disconnected)
+                    break;
+                ev = core.poll();
+            }
+        }
+        finish(ec);
+    }
+
+    void finish(std::error_code ec)
+    {
+        if (finished)
+            return;
+        finished = true;
+        timer.cancel();
+        boost::system::error_code ignored;
+        stream.cancel(ignored);
+        ::shutdown(stream.native_handle(), SHUT_RDWR);
+        stream.close(ignored);
+        if (on_close) {
+            auto cb = std::move(on_close);
+            cb(error ? error : ec);
+        }
+    }
+};
+
+transport_driver::transport_driver(asio::io_context& io, int fd, transport& core)
+    : impl_(std::make_shared<impl>(io, fd, core))
+{
+    impl_->stream.non_blocking(true);
+}
+
+transport_driver::~transport_driver()
+{
+    if (impl_ && !impl_->finished) {
+        impl_->on_event = nullptr;
+        impl_->on_close = nullptr;
+        impl_->finish({});
+    }
+}
+
+void transport_driver::start(event_handler on_event, close_handler on_close)
+{
+    impl_->on_event = std::move(on_event);
+    impl_->on_close = std::move(on_close);
+    impl_->flush();
+    impl_->start_read();
+}
+
+void transport_driver::flush() { impl_->flush(); }
+
+void transport_driver::close()
+{
+    impl_->closing = true;
+    impl_->flush();
+}
+
+void transport_driver::pause_reading(bool paused)
+{
+    impl_->read_paused = paused;
+    if (!paused)
+        impl_->start_read();
+}
+
+void transport_driver::on_output_drained(std::size_t low_water, std::function<void()> cb)
+{
+    impl_->drain_low_water = low_water;
+    impl_->on_drained = std::move(cb);
+    if (impl_->core.output_size() <= low_water)
+        impl_->flush();
+}
+
+transport& transport_driver::core() noexcept { return impl_->core; }
+int transport_driver::native_handle() const noexcept { return impl_->stream.native_handle(); }
+
+} // namespace longhaul

@@ -1,0 +1,61 @@
+// Runs a transport core over a connected stream socket with Boost.Asio.
+//
+// The driver is readiness-based: it waits for the socket to become readable
+// or writable and then makes non-blocking read()/write() calls straight
+// into/out of the core's buffers. No buffer is handed to the kernel across an
+// asynchronous operation, so the core may grow its buffers at any time, and
+// one write() carries every packet queued since the last one (batching
+// without copying). Reads take up to 256 KiB per call.
+//
+// Asio stays out of this header (pimpl) so that programs including it do not
+// pay for Asio's templates.
+#pragma once
+
+#include "common/transport/transport.hpp"
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <system_error>
+
+namespace boost::asio {
+class io_context;
+}
+
+namespace longhaul {
+
+class transport_driver {
+public:
+    // Called for every transport event. The handler may call send() etc. on
+    // the transport; the driver flushes afterwards.
+    using event_handler = std::function<void(const transport_event&)>;
+    // Called once when the connection is over and the socket closed.
+    using close_handler = std::function<void(std::error_code io_error)>;
+
+    // Takes ownership of `fd`, a connected socket.
+    transport_driver(boost::asio::io_context& io, int fd, transport& core);
+    ~transport_driver();
+    transport_driver(const transport_driver&) = delete;
+    transport_driver& operator=(const transport_driver&) = delete;
+
+    void start(event_handler on_event, close_handler on_close);
+    // Writes whatever the core has queued (call after sending from outside
+    // an event handler).
+    void flush();
+    // Closes the socket after the queued output has been written.
+    void close();
+    // Pauses/resumes reading from the socket (backpressure from the upper layer).
+    void pause_reading(bool paused);
+    // Stops once the output queue is below `low_water` bytes: the upper layer
+    // resumes producing data from here.
+    void on_output_drained(std::size_t low_water, std::function<void()> cb);
+
+    transport& core() noexcept;
+    int native_handle() const noexcept;
+
+private:
+    struct impl;
+    std::shared_ptr<impl> impl_;
+};
+
+} // namespace longhaul

@@ -1,0 +1,335 @@
+#include "common/transport/key_exchange.hpp"
+
+#include "common/crypto/hash.hpp"
+#include "common/transport/messages.hpp"
+#include "common/wire.hpp"
+
+#include <algorithm>
+
+namespace longhaul {
+
+namespace {
+
+std::size_t bit_length(byte_span magnitude) noexcept
+{
+    while (!magnitude.empty() && magnitude[0] == 0)
+        magnitude = magnitude.subspan(1);
+    if (magnitude.empty())
+        return 0;
+    std::size_t bits = (magnitude.size() - 1) * 8;
+    for (std::uint8_t top = magnitude[0]; top != 0; top >>= 1)
+        ++bits;
+    return bits;
+}
+
+// OpenSSH's dh_estimate: the group size matching a symmetric security level.
+std::uint32_t gex_preferred_bits(std::size_t dh_need_bytes) noexcept
+{
+    const std::size_t bits = dh_need_bytes * 8;
+    if (bits <= 112)
+        return 2048;
+    if (bits <= 128)
+        return 3072;
+    if (bits <= 192)
+        return 7680;
+    return 8192;
+}
+
+// OpenSSH's dh_gen_key: an exponent of twice the needed strength (at least
+// 2 x 256 bits), never longer than the group.
+int dh_private_bits(std::size_t we_need_bytes, std::size_t group_bits) noexcept
+{
+    std::size_t need = std::max<std::size_t>(we_need_bytes * 8, 256);
+    return static_cast<int>(std::min(need * 2, group_bits - 1));
+}
+
+secret_bytes encode_mpint_secret(const secret_bytes& magnitude)
+{
+    bytes tmp;
+    wire_writer(tmp).mpint(magnitude);
+    secret_bytes out(tmp);
+    cleanse(tmp);
+    return out;
+}
+
+} // namespace
+
+key_exchange::key_exchange(const kex_method& method, kex_context ctx, bool is_server)
+    : method_(method), ctx_(std::move(ctx)), server_(is_server), expect_(0)
+{
+}
+
+key_exchange::~key_exchange() = default;
+
+result<std::unique_ptr<key_exchange>> key_exchange::client(const kex_method& method, kex_context ctx)
+{
+    return std::unique_ptr<key_exchange>(new key_exchange(method, std::move(ctx), false));
+}
+
+result<std::unique_ptr<key_exchange>> key_exchange::server(const kex_method& method, kex_context ctx,
+                                                           const private_key& host_key, gex_group_provider groups)
+{
+    std::unique_ptr<key_exchange> k(new key_exchange(method, std::move(ctx), true));
+    k->host_key_ = &host_key;
+    k->groups_ = std::move(groups);
+    k->expect_ = method.family == kex_family::dh_gex ? msg::kex_dh_gex_request : msg::kexdh_init;
+    return k;
+}
+
+result<void> key_exchange::fail(errc e, std::string why)
+{
+    failure_ = std::move(why);
+    return e;
+}
+
+result<void> key_exchange::make_agreement(const dh_group* group)
+{
+    result<std::unique_ptr<key_agreement>> a = errc::unsupported;
+    switch (method_.family) {
+    case kex_family::ecdh:
+        a = method_.x25519 ? make_x25519_agreement() : make_ecdh_agreement(method_.curve);
+        break;
+    case kex_family::dh_fixed:
+    case kex_family::dh_gex:
+        a = make_dh_agreement(*group, dh_private_bits(ctx_.we_need, bit_length(group->p)));
+        break;
+    }
+    if (!a)
+        return fail(a.error(), "cannot create key agreement");
+    agreement_ = std::move(*a);
+    return {};
+}
+
+void key_exchange::write_public(wire_writer& w) const
+{
+    if (method_.family == kex_family::ecdh)
+        w.string(agreement_->public_value());
+    else
+        w.mpint(agreement_->public_value());
+}
+
+byte_span key_exchange::read_public(wire_reader& r) const
+{
+    return method_.family == kex_family::ecdh ? r.string(1024) : r.mpint();
+}
+
+bytes key_exchange::exchange_hash(byte_span host_key_blob, byte_span client_public, byte_span server_public) const
+{
+    bytes buf;
+    wire_writer w(buf);
+    w.string(ctx_.v_c).string(ctx_.v_s).string(ctx_.i_c).string(ctx_.i_s).string(host_key_blob);
+    if (method_.family == kex_family::dh_gex) {
+        w.u32(gex_min_).u32(gex_n_).u32(gex_max_).mpint(gex_group_.p).mpint(gex_group_.g);
+    }
+    if (method_.family == kex_family::ecdh)
+        w.string(client_public).string(server_public);
+    else
+        w.mpint(client_public).mpint(server_public);
+    w.raw(outcome_.shared_secret);
+    bytes h = digest(method_.hash, buf);
+    cleanse(buf);
+    return h;
+}
+
+result<void> key_exchange::start(std::vector<bytes>& out)
+{
+    if (server_)
+        return {};
+    bytes m;
+    wire_writer w(m);
+    if (method_.family == kex_family::dh_gex) {
+        gex_min_ = gex_min_bits;
+        gex_n_ = gex_preferred_bits(ctx_.dh_need);
+        gex_max_ = gex_max_bits;
+        w.u8(msg::kex_dh_gex_request).u32(gex_min_).u32(gex_n_).u32(gex_max_);
+        expect_ = msg::kex_dh_gex_group;
+    } else {
+        if (auto r = make_agreement(method_.family == kex_family::dh_fixed ? method_.group() : nullptr); !r)
+            return r;
+        w.u8(msg::kexdh_init);
+        write_public(w);
+        expect_ = msg::kexdh_reply;
+    }
+    out.push_back(std::move(m));
+    return {};
+}
+
+result<bool> key_exchange::handle(byte_span payload, std::vector<bytes>& out)
+{
+    if (payload.empty() || payload[0] != expect_) {
+        failure_ = "unexpected key exchange message " + std::to_string(payload.empty() ? 0 : payload[0]);
+        return errc::protocol_error;
+    }
+    if (!server_) {
+        if (method_.family == kex_family::dh_gex && expect_ == msg::kex_dh_gex_group) {
+            if (auto r = client_group(payload, out); !r)
+                return r.error();
+            return false;
+        }
+        return client_reply(payload);
+    }
+    if (method_.family == kex_family::dh_gex && expect_ == msg::kex_dh_gex_request) {
+        if (auto r = server_gex_request(payload, out); !r)
+            return r.error();
+        return false;
+    }
+    return server_init(payload, out);
+}
+
+result<void> key_exchange::client_group(byte_span payload, std::vector<bytes>& out)
+{
+    wire_reader r(payload);
+    r.u8();
+    auto p = r.mpint();
+    auto g = r.mpint();
+    if (!r.finish())
+        return fail(errc::malformed, "malformed DH group exchange group message");
+    const std::size_t bits = bit_length(p);
+    if (bits < gex_min_ || bits > gex_max_)
+        return fail(errc::invalid_argument, "DH group exchange: server sent a " + std::to_string(bits) +
+                                                "-bit group outside " + std::to_string(gex_min_) + ".." +
+                                                std::to_string(gex_max_));
+    if ((p.back() & 1) == 0 || bit_length(g) < 2 || bit_length(g) > bits)
+        return fail(errc::invalid_argument, "DH group exchange: invalid group parameters");
+    gex_group_ = dh_group{to_bytes(p), to_bytes(g)};
+    if (auto a = make_agreement(&gex_group_); !a)
+        return a;
+    bytes m;
+    wire_writer w(m);
+    w.u8(msg::kex_dh_gex_init);
+    write_public(w);
+    out.push_back(std::move(m));
+    expect_ = msg::kex_dh_gex_reply;
+    return {};
+}
+
+result<bool> key_exchange::client_reply(byte_span payload)
+{
+    wire_reader r(payload);
+    r.u8();
+    auto host_blob = r.string(16 * 1024);
+    auto server_public = read_public(r);
+    auto signature = r.string(16 * 1024);
+    if (!r.finish()) {
+        failure_ = "malformed key exchange reply";
+        return errc::malformed;
+    }
+    auto key = public_key::from_blob(host_blob);
+    if (!key) {
+        failure_ = "server host key could not be parsed";
+        return key.error();
+    }
+    auto want = key_type_for_signature_algorithm(ctx_.host_key_algorithm);
+    if (!want || *want != key->type()) {
+        failure_ = "server host key type " + std::string(key->type_name()) + " does not match negotiated " +
+                   ctx_.host_key_algorithm;
+        return errc::key_type_mismatch;
+    }
+    auto k = agreement_->derive(server_public);
+    if (!k) {
+        failure_ = "invalid server key exchange value";
+        return k.error();
+    }
+    outcome_.shared_secret = encode_mpint_secret(*k);
+    outcome_.exchange_hash = exchange_hash(host_blob, agreement_->public_value(), server_public);
+    if (auto v = key->verify(ctx_.host_key_algorithm, outcome_.exchange_hash, signature); !v) {
+        failure_ = "incorrect signature on the key exchange hash";
+        return errc::signature_invalid;
+    }
+    outcome_.host_key = std::move(*key);
+    agreement_.reset();
+    expect_ = 0;
+    return true;
+}
+
+result<void> key_exchange::server_gex_request(byte_span payload, std::vector<bytes>& out)
+{
+    wire_reader r(payload);
+    r.u8();
+    gex_min_ = r.u32();
+    gex_n_ = r.u32();
+    gex_max_ = r.u32();
+    if (!r.finish())
+        return fail(errc::malformed, "malformed DH group exchange request");
+    // Clamp as sshd does, but hash what the client sent.
+    const std::uint32_t min = std::max(gex_min_bits, gex_min_);
+    const std::uint32_t max = std::min(gex_max_bits, gex_max_);
+    const std::uint32_t n = std::clamp(gex_n_, gex_min_bits, gex_max_bits);
+    if (gex_max_ < gex_min_ || gex_n_ < gex_min_ || gex_max_ < gex_n_ || gex_max_ < gex_min_bits)
+        return fail(errc::invalid_argument, "DH group exchange request out of range: " + std::to_string(gex_min_) +
+                                                "/" + std::to_string(gex_n_) + "/" + std::to_string(gex_max_));
+    std::optional<dh_group> group = groups_ ? groups_(min, n, max) : std::nullopt;
+    if (!group)
+        return fail(errc::no_matching_algorithm, "no DH group available for the requested size");
+    gex_group_ = std::move(*group);
+    if (auto a = make_agreement(&gex_group_); !a)
+        return a;
+    bytes m;
+    wire_writer(m).u8(msg::kex_dh_gex_group).mpint(gex_group_.p).mpint(gex_group_.g);
+    out.push_back(std::move(m));
+    expect_ = msg::kex_dh_gex_init;
+    return {};
+}
+
+result<bool> key_exchange::server_init(byte_span payload, std::vector<bytes>& out)
+{
+    wire_reader r(payload);
+    r.u8();
+    auto client_public = read_public(r);
+    if (!r.finish()) {
+        failure_ = "malformed key exchange init";
+        return errc::malformed;
+    }
+    if (!agreement_) {
+        if (auto a = make_agreement(method_.family == kex_family::dh_fixed ? method_.group() : nullptr); !a)
+            return a.error();
+    }
+    auto k = agreement_->derive(client_public);
+    if (!k) {
+        failure_ = "invalid client key exchange value";
+        return k.error();
+    }
+    outcome_.shared_secret = encode_mpint_secret(*k);
+    const bytes& host_blob = host_key_->public_part().blob();
+    outcome_.exchange_hash = exchange_hash(host_blob, client_public, agreement_->public_value());
+    auto sig = host_key_->sign(ctx_.host_key_algorithm, outcome_.exchange_hash);
+    if (!sig) {
+        failure_ = "cannot sign with the host key";
+        return sig.error();
+    }
+    bytes m;
+    wire_writer w(m);
+    w.u8(method_.family == kex_family::dh_gex ? msg::kex_dh_gex_reply : msg::kexdh_reply).string(host_blob);
+    write_public(w);
+    w.string(*sig);
+    out.push_back(std::move(m));
+    agreement_.reset();
+    expect_ = 0;
+    return true;
+}
+
+secret_bytes derive_key(hash_alg hash, byte_span shared_secret_mpint, byte_span exchange_hash, byte_span session_id,
+                        char letter, std::size_t size)
+{
+    secret_bytes out(size);
+    const std::size_t dlen = digest_size(hash);
+    secret_bytes block(dlen);
+    hasher h(hash);
+    const std::uint8_t x = static_cast<std::uint8_t>(letter);
+    h.update(shared_secret_mpint).update(exchange_hash).update(byte_span(&x, 1)).update(session_id);
+    h.finish_into(block.span());
+    std::size_t have = std::min(size, dlen);
+    std::copy_n(block.data(), have, out.data());
+    // K_n = HASH(K || H || K_1 || ... || K_{n-1}) until enough bytes exist.
+    while (have < size) {
+        h.reset();
+        h.update(shared_secret_mpint).update(exchange_hash).update(byte_span(out.data(), have));
+        h.finish_into(block.span());
+        std::size_t n = std::min(size - have, dlen);
+        std::copy_n(block.data(), n, out.data() + have);
+        have += n;
+    }
+    return out;
+}
+
+} // namespace longhaul

@@ -1,0 +1,96 @@
+// One run of a key exchange method (RFC 4253 §8, RFC 5656 §4, RFC 8731,
+// RFC 4419) for either role: the method messages (30..34), the exchange hash,
+// and the host key signature. KEXINIT and NEWKEYS are the transport's.
+#pragma once
+
+#include "common/bytes.hpp"
+#include "common/crypto/key_agreement.hpp"
+#include "common/keys/private_key.hpp"
+#include "common/keys/public_key.hpp"
+#include "common/result.hpp"
+#include "common/transport/algorithms.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace longhaul {
+
+// OpenSSH's DH_GRP_MIN / DH_GRP_MAX for group exchange.
+inline constexpr std::uint32_t gex_min_bits = 2048;
+inline constexpr std::uint32_t gex_max_bits = 8192;
+
+// The server's source of group-exchange groups (sshd's moduli file); given
+// the client's (min, preferred, max) it returns a group or nullopt.
+using gex_group_provider = std::function<std::optional<dh_group>(std::uint32_t min, std::uint32_t preferred,
+                                                                 std::uint32_t max)>;
+
+// Everything hashed before K_S, and the sizes that pick DH parameters.
+struct kex_context {
+    std::string v_c, v_s; // identification lines without CR LF
+    bytes i_c, i_s;       // KEXINIT payloads
+    std::string host_key_algorithm;
+    std::size_t we_need = 0; // OpenSSH's kex->we_need (bytes): sizes the DH private exponent
+    std::size_t dh_need = 0; // OpenSSH's kex->dh_need (bytes): sizes the requested GEX group
+};
+
+struct kex_outcome {
+    secret_bytes shared_secret; // K as an encoded mpint (length prefix included), as the KDF hashes it
+    bytes exchange_hash;
+    std::optional<public_key> host_key; // client: the server's verified host key
+};
+
+class key_exchange {
+public:
+    static result<std::unique_ptr<key_exchange>> client(const kex_method& method, kex_context ctx);
+    static result<std::unique_ptr<key_exchange>> server(const kex_method& method, kex_context ctx,
+                                                        const private_key& host_key, gex_group_provider groups);
+    ~key_exchange();
+
+    // Messages to send at the start (client: ECDH/DH init or GEX request).
+    result<void> start(std::vector<bytes>& out);
+    // Handles one method message; appends replies to `out`. Returns true
+    // when the exchange hash is final (and, for the client, the host key
+    // signature verified). errc::protocol_error for a message out of place.
+    result<bool> handle(byte_span payload, std::vector<bytes>& out);
+
+    kex_outcome& outcome() noexcept { return outcome_; }
+    hash_alg hash() const noexcept { return method_.hash; }
+    // Human-readable failure detail for logs and disconnect messages.
+    const std::string& failure() const noexcept { return failure_; }
+
+private:
+    key_exchange(const kex_method& method, kex_context ctx, bool is_server);
+
+    result<void> make_agreement(const dh_group* group);
+    void write_public(wire_writer& w) const;
+    byte_span read_public(wire_reader& r) const;
+    bytes exchange_hash(byte_span host_key_blob, byte_span client_public, byte_span server_public) const;
+    result<bool> client_reply(byte_span payload);
+    result<bool> server_init(byte_span payload, std::vector<bytes>& out);
+    result<void> client_group(byte_span payload, std::vector<bytes>& out);
+    result<void> server_gex_request(byte_span payload, std::vector<bytes>& out);
+    result<void> fail(errc e, std::string why);
+
+    const kex_method& method_;
+    kex_context ctx_;
+    bool server_;
+    const private_key* host_key_ = nullptr;
+    gex_group_provider groups_;
+    std::unique_ptr<key_agreement> agreement_;
+    std::uint8_t expect_;
+    // Group exchange state hashed into H.
+    std::uint32_t gex_min_ = 0, gex_n_ = 0, gex_max_ = 0;
+    dh_group gex_group_;
+    kex_outcome outcome_;
+    std::string failure_;
+};
+
+// RFC 4253 §7.2: derives `size` bytes for key letter 'A'..'F'.
+secret_bytes derive_key(hash_alg hash, byte_span shared_secret_mpint, byte_span exchange_hash,
+                        byte_span session_id, char letter, std::size_t size);
+
+} // namespace longhaul

@@ -1,0 +1,239 @@
+// The SSH transport layer as a sans-I/O core (RFC 4253, RFC 8308, OpenSSH
+// strict key exchange). It owns no socket, thread or clock: the driver feeds
+// received bytes in, drains bytes to send out, passes the time in, and reacts
+// to events. A client core and a server core can be wired together in memory.
+//
+//   driver                          transport
+//   read(sock, input_space()) ───▶  commit_input(n)
+//   loop: ev = poll()         ◀───  events (payloads for the upper layer, ...)
+//   send(payload)             ───▶  packets appended to the output
+//   write(sock, output())     ◀───  consume_output(n)
+//   timer at next_deadline()  ───▶  advance_time(now)
+#pragma once
+
+#include "common/buffer.hpp"
+#include "common/keys/private_key.hpp"
+#include "common/random.hpp"
+#include "common/transport/algorithms.hpp"
+#include "common/transport/key_exchange.hpp"
+#include "common/transport/messages.hpp"
+#include "common/transport/packet_codec.hpp"
+#include "common/transport/version.hpp"
+
+#include <chrono>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace longhaul {
+
+using steady_time = std::chrono::steady_clock::time_point;
+
+enum class transport_role { client, server };
+
+struct transport_config {
+    transport_role role = transport_role::client;
+    std::string software_version = "Longhaul_0.1";
+    std::string version_comments;
+    // Name-lists in preference order; the same lists are offered for both directions.
+    std::string kex_algorithms = default_kex_algorithms();
+    std::string host_key_algorithms = default_host_key_algorithms();
+    std::string ciphers = default_ciphers();
+    std::string macs = default_macs();
+    std::string compression = "none";
+    // Server: host keys; host_key_algorithms is filtered to what they can sign.
+    std::vector<std::shared_ptr<const private_key>> host_keys;
+    // Server: groups for diffie-hellman-group-exchange; empty means the
+    // built-in RFC 3526 groups (what sshd falls back to without a moduli file).
+    gex_group_provider gex_groups;
+    // OpenSSH's RekeyLimit: 0 bytes means the cipher's default; 0 s disables
+    // time-based rekeying.
+    std::uint64_t rekey_limit_bytes = 0;
+    std::chrono::seconds rekey_interval{0};
+    bool strict_kex = true;
+    // Client: offer ext-info-c. Server: answer it with EXT_INFO carrying
+    // server_sig_algs (and any extra extensions).
+    bool ext_info = true;
+    std::string server_sig_algs;
+    std::vector<std::pair<std::string, std::string>> extra_extensions;
+};
+
+enum class transport_event_type {
+    none,          // nothing more until more input, time or a decision
+    banner_line,   // client: a line the server sent before its version (text)
+    peer_version,  // the peer's identification line was received (text)
+    host_key,      // client: the server proved possession of host_key; call accept_host_key() or reject_host_key()
+    kex_complete,  // new keys are in force in both directions
+    payload,       // a message for the upper layer (payload[0] is its number; seq for UNIMPLEMENTED replies)
+    ext_info,      // the peer's EXT_INFO was received (see extensions())
+    debug,         // SSH_MSG_DEBUG (text, always_display)
+    unimplemented, // the peer did not implement our message with sequence number seq
+    disconnected,  // the connection is over (reason, text, local)
+};
+
+struct transport_event {
+    transport_event_type type = transport_event_type::none;
+    byte_span payload;
+    std::uint32_t seq = 0;
+    std::string_view text;
+    disconnect_reason reason = disconnect_reason::by_application;
+    errc error = errc::ok; // disconnected: the local error, or peer_disconnected / connection_closed
+    bool local = false;
+    bool always_display = false;
+    const public_key* host_key = nullptr;
+};
+
+struct transport_stats {
+    std::uint64_t bytes_in = 0, bytes_out = 0;
+    std::uint64_t packets_in = 0, packets_out = 0;
+    std::uint32_t key_exchanges = 0;
+};
+
+class transport {
+public:
+    transport(transport_config config, random_source& rng, steady_time now);
+    ~transport();
+    transport(const transport&) = delete;
+    transport& operator=(const transport&) = delete;
+
+    // --- input ---
+    // Space to read into (at most `max`, possibly less when the input buffer
+    // is full: read nothing then, poll() first). Invalidates earlier events.
+    mutable_byte_span input_space(std::size_t max = 256 * 1024);
+    void commit_input(std::size_t n);
+    void feed(byte_span bytes);
+    // The byte stream from the peer has ended.
+    void input_eof();
+
+    // --- events ---
+    // Processes buffered input until something happens. Spans in the event
+    // are valid until the next call on this transport.
+    transport_event poll();
+
+    // --- output ---
+    byte_span output() const noexcept { return sender_.output().data(); }
+    void consume_output(std::size_t n) noexcept { sender_.output().consume(n); }
+    std::size_t output_size() const noexcept { return sender_.output().size(); }
+
+    // --- sending upper-layer messages ---
+    // Messages sent during a key exchange are held and sent after NEWKEYS.
+    result<void> send(byte_span payload);
+    // Zero-copy form of send(): fill up to `max` bytes, then commit.
+    mutable_byte_span prepare_payload(std::size_t max);
+    result<void> commit_payload(std::size_t len);
+    void send_unimplemented(std::uint32_t seq);
+    void send_ignore(std::size_t len);
+    void send_debug(bool always_display, std::string_view message);
+
+    // --- control ---
+    void accept_host_key();
+    void reject_host_key(std::string_view why);
+    // Starts a key re-exchange unless one is running.
+    void request_rekey();
+    // Sends DISCONNECT and closes; poll() then reports `disconnected`.
+    void disconnect(disconnect_reason reason, std::string_view description);
+    // Enables zlib@openssh.com once user authentication has succeeded.
+    void activate_delayed_compression();
+    void advance_time(steady_time now);
+    // When advance_time() should next be called (time-based rekey), if ever.
+    std::optional<steady_time> next_deadline() const;
+
+    // --- state ---
+    bool closed() const noexcept { return closed_; }
+    // True once the first key exchange completed in both directions.
+    bool established() const noexcept { return established_; }
+    bool kex_in_progress() const noexcept { return kex_.active; }
+    bool strict_kex() const noexcept { return strict_; }
+    const negotiated_algorithms& algorithms() const noexcept { return algs_; }
+    const identification& peer_identification() const noexcept { return peer_id_; }
+    const std::string& local_identification() const noexcept { return local_id_; }
+    byte_span session_id() const noexcept { return session_id_; }
+    const std::map<std::string, std::string>& peer_extensions() const noexcept { return peer_extensions_; }
+    const std::optional<public_key>& server_host_key() const noexcept { return host_key_; }
+    const transport_stats& stats() const noexcept { return stats_; }
+    const transport_config& config() const noexcept { return config_; }
+    transport_role role() const noexcept { return config_.role; }
+
+private:
+    struct kex_state {
+        bool active = false;          // KEXINIT sent or received, NEWKEYS not yet both ways
+        bool kexinit_sent = false;
+        bool peer_kexinit = false;
+        bool ignore_guess = false;    // drop the peer's wrongly guessed first kex packet
+        bool hash_done = false;       // exchange hash final (and host key verified)
+        bool newkeys_sent = false;
+        bool newkeys_received = false;
+        bytes our_kexinit, peer_kexinit_payload;
+        negotiated_algorithms algs;
+        std::unique_ptr<key_exchange> run;
+    };
+
+    bool is_client() const noexcept { return config_.role == transport_role::client; }
+    transport_event handle_version();
+    transport_event dispatch(const received_packet& pkt);
+    transport_event handle_kexinit(const received_packet& pkt);
+    transport_event handle_kex_message(const received_packet& pkt);
+    transport_event handle_newkeys(const received_packet& pkt);
+    transport_event handle_ext_info(byte_span payload);
+    transport_event handle_disconnect(byte_span payload);
+    transport_event after_exchange_hash();
+    void send_kexinit();
+    void send_newkeys();
+    void send_ext_info();
+    bool install_keys(bool outgoing);
+    void finish_kex();
+    void flush_deferred();
+    void maybe_rekey();
+    bool may_send_now() const noexcept;
+    transport_event fail(errc e, std::string description);
+    transport_event fail(errc e, disconnect_reason reason, std::string description);
+    transport_event closed_event();
+    std::string our_host_key_algorithms() const;
+    const private_key* host_key_for(std::string_view alg) const;
+
+    transport_config config_;
+    random_source& rng_;
+    steady_time now_;
+    steady_time last_kex_time_;
+
+    std::string local_id_;
+    identification peer_id_;
+    bool version_received_ = false;
+    std::size_t pre_version_lines_ = 0;
+    std::string line_; // last banner line, for the event
+
+    byte_buffer in_;
+    bool eof_ = false;
+    packet_sender sender_;
+    packet_receiver receiver_;
+
+    kex_state kex_;
+    negotiated_algorithms algs_;
+    bool established_ = false;
+    bool strict_ = false;
+    bool peer_wants_ext_info_ = false;
+    bool awaiting_host_key_ = false;
+    bool delayed_compression_ready_ = false;
+    bool kex_complete_pending_ = false;
+    std::uint64_t rekey_limit_out_ = ~std::uint64_t(0);
+    std::uint64_t rekey_limit_in_ = ~std::uint64_t(0);
+    bytes session_id_;
+    std::optional<public_key> host_key_;
+    std::map<std::string, std::string> peer_extensions_;
+
+    std::deque<bytes> deferred_;
+    bytes staging_;           // prepare_payload() target while sending is deferred
+    bool staging_deferred_ = false;
+
+    bool closed_ = false;
+    bool close_reported_ = false;
+    transport_event close_event_;
+    std::string close_text_;
+    std::string debug_text_;
+    transport_stats stats_;
+};
+
+} // namespace longhaul
