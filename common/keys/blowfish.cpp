@@ -99,27 +99,41 @@ void blowfish::xor_key_into_p(byte_span key) noexcept
 void blowfish::expand_state(byte_span salt, byte_span key) noexcept
 {
     xor_key_into_p(key);
-    std::size_t pos = 0;
+
+    // bcrypt calls this 129 times per hash with 64-byte salts: turning the
+    // salt into words once (when it is whole words) keeps the byte-wise
+    // stream out of the 521-encryption loop.
+    std::uint32_t words[16];
+    std::size_t nwords = 0;
+    const bool precomputed = !salt.empty() && salt.size() % 4 == 0 && salt.size() <= sizeof(words);
+    if (precomputed) {
+        std::size_t pos = 0;
+        nwords = salt.size() / 4;
+        for (std::size_t i = 0; i < nwords; ++i)
+            words[i] = blowfish_stream_word(salt, pos);
+    }
+
+    std::size_t pos = 0, wi = 0;
     std::uint32_t l = 0, r = 0;
-    auto next = [&] {
-        if (!salt.empty()) {
-            l ^= blowfish_stream_word(salt, pos);
-            r ^= blowfish_stream_word(salt, pos);
+    auto fill = [&](std::uint32_t* dest, std::size_t n) {
+        for (std::size_t i = 0; i < n; i += 2) {
+            if (precomputed) {
+                l ^= words[wi];
+                r ^= words[wi + 1 == nwords ? 0 : wi + 1];
+                wi = (wi + 2) % nwords;
+            } else if (!salt.empty()) {
+                l ^= blowfish_stream_word(salt, pos);
+                r ^= blowfish_stream_word(salt, pos);
+            }
+            encrypt(l, r);
+            dest[i] = l;
+            dest[i + 1] = r;
         }
-        encrypt(l, r);
     };
-    for (std::size_t i = 0; i < p_.size(); i += 2) {
-        next();
-        p_[i] = l;
-        p_[i + 1] = r;
-    }
-    for (auto& box : s_) {
-        for (std::size_t i = 0; i < box.size(); i += 2) {
-            next();
-            box[i] = l;
-            box[i + 1] = r;
-        }
-    }
+    fill(p_.data(), p_.size());
+    for (auto& box : s_)
+        fill(box.data(), box.size());
+    cleanse(words, sizeof(words));
 }
 
 void blowfish::expand0_state(byte_span key) noexcept { expand_state({}, key); }

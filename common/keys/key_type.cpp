@@ -30,6 +30,18 @@ std::vector<std::string_view> signature_algorithms_for(key_type t)
     return {key_type_name(t)};
 }
 
+std::string_view key_type_short_name(key_type t) noexcept
+{
+    switch (t) {
+    case key_type::ed25519: return "ED25519";
+    case key_type::ecdsa_p256:
+    case key_type::ecdsa_p384:
+    case key_type::ecdsa_p521: return "ECDSA";
+    case key_type::rsa: return "RSA";
+    }
+    return "UNKNOWN";
+}
+
 result<key_type> key_type_for_signature_algorithm(std::string_view sig_alg) noexcept
 {
     if (sig_alg == "rsa-sha2-512" || sig_alg == "rsa-sha2-256")

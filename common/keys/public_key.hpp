@@ -24,27 +24,53 @@ result<key_type> key_type_from_name(std::string_view name) noexcept;
 std::vector<std::string_view> signature_algorithms_for(key_type t);
 // The key type behind a signature or host key algorithm name.
 result<key_type> key_type_for_signature_algorithm(std::string_view sig_alg) noexcept;
+// What `ssh-keygen -l` prints in parentheses: "ED25519", "ECDSA", "RSA".
+std::string_view key_type_short_name(key_type t) noexcept;
+
+// Largest signature blob verify() looks at: string alg + string sig for a
+// 16384-bit RSA key, with room to spare.
+inline constexpr std::size_t max_signature_blob = 4096;
 
 class public_key {
 public:
+    // An empty key (no blob, verifies nothing), so that structs holding a
+    // key can be built field by field.
+    public_key() = default;
+    bool empty() const noexcept { return blob_.empty(); }
+
     // Parses an SSH public key blob (string type, then type-specific fields);
-    // rejects trailing bytes, RSA moduli under 1024 bits and invalid points.
+    // rejects trailing bytes, RSA moduli under 1024 or over 16384 bits, even
+    // or tiny RSA exponents, curve identifiers that disagree with the type,
+    // and EC points that are not valid points of the curve.
+    // errc::unsupported for an unknown key type, invalid_format otherwise.
+    //
+    // blob() is the canonical re-encoding (mpints without redundant zero
+    // bytes), which fingerprints are computed over, as OpenSSH does; an
+    // exchange hash must use the bytes as received instead.
     static result<public_key> from_blob(byte_span blob);
+
+    // The public half of an EVP_PKEY (Ed25519, EC on P-256/384/521, RSA),
+    // which may also hold a private key: only public components are kept.
+    static result<public_key> from_evp(EVP_PKEY* pkey);
 
     key_type type() const noexcept { return type_; }
     std::string_view type_name() const noexcept { return key_type_name(type_); }
     const bytes& blob() const noexcept { return blob_; }
+    // As ssh-keygen -l prints it: 256 for Ed25519, the curve size for ECDSA,
+    // the modulus size for RSA.
     int bits() const noexcept;
     EVP_PKEY* evp() const noexcept { return pkey_.get(); }
 
     // Verifies an SSH signature blob (string algorithm, string signature)
     // made with `sig_alg` over `data`. The blob's algorithm must equal
-    // sig_alg (so a downgrade to ssh-rsa is caught).
+    // sig_alg (so a downgrade to ssh-rsa is caught) and belong to this key's
+    // type; any mismatch, malformed blob or bad signature gives
+    // errc::signature_invalid.
     result<void> verify(std::string_view sig_alg, byte_span data, byte_span signature_blob) const;
 
     // "SHA256:" + unpadded base64 of SHA-256(blob), as ssh-keygen -l prints.
     std::string fingerprint_sha256() const;
-    // "MD5:" + colon-separated hex.
+    // "MD5:" + colon-separated lowercase hex (ssh-keygen -l -E md5).
     std::string fingerprint_md5() const;
 
     bool operator==(const public_key& o) const noexcept { return blob_ == o.blob_; }
