@@ -70,7 +70,7 @@ void transport::feed(byte_span bytes)
     while (!bytes.empty()) {
         auto dst = input_space(bytes.size());
         if (dst.empty()) {
-            fail(errc::too_large, "input buffer overflow");
+            close_with(errc::too_large, disconnect_reason::protocol_error, "input buffer overflow");
             return;
         }
         std::copy_n(bytes.begin(), dst.size(), dst.begin());
@@ -442,7 +442,7 @@ void transport::reject_host_key(std::string_view why)
     if (!awaiting_host_key_ || closed_)
         return;
     awaiting_host_key_ = false;
-    fail(errc::host_key_rejected, disconnect_reason::host_key_not_verifiable,
+    close_with(errc::host_key_rejected, disconnect_reason::host_key_not_verifiable,
          why.empty() ? std::string("Host key verification failed.") : std::string(why));
 }
 
@@ -526,7 +526,7 @@ bool transport::install_keys(bool outgoing)
         keys.mac_key = derive(c2s ? 'E' : 'F', mi->key_size);
     auto pc = make_packet_cipher(cipher, mac, keys, outgoing ? cipher_direction::seal : cipher_direction::open);
     if (!pc) {
-        fail(pc.error(), "cannot initialise cipher " + cipher);
+        close_with(pc.error(), disconnect_reason_for(pc.error()), "cannot initialise cipher " + cipher);
         return false;
     }
     const std::uint64_t limit = config_.rekey_limit_bytes != 0
@@ -688,7 +688,7 @@ void transport::send_debug(bool always_display, std::string_view message)
 
 void transport::disconnect(disconnect_reason reason, std::string_view description)
 {
-    fail(errc::ok, reason, std::string(description));
+    close_with(errc::ok, reason, std::string(description));
 }
 
 transport_event transport::fail(errc e, std::string description)
@@ -698,8 +698,14 @@ transport_event transport::fail(errc e, std::string description)
 
 transport_event transport::fail(errc e, disconnect_reason reason, std::string description)
 {
+    close_with(e, reason, std::move(description));
+    return closed_event();
+}
+
+void transport::close_with(errc e, disconnect_reason reason, std::string description)
+{
     if (closed_)
-        return closed_event();
+        return;
     closed_ = true;
     awaiting_host_key_ = false;
     close_text_ = std::move(description);
@@ -715,7 +721,6 @@ transport_event transport::fail(errc e, disconnect_reason reason, std::string de
                     .reason = reason,
                     .error = e, // errc::ok: the application chose to disconnect
                     .local = true};
-    return closed_event();
 }
 
 transport_event transport::closed_event()

@@ -115,7 +115,12 @@ public:
 
     // --- output ---
     byte_span output() const noexcept { return sender_.output().data(); }
-    void consume_output(std::size_t n) noexcept { sender_.output().consume(n); }
+    void consume_output(std::size_t n) noexcept
+    {
+        n = std::min(n, sender_.output().size());
+        sender_.output().consume(n);
+        stats_.bytes_out += n;
+    }
     std::size_t output_size() const noexcept { return sender_.output().size(); }
 
     // --- sending upper-layer messages ---
@@ -154,6 +159,8 @@ public:
     const std::map<std::string, std::string>& peer_extensions() const noexcept { return peer_extensions_; }
     const std::optional<public_key>& server_host_key() const noexcept { return host_key_; }
     const transport_stats& stats() const noexcept { return stats_; }
+    std::uint32_t send_sequence() const noexcept { return sender_.sequence(); }
+    std::uint32_t receive_sequence() const noexcept { return receiver_.sequence(); }
     const transport_config& config() const noexcept { return config_; }
     transport_role role() const noexcept { return config_.role; }
 
@@ -190,6 +197,8 @@ private:
     bool may_send_now() const noexcept;
     transport_event fail(errc e, std::string description);
     transport_event fail(errc e, disconnect_reason reason, std::string description);
+    // Closes (sending DISCONNECT unless the peer is gone); poll() reports it.
+    void close_with(errc e, disconnect_reason reason, std::string description);
     transport_event closed_event();
     std::string our_host_key_algorithms() const;
     const private_key* host_key_for(std::string_view alg) const;

@@ -55,6 +55,9 @@ inline exchange_result exchange_data(transport_pair& p, std::uint64_t total, int
         send_chunk(*p.client, sent_c2s, res.bytes_c2s, total);
         send_chunk(*p.server, sent_s2c, res.bytes_s2c, total);
         if (rekeys_done < rekeys && res.bytes_c2s >= next_rekey_at * std::uint64_t(rekeys_done + 1)) {
+            // One re-exchange at a time: let a running one finish (data stays in flight across it).
+            if (p.client->kex_in_progress() || p.server->kex_in_progress())
+                p.run();
             (rekeys_done % 2 == 0 ? p.client : p.server)->request_rekey();
             ++rekeys_done;
         }
