@@ -1,8 +1,9 @@
 #include "common/crypto/mac.hpp"
 
+#include <openssl/core_names.h>
 #include <openssl/evp.h>
+#include <openssl/params.h>
 
-#include <algorithm>
 #include <stdexcept>
 
 namespace longhaul {
@@ -24,58 +25,32 @@ const char* md_name(hash_alg alg)
 } // namespace
 
 hmac::hmac(hash_alg alg, byte_span key)
-    : md_(detail::fetch_md(md_name(alg))), inner_(detail::new_md_ctx()), outer_(detail::new_md_ctx())
+    : mac_(detail::fetch_mac("HMAC")), ctx_(detail::new_mac_ctx(mac_.get())), size_(digest_size(alg))
 {
-    block_ = std::size_t(EVP_MD_get_block_size(md_.get()));
-    size_ = std::size_t(EVP_MD_get_size(md_.get()));
-    if (block_ == 0 || size_ == 0 || size_ > block_)
-        throw std::runtime_error("unusable digest for HMAC");
-
-    // K0: the key zero-padded to a block, or its digest when it is longer.
-    secret_bytes k0(block_);
-    if (key.size() > block_) {
-        unsigned int n = 0;
-        if (EVP_Digest(key.data(), key.size(), k0.data(), &n, md_.get(), nullptr) != 1)
-            detail::throw_openssl_error("EVP_Digest");
-    } else if (!key.empty()) {
-        std::copy(key.begin(), key.end(), k0.data());
-    }
-    pads_ = secret_bytes(2 * block_);
-    for (std::size_t i = 0; i < block_; ++i) {
-        pads_.data()[i] = k0.data()[i] ^ 0x36;
-        pads_.data()[block_ + i] = k0.data()[i] ^ 0x5c;
-    }
-    // The first init binds each context to the fetched digest; later inits
-    // with the same digest reuse the provider state instead of reallocating.
-    if (EVP_DigestInit_ex2(inner_.get(), md_.get(), nullptr) != 1 ||
-        EVP_DigestInit_ex2(outer_.get(), md_.get(), nullptr) != 1)
-        detail::throw_openssl_error("EVP_DigestInit_ex2");
+    OSSL_PARAM params[] = {
+        OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, const_cast<char*>(md_name(alg)), 0),
+        OSSL_PARAM_construct_end(),
+    };
+    // A null key pointer means "re-arm with the previous key" to OpenSSL, so
+    // an empty key must still be passed as a valid pointer.
+    static const std::uint8_t no_key = 0;
+    if (EVP_MAC_init(ctx_.get(), key.empty() ? &no_key : key.data(), key.size(), params) != 1)
+        detail::throw_openssl_error("EVP_MAC_init(HMAC)");
+    if (EVP_MAC_CTX_get_mac_size(ctx_.get()) != size_)
+        throw std::runtime_error("unexpected HMAC size");
 }
 
-bool hmac::begin() noexcept
-{
-    return EVP_DigestInit_ex2(inner_.get(), md_.get(), nullptr) == 1 &&
-           EVP_DigestUpdate(inner_.get(), pads_.data(), block_) == 1;
-}
+bool hmac::begin() noexcept { return EVP_MAC_init(ctx_.get(), nullptr, 0, nullptr) == 1; }
 
 bool hmac::update(byte_span data) noexcept
 {
-    return data.empty() || EVP_DigestUpdate(inner_.get(), data.data(), data.size()) == 1;
+    return data.empty() || EVP_MAC_update(ctx_.get(), data.data(), data.size()) == 1;
 }
 
 bool hmac::finish(std::uint8_t* out) noexcept
 {
-    // The inner digest is at most one block (64 bytes for SHA-512); it lands in
-    // `out` first, which is exactly large enough, then the outer digest
-    // overwrites it.
-    unsigned int n = 0;
-    if (EVP_DigestFinal_ex(inner_.get(), out, &n) != 1 || n != size_)
-        return false;
-    if (EVP_DigestInit_ex2(outer_.get(), md_.get(), nullptr) != 1 ||
-        EVP_DigestUpdate(outer_.get(), pads_.data() + block_, block_) != 1 ||
-        EVP_DigestUpdate(outer_.get(), out, size_) != 1)
-        return false;
-    return EVP_DigestFinal_ex(outer_.get(), out, &n) == 1 && n == size_;
+    std::size_t n = 0;
+    return EVP_MAC_final(ctx_.get(), out, &n, size_) == 1 && n == size_;
 }
 
 bytes hmac_digest(hash_alg alg, byte_span key, byte_span data)

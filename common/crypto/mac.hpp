@@ -1,9 +1,10 @@
-// HMAC (RFC 2104) over OpenSSL EVP digests, built so that each message costs
-// no allocation: OpenSSL 3.0's HMAC re-initialisation duplicates a digest
-// context (a malloc/free pair per packet), whereas re-initialising an
-// existing EVP_MD_CTX with the same fetched digest reuses its state. The
-// price is hashing the padded key block again per message (two extra
-// compression-function calls), which is noise next to a 32 KiB packet.
+// HMAC (RFC 2104) through OpenSSL's EVP_MAC "HMAC", keyed once and re-armed
+// per message, so the padded-key states are computed only at set-up.
+//
+// On OpenSSL 3.0 each re-arm still costs two small allocations inside
+// libcrypto (every EVP digest init or context copy recreates the provider's
+// digest state); 3.0's public API offers no way around that short of the
+// deprecated SHA*_Init family. docs/PERFORMANCE.md has the measurements.
 #pragma once
 
 #include "common/bytes.hpp"
@@ -17,7 +18,7 @@ namespace longhaul {
 
 class hmac {
 public:
-    // Any key length; keys longer than the digest's block are hashed first.
+    // Any key length (keys longer than the digest's block are hashed first).
     // Throws std::runtime_error when OpenSSL cannot provide the digest.
     hmac(hash_alg alg, byte_span key);
 
@@ -31,11 +32,8 @@ public:
     [[nodiscard]] bool finish(std::uint8_t* out) noexcept;
 
 private:
-    detail::md_ptr md_;
-    detail::md_ctx_ptr inner_;
-    detail::md_ctx_ptr outer_;
-    secret_bytes pads_; // key XOR ipad, then key XOR opad, one block each
-    std::size_t block_ = 0;
+    detail::mac_ptr mac_;
+    detail::mac_ctx_ptr ctx_;
     std::size_t size_ = 0;
 };
 
