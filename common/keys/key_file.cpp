@@ -1,0 +1,151 @@
+#include "common/keys/key_file.hpp"
+
+#include "common/keys/base64.hpp"
+
+#include <cerrno>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace longhaul {
+
+namespace {
+
+class fd_guard {
+public:
+    explicit fd_guard(int fd) noexcept : fd_(fd) {}
+    ~fd_guard()
+    {
+        if (fd_ >= 0)
+            ::close(fd_);
+    }
+    fd_guard(const fd_guard&) = delete;
+    fd_guard& operator=(const fd_guard&) = delete;
+    int get() const noexcept { return fd_; }
+    int release() noexcept
+    {
+        const int fd = fd_;
+        fd_ = -1;
+        return fd;
+    }
+
+private:
+    int fd_;
+};
+
+} // namespace
+
+result<private_key> parse_private_key(std::string_view file_contents, std::optional<std::string_view> passphrase,
+                                      const key_parse_limits& limits)
+{
+    if (file_contents.size() > max_key_file_size)
+        return errc::too_large;
+    if (armor_starts_with(file_contents, openssh_key_label))
+        return parse_openssh_private_key(file_contents, passphrase, limits);
+    if (is_pem_private_key(file_contents))
+        return parse_pem_private_key(file_contents, passphrase);
+    return errc::invalid_format;
+}
+
+result<bool> private_key_is_encrypted(std::string_view file_contents)
+{
+    if (armor_starts_with(file_contents, openssh_key_label)) {
+        // The rounds limit does not matter for the question asked.
+        auto header = parse_openssh_key_header(file_contents, key_parse_limits{~0u});
+        if (!header)
+            return header.error();
+        return header->encrypted();
+    }
+    if (is_pem_private_key(file_contents))
+        return pem_private_key_is_encrypted(file_contents);
+    return errc::invalid_format;
+}
+
+result<public_key> private_key_file_public_key(std::string_view file_contents)
+{
+    if (armor_starts_with(file_contents, openssh_key_label)) {
+        auto header = parse_openssh_key_header(file_contents, key_parse_limits{~0u});
+        if (!header)
+            return header.error();
+        return std::move(header->key);
+    }
+    if (is_pem_private_key(file_contents)) {
+        auto key = parse_pem_private_key(file_contents, std::nullopt);
+        if (!key)
+            return key.error();
+        return key->public_part();
+    }
+    return errc::invalid_format;
+}
+
+result<std::string> write_private_key(const private_key& key, private_key_format format,
+                                      std::string_view passphrase, random_source& rng, int kdf_rounds)
+{
+    switch (format) {
+    case private_key_format::openssh:
+        return write_openssh_private_key(key, passphrase, kdf_rounds, rng);
+    case private_key_format::pem:
+        return write_pem_private_key(key, passphrase, pem_format::traditional);
+    case private_key_format::pkcs8:
+        return write_pem_private_key(key, passphrase, pem_format::pkcs8);
+    }
+    return errc::invalid_argument;
+}
+
+result<secret_bytes> read_key_file(const std::filesystem::path& path)
+{
+    fd_guard fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
+    struct stat st {};
+    if (fd.get() < 0 || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
+        return errc::io_error;
+    if (static_cast<std::uint64_t>(st.st_size) > max_key_file_size)
+        return errc::too_large;
+    // One byte more than the size lets a file that grew be noticed.
+    secret_bytes buf(static_cast<std::size_t>(st.st_size) + 1);
+    std::size_t got = 0;
+    while (got < buf.size()) {
+        const ssize_t n = ::read(fd.get(), buf.data() + got, buf.size() - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return errc::io_error;
+        if (n == 0)
+            break;
+        got += static_cast<std::size_t>(n);
+    }
+    if (got == buf.size())
+        return errc::too_large;
+    return secret_bytes(byte_span(buf.data(), got));
+}
+
+result<private_key> load_private_key_file(const std::filesystem::path& path,
+                                          std::optional<std::string_view> passphrase,
+                                          const key_parse_limits& limits)
+{
+    auto contents = read_key_file(path);
+    if (!contents)
+        return contents.error();
+    return parse_private_key(as_string_view(contents->span()), passphrase, limits);
+}
+
+result<void> write_private_key_file(const std::filesystem::path& path, std::string_view contents)
+{
+    fd_guard fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600));
+    // An existing file keeps its mode through O_TRUNC: tighten it.
+    if (fd.get() < 0 || ::fchmod(fd.get(), 0600) != 0)
+        return errc::io_error;
+    std::size_t done = 0;
+    while (done < contents.size()) {
+        const ssize_t n = ::write(fd.get(), contents.data() + done, contents.size() - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return errc::io_error;
+        done += static_cast<std::size_t>(n);
+    }
+    if (::close(fd.release()) != 0)
+        return errc::io_error;
+    return {};
+}
+
+} // namespace longhaul

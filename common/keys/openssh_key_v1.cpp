@@ -1,0 +1,218 @@
+#include "common/keys/openssh_key_v1.hpp"
+
+#include "common/keys/base64.hpp"
+#include "common/keys/bcrypt_pbkdf.hpp"
+#include "common/keys/evp_util.hpp"
+#include "common/keys/key_cipher.hpp"
+#include "common/wire.hpp"
+
+#include <cstring>
+
+namespace longhaul {
+
+namespace {
+
+constexpr std::string_view magic{"openssh-key-v1\0", 15};
+constexpr std::size_t salt_len = 16;
+constexpr std::size_t max_salt_len = 1024;
+constexpr std::size_t max_comment_len = 64 * 1024;
+
+// The decoded file, split into its parts. Views point into `blob`.
+struct parsed_file {
+    secret_bytes blob;
+    openssh_key_header header;
+    const detail::key_cipher* cipher = nullptr;
+    byte_span salt;
+    byte_span encrypted;
+    byte_span tag;
+};
+
+result<parsed_file> parse_file(std::string_view contents, const key_parse_limits& limits)
+{
+    auto blob = armor_decode(contents, openssh_key_label);
+    if (!blob)
+        return errc::invalid_format;
+    parsed_file f;
+    f.blob = std::move(*blob);
+
+    wire_reader r(f.blob.span());
+    const byte_span m = r.raw(magic.size());
+    const auto cipher = r.text(64);
+    const auto kdf = r.text(64);
+    const byte_span kdf_options = r.string(max_salt_len + 8);
+    const std::uint32_t nkeys = r.u32();
+    const byte_span pub_blob = r.string();
+    if (!r.ok() || as_string_view(m) != magic)
+        return errc::invalid_format;
+    // OpenSSH reads and writes exactly one key per file.
+    if (nkeys != 1)
+        return errc::invalid_format;
+
+    f.cipher = detail::find_key_cipher(cipher);
+    if (f.cipher == nullptr)
+        return errc::unsupported;
+    f.header.cipher = std::string(cipher);
+    f.header.kdf = std::string(kdf);
+
+    if (kdf == "none") {
+        if (cipher != "none" || !kdf_options.empty())
+            return errc::invalid_format;
+    } else if (kdf == "bcrypt") {
+        if (cipher == "none")
+            return errc::invalid_format;
+        wire_reader o(kdf_options);
+        f.salt = o.string(max_salt_len);
+        f.header.kdf_rounds = o.u32();
+        if (!o.finish() || f.salt.empty() || f.header.kdf_rounds == 0)
+            return errc::invalid_format;
+        if (f.header.kdf_rounds > limits.max_kdf_rounds)
+            return errc::too_large;
+    } else {
+        return errc::unsupported;
+    }
+
+    f.encrypted = r.string(f.blob.size());
+    f.tag = r.raw(f.cipher->tag_len);
+    if (!r.finish())
+        return errc::invalid_format;
+    if (f.encrypted.empty() || f.encrypted.size() % f.cipher->block_size != 0)
+        return errc::invalid_format;
+
+    auto key = public_key::from_blob(pub_blob);
+    if (!key)
+        return key.error();
+    f.header.key = std::move(*key);
+    return f;
+}
+
+// After the check-ints: key fields, comment, then padding 1, 2, 3, ...
+result<private_key> parse_private_section(byte_span plain, bool encrypted, const public_key& header_key)
+{
+    wire_reader r(plain);
+    const std::uint32_t check1 = r.u32();
+    const std::uint32_t check2 = r.u32();
+    if (!r.ok())
+        return errc::invalid_format;
+    if (check1 != check2)
+        return encrypted ? errc::wrong_passphrase : errc::invalid_format;
+
+    // The header already named a supported type, so any failure here,
+    // "unknown type" included, means the section is corrupt.
+    auto key = private_key::deserialize(r);
+    if (!key)
+        return errc::invalid_format;
+    const auto comment = r.text(max_comment_len);
+    if (!r.ok() || comment.find('\0') != std::string_view::npos)
+        return errc::invalid_format;
+    const byte_span padding = r.rest();
+    for (std::size_t i = 0; i < padding.size(); ++i)
+        if (padding[i] != static_cast<std::uint8_t>(i + 1))
+            return errc::invalid_format;
+    // The unencrypted copy of the public key must be the encrypted one.
+    if (!(key->public_part() == header_key))
+        return errc::invalid_format;
+    key->set_comment(std::string(comment));
+    return key;
+}
+
+// Key and IV, derived together (bcrypt_pbkdf interleaves its output).
+result<secret_bytes> derive_key_iv(const detail::key_cipher& c, std::string_view passphrase, byte_span salt,
+                                   std::uint32_t rounds)
+{
+    secret_bytes key_iv(c.key_len + c.iv_len);
+    if (auto r = bcrypt_pbkdf(as_bytes(passphrase), salt, rounds, key_iv.span()); !r)
+        return r.error();
+    return key_iv;
+}
+
+} // namespace
+
+result<openssh_key_header> parse_openssh_key_header(std::string_view file_contents, const key_parse_limits& limits)
+{
+    auto f = parse_file(file_contents, limits);
+    if (!f)
+        return f.error();
+    return std::move(f->header);
+}
+
+result<private_key> parse_openssh_private_key(std::string_view file_contents,
+                                              std::optional<std::string_view> passphrase,
+                                              const key_parse_limits& limits)
+{
+    auto f = parse_file(file_contents, limits);
+    if (!f)
+        return f.error();
+    const detail::key_cipher& c = *f->cipher;
+
+    if (!f->header.encrypted())
+        return parse_private_section(f->encrypted, false, f->header.key);
+
+    if (!passphrase)
+        return errc::passphrase_required;
+    // bcrypt_pbkdf refuses empty passwords, and so does OpenSSH.
+    if (passphrase->empty())
+        return errc::wrong_passphrase;
+    auto key_iv = derive_key_iv(c, *passphrase, f->salt, f->header.kdf_rounds);
+    if (!key_iv)
+        return key_iv.error();
+    secret_bytes plain(f->encrypted);
+    const byte_span key = key_iv->span().first(c.key_len);
+    const byte_span iv = key_iv->span().subspan(c.key_len);
+    if (auto r = detail::key_cipher_decrypt(c, key, iv, plain.span(), f->tag); !r)
+        return r.error() == errc::mac_mismatch ? errc::wrong_passphrase : r.error();
+    return parse_private_section(plain, true, f->header.key);
+}
+
+result<std::string> write_openssh_private_key(const private_key& key, std::string_view passphrase, int kdf_rounds,
+                                              random_source& rng, std::string_view cipher_name)
+{
+    const bool encrypt = !passphrase.empty();
+    const detail::key_cipher* c = detail::find_key_cipher(encrypt ? cipher_name : "none");
+    if (c == nullptr || (encrypt && (c->name == "none" || kdf_rounds < 1)))
+        return errc::invalid_argument;
+    if (key.comment().find('\0') != std::string::npos || key.comment().size() > max_comment_len)
+        return errc::invalid_argument;
+
+    // The private section: at most ~8.5 KiB of RSA-16384 fields, the
+    // comment and padding. Reserved once so no copy is left behind.
+    detail::wiped_bytes section(16 * 1024 + key.comment().size());
+    std::uint8_t check[4];
+    rng.fill(check);
+    wire_writer w(section.get());
+    w.raw(byte_span(check, 4)).raw(byte_span(check, 4));
+    if (auto r = key.serialize(w); !r)
+        return r.error();
+    w.string(key.comment());
+    for (std::uint8_t pad = 1; section.get().size() % c->block_size != 0; ++pad)
+        w.u8(pad);
+
+    bytes kdf_options, salt(encrypt ? salt_len : 0);
+    bytes tag(c->tag_len);
+    if (encrypt) {
+        rng.fill(salt);
+        wire_writer(kdf_options).string(salt).u32(static_cast<std::uint32_t>(kdf_rounds));
+        auto key_iv = derive_key_iv(*c, passphrase, salt, static_cast<std::uint32_t>(kdf_rounds));
+        if (!key_iv)
+            return key_iv.error();
+        const byte_span k = key_iv->span().first(c->key_len);
+        const byte_span iv = key_iv->span().subspan(c->key_len);
+        if (auto r = detail::key_cipher_encrypt(*c, k, iv, section.get(), tag); !r)
+            return r.error();
+    }
+
+    // For cipher "none" the whole file is secret too.
+    const bytes& pub = key.public_part().blob();
+    detail::wiped_bytes file(section.get().size() + pub.size() + kdf_options.size() + 256);
+    wire_writer(file.get())
+        .raw(as_bytes(magic))
+        .string(c->name)
+        .string(encrypt ? "bcrypt" : "none")
+        .string(kdf_options)
+        .u32(1)
+        .string(pub)
+        .string(section.span())
+        .raw(tag);
+    return armor_encode(openssh_key_label, file.span());
+}
+
+} // namespace longhaul

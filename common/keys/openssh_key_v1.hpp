@@ -1,0 +1,67 @@
+// OpenSSH's private key file format, "openssh-key-v1" (PROTOCOL.key):
+//
+//   "openssh-key-v1\0" string cipher, string kdf, string kdfoptions,
+//   uint32 N (= 1), string public key blob, string encrypted section
+//   [AEAD tag]
+//
+// The section, padded with 1, 2, 3... to the cipher's block size, holds
+// two equal random check-ints (a wrong passphrase makes them differ), the
+// private key fields and a comment. The key and IV come from bcrypt_pbkdf
+// over the passphrase with kdfoptions = string salt, uint32 rounds.
+#pragma once
+
+#include "common/keys/private_key.hpp"
+#include "common/random.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace longhaul {
+
+struct key_parse_limits {
+    // bcrypt rounds a file may ask for. OpenSSH sets no cap, but each round
+    // costs about 6 ms here, so a 32-bit count from a crafted file could
+    // pin a CPU for months; 2^16 rounds (several minutes) is far beyond
+    // what anyone configures (ssh-keygen writes 16 by default, -a 100 is
+    // called paranoid) and keeps the worst case bounded.
+    std::uint32_t max_kdf_rounds = 1u << 16;
+};
+
+inline constexpr std::string_view openssh_key_label = "OPENSSH PRIVATE KEY";
+// The cipher and rounds ssh-keygen uses for new encrypted keys.
+inline constexpr std::string_view openssh_default_cipher = "aes256-ctr";
+inline constexpr int openssh_default_kdf_rounds = 16;
+
+// The file's public header, readable without the passphrase.
+struct openssh_key_header {
+    std::string cipher;
+    std::string kdf;
+    std::uint32_t kdf_rounds = 0; // 0 unless kdf is bcrypt
+    public_key key;
+    bool encrypted() const noexcept { return cipher != "none"; }
+};
+
+// Reads the armored file up to (not into) the private section.
+// invalid_format when malformed, unsupported for unknown ciphers, KDFs and
+// key types.
+result<openssh_key_header> parse_openssh_key_header(std::string_view file_contents,
+                                                    const key_parse_limits& limits = {});
+
+// Parses and, when encrypted, decrypts. passphrase_required when encrypted
+// and none is given; wrong_passphrase when the check-ints (or the AEAD tag)
+// disagree, including for an empty passphrase.
+result<private_key> parse_openssh_private_key(std::string_view file_contents,
+                                              std::optional<std::string_view> passphrase,
+                                              const key_parse_limits& limits = {});
+
+// The armored file, as ssh-keygen writes it: cipher "none" when the
+// passphrase is empty, else `cipher` (default aes256-ctr) keyed by
+// bcrypt_pbkdf with a 16-byte salt and `kdf_rounds` rounds (>= 1). The
+// comment is the key's. The text is secret when unencrypted.
+result<std::string> write_openssh_private_key(const private_key& key, std::string_view passphrase, int kdf_rounds,
+                                              random_source& rng,
+                                              std::string_view cipher = openssh_default_cipher);
+
+} // namespace longhaul

@@ -1,0 +1,2 @@
+256 SHA256:ib/so7N3DRWUl0CHFL2U0sQGmM38CSakh5hQRQ7WQ5A no comment (ECDSA)
+256 MD5:f0:a0:32:a7:ba:ac:26:21:98:91:47:23:8e:fe:fa:84 no comment (ECDSA)

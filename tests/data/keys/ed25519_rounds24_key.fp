@@ -1,0 +1,2 @@
+256 SHA256:U6C06sszQdWpI7Y6M/z8ybTY5QaSAOcUxpmwTqSionc 24 rounds (ED25519)
+256 MD5:c1:bd:db:5c:12:75:06:42:13:57:a2:f0:29:45:04:fd 24 rounds (ED25519)
