@@ -1,0 +1,119 @@
+#include "common/keys/sshsig.hpp"
+
+#include "common/crypto/hash.hpp"
+#include "common/keys/base64.hpp"
+#include "common/wire.hpp"
+
+namespace longhaul {
+
+namespace {
+
+constexpr std::string_view magic = "SSHSIG";
+constexpr std::uint32_t version = 1;
+
+result<hash_alg> sshsig_hash(std::string_view name) noexcept
+{
+    if (name == "sha256")
+        return hash_alg::sha256;
+    if (name == "sha512")
+        return hash_alg::sha512;
+    return errc::unsupported;
+}
+
+bytes signed_data(std::string_view ns, std::string_view reserved, std::string_view hash_name, hash_alg h,
+                  byte_span message)
+{
+    bytes out;
+    wire_writer(out).raw(magic).string(ns).string(reserved).string(hash_name).string(digest(h, message));
+    return out;
+}
+
+// The algorithm named inside an SSH signature blob.
+std::string_view signature_algorithm(byte_span signature) noexcept
+{
+    wire_reader r(signature);
+    const auto name = r.text(64);
+    return r.ok() ? name : std::string_view{};
+}
+
+} // namespace
+
+result<sshsig> parse_sshsig_blob(byte_span blob)
+{
+    wire_reader r(blob);
+    const byte_span m = r.raw(magic.size());
+    const std::uint32_t v = r.u32();
+    const byte_span key_blob = r.string();
+    const auto ns = r.text(1024);
+    const auto reserved = r.text(1024);
+    const auto hash_name = r.text(64);
+    const byte_span signature = r.string(max_signature_blob);
+    if (!r.finish() || as_string_view(m) != magic || v != version || ns.empty())
+        return errc::invalid_format;
+    if (!sshsig_hash(hash_name))
+        return errc::unsupported;
+    auto key = public_key::from_blob(key_blob);
+    if (!key)
+        return key.error();
+    sshsig out;
+    out.key = std::move(*key);
+    out.ns = std::string(ns);
+    out.reserved = std::string(reserved);
+    out.hash_alg = std::string(hash_name);
+    out.signature = to_bytes(signature);
+    return out;
+}
+
+result<sshsig> parse_sshsig(std::string_view armored)
+{
+    auto blob = armor_decode(armored, sshsig_label);
+    if (!blob)
+        return errc::invalid_format;
+    return parse_sshsig_blob(blob->span());
+}
+
+result<void> verify_sshsig(const sshsig& sig, std::string_view ns, byte_span message)
+{
+    const auto h = sshsig_hash(sig.hash_alg);
+    if (!h || sig.ns != ns || sig.key.empty())
+        return errc::signature_invalid;
+    const auto alg = signature_algorithm(sig.signature);
+    // SHA-1 RSA signatures are refused here as by ssh-keygen -Y verify.
+    if (alg.empty() || alg == "ssh-rsa")
+        return errc::signature_invalid;
+    return sig.key.verify(alg, signed_data(sig.ns, sig.reserved, sig.hash_alg, *h, message), sig.signature);
+}
+
+bytes sshsig_to_blob(const sshsig& sig)
+{
+    bytes out;
+    wire_writer(out)
+        .raw(magic)
+        .u32(version)
+        .string(sig.key.blob())
+        .string(sig.ns)
+        .string(sig.reserved)
+        .string(sig.hash_alg)
+        .string(sig.signature);
+    return out;
+}
+
+result<std::string> sign_sshsig(const private_key& key, std::string_view ns, byte_span message,
+                                std::string_view hash_name)
+{
+    const auto h = sshsig_hash(hash_name);
+    if (!h || ns.empty())
+        return errc::invalid_argument;
+    const std::string_view alg = key.type() == key_type::rsa ? "rsa-sha2-512" : key.public_part().type_name();
+    auto signature = key.sign(alg, signed_data(ns, "", hash_name, *h, message));
+    if (!signature)
+        return signature.error();
+    sshsig sig;
+    sig.key = key.public_part();
+    sig.ns = std::string(ns);
+    sig.hash_alg = std::string(hash_name);
+    sig.signature = std::move(*signature);
+    return armor_encode(sshsig_label, sshsig_to_blob(sig));
+}
+
+} // namespace longhaul
