@@ -41,11 +41,11 @@ public:
     {
         if (prefix.size() < length_size)
             return 0;
-        std::uint8_t iv[chacha20::iv_size];
-        chacha20::djb_iv(iv, 0, pos.seq);
-        std::uint8_t len[length_size];
-        if (!header_.set_iv(iv) || !header_.apply(prefix.first(length_size), len))
+        if (!length_keystream(pos.seq))
             return 0; // a zero length is rejected by the transport as a bad length
+        std::uint8_t len[length_size];
+        for (std::size_t i = 0; i < length_size; ++i)
+            len[i] = prefix[i] ^ length_ks_[i];
         return load_u32(len);
     }
 
@@ -82,9 +82,13 @@ public:
             return errc::crypto_error;
         if (CRYPTO_memcmp(expected, tag.data(), sizeof expected) != 0)
             return errc::mac_mismatch;
-        ok = header_.set_iv(iv) && header_.apply(packet.first(length_size), packet.data()) &&
-             main_.apply(packet.subspan(length_size), packet.data() + length_size);
-        return ok ? result<void>() : result<void>(errc::crypto_error);
+        // The receiver has just peeked at this packet's length, so the K_1
+        // keystream for this sequence number is usually at hand already.
+        if (!main_.apply(packet.subspan(length_size), packet.data() + length_size) || !length_keystream(pos.seq))
+            return errc::crypto_error;
+        for (std::size_t i = 0; i < length_size; ++i)
+            packet[i] ^= length_ks_[i];
+        return {};
     }
 
     std::unique_ptr<packet_cipher> clone() const override
@@ -93,10 +97,25 @@ public:
     }
 
 private:
+    // K_1's first four keystream bytes for `seq`, kept for the next call.
+    bool length_keystream(std::uint32_t seq) noexcept
+    {
+        if (length_ks_valid_ && length_ks_seq_ == seq)
+            return true;
+        std::uint8_t iv[chacha20::iv_size];
+        chacha20::djb_iv(iv, 0, seq);
+        length_ks_valid_ = header_.set_iv(iv) && header_.apply(byte_span(zero_block).first(length_size), length_ks_);
+        length_ks_seq_ = seq;
+        return length_ks_valid_;
+    }
+
     secret_bytes key_; // kept for clone(); the contexts hold their own schedules
     chacha20 main_;    // K_2
     chacha20 header_;  // K_1
     poly1305 mac_;
+    std::uint8_t length_ks_[length_size] = {};
+    std::uint32_t length_ks_seq_ = 0;
+    bool length_ks_valid_ = false;
 };
 
 } // namespace

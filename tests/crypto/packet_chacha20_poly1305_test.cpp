@@ -143,3 +143,27 @@ TEST_CASE("chacha20-poly1305@openssh.com: the length key is the second half of t
     CHECK(std::equal(pa.begin() + 4, pa.end(), pb.begin() + 4));
     CHECK(ta != tb);
 }
+
+TEST_CASE("chacha20-poly1305@openssh.com: peeking at one packet and opening another stays correct")
+{
+    const bytes key(64, 0x5c);
+    auto sealer = make_chacha(key);
+    auto opener = make_chacha(key);
+    bytes a(4 + 24, 0x01), b(4 + 40, 0x02);
+    store_u32(a.data(), 24);
+    store_u32(b.data(), 40);
+    const bytes plain_a = a, plain_b = b;
+    bytes ta(16), tb(16);
+    sealer->seal({7, 0, 0}, a, ta);
+    sealer->seal({8, 0, 0}, b, tb);
+
+    // Peek at 8, open 7, then open 8 without peeking again, then peek at 7.
+    CHECK(opener->peek_length({8, 0, 0}, byte_span(b).first(4)) == 40);
+    REQUIRE(opener->open({7, 0, 0}, a, ta).has_value());
+    CHECK(a == plain_a);
+    REQUIRE(opener->open({8, 0, 0}, b, tb).has_value());
+    CHECK(b == plain_b);
+    sealer->seal({7, 0, 0}, a, ta);
+    CHECK(opener->peek_length({7, 0, 0}, byte_span(a).first(4)) == 24);
+    CHECK(opener->peek_length({7, 0, 0}, byte_span(a).first(4)) == 24);
+}
