@@ -43,7 +43,9 @@ for rate in $rates; do
     wan_up "$name" --rtt-ms "$rtt_ms" --rate-mbit "$rate"
     check_rtt "$rtt_ms"
 
-    wan_server iperf3 -s -1 -B "$WAN_SERVER_ADDR" -p 5201 >/dev/null 2>&1 &
+    # ip netns exec directly (not the wan_server function) so that $! is
+    # iperf3 itself.
+    ip netns exec "$WAN_NS_SERVER" iperf3 -s -1 -B "$WAN_SERVER_ADDR" -p 5201 >/dev/null 2>&1 &
     iperf_pid=$!
     wan_on_exit "wan_kill_pid $iperf_pid iperf3"
     wan_wait_listen 5201 || fail "iperf3 server did not start"

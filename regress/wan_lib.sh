@@ -53,11 +53,11 @@ wan_install_trap() {
 # PATTERN (PIDs get reused; never kill a stranger).
 wan_kill_pid() {
     local pid=$1 pattern=$2 i
-    [[ -n $pid && -r /proc/$pid/cmdline ]] || return 0
-    tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF -- "$pattern" || return 0
+    [[ -n $pid ]] || return 0
+    { tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null | grep -qF -- "$pattern" || return 0
     kill -TERM "$pid" 2>/dev/null || return 0
     for i in $(seq 30); do
-        [[ -d /proc/$pid ]] && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$pattern" || return 0
+        { tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null | grep -qF -- "$pattern" || return 0
         sleep 0.1
     done
     kill -KILL "$pid" 2>/dev/null || true
@@ -162,11 +162,64 @@ wan_select_impl() {
     return 0
 }
 
+# --- CPU accounting by cgroup -----------------------------------------------
+
+# Base of a cgroup hierarchy that counts CPU: cgroup v2 (pure or hybrid
+# mount), else v1 cpuacct. Empty when there is none.
+wan_cg_base() {
+    local b
+    for b in /sys/fs/cgroup /sys/fs/cgroup/unified; do
+        [[ -f $b/cgroup.controllers && -w $b ]] && { echo "$b"; return 0; }
+    done
+    [[ -f /sys/fs/cgroup/cpuacct/cpuacct.usage && -w /sys/fs/cgroup/cpuacct ]] && echo /sys/fs/cgroup/cpuacct
+    return 0
+}
+
+# wan_cg_create LABEL: a new cgroup lhw-<our PID>-LABEL in WAN_CG, removed on
+# exit. Returns 1 where cgroups cannot be used.
+wan_cg_create() {
+    local base
+    base=$(wan_cg_base)
+    [[ -n $base ]] || return 1
+    WAN_CG=$base/lhw-$$-$1
+    mkdir "$WAN_CG" 2>/dev/null || return 1
+    wan_on_exit "wan_cg_remove '$WAN_CG'"
+}
+
+# CPU seconds used by everything that has been in cgroup $1.
+wan_cg_cpu_s() {
+    if [[ -f $1/cpu.stat ]]; then
+        awk '/^usage_usec/ { printf "%.4f\n", $2 / 1e6 }' "$1/cpu.stat"
+    else
+        awk '{ printf "%.4f\n", $1 / 1e9 }' "$1/cpuacct.usage"
+    fi
+}
+
+# Moves any process still in cgroup $1 to its parent, then removes it.
+wan_cg_remove() {
+    local cg=$1 pid
+    [[ -d $cg ]] || return 0
+    while read -r pid; do
+        echo "$pid" >"$(dirname "$cg")/cgroup.procs" 2>/dev/null || true
+    done <"$cg/cgroup.procs"
+    rmdir "$cg" 2>/dev/null || true
+}
+
 # --- test user, keys, sshd --------------------------------------------------
 
-# Test users are named lhw<PID of the script that made them>; one whose
-# script has died (killed outright) is removed by the next run.
+# Test users are named lhw<PID of the script that made them>, cgroups
+# lhw-<PID>-*; those whose script has died (killed outright) are removed by
+# the next run.
 wan_gc_users() {
+    local cg base
+    base=$(wan_cg_base)
+    if [[ -n $base ]]; then
+        for cg in "$base"/lhw-*; do
+            [[ -d $cg && $(basename "$cg") =~ ^lhw-([0-9]+)- ]] || continue
+            kill -0 "${BASH_REMATCH[1]}" 2>/dev/null && continue
+            wan_cg_remove "$cg"
+        done
+    fi
     local u pid
     while IFS=: read -r u _; do
         [[ $u =~ ^lhw([0-9]+)$ ]] || continue
@@ -232,9 +285,19 @@ wan_sshd_start() {
         local extra
         for extra in "$@"; do echo "$extra"; done
     } >"$cfg"
-    wan_server "$WAN_SSHD" -f "$cfg" -D -E "$WAN_TMP/sshd.$WAN_NAME.log" &
+    # Not through wan_server: a function run with & is a subshell, and $!
+    # must be sshd itself ('ip netns exec' execs it in place).
+    ip netns exec "$WAN_NS_SERVER" "$WAN_SSHD" -f "$cfg" -D -E "$WAN_TMP/sshd.$WAN_NAME.log" &
     WAN_SSHD_PID=$!
     wan_on_exit "wan_kill_pid $WAN_SSHD_PID '$cfg'"
+    # Everything sshd forks stays in this cgroup, so its CPU can be counted
+    # even for processes that are orphaned and reaped by init (OpenSSH's
+    # per-connection processes are); optional, the tests do not need it.
+    WAN_SSHD_CG=""
+    if wan_cg_create "sshd-$WAN_NAME"; then
+        WAN_SSHD_CG=$WAN_CG
+        echo "$WAN_SSHD_PID" >"$WAN_SSHD_CG/cgroup.procs" 2>/dev/null || WAN_SSHD_CG=""
+    fi
     if ! wan_wait_listen "$WAN_SSH_PORT"; then
         cat "$WAN_TMP/sshd.$WAN_NAME.log" >&2 || true
         wan_fail "$WAN_SSHD did not start listening"
