@@ -377,41 +377,53 @@ void run_case(const bench_case& bc, const options& opt)
 
     const bytes plain = make_packet(pc, opt.size);
     bytes work = plain;
-    bytes sealed_ours;
-    bytes sealed_raw;
     bytes tag(64);
-    bytes tag_ours(64);
-    bytes tag_raw(64);
-    const packet_position pos{12345, 12345, 999};
 
-    pc.seal(pos, work, tag_ours);
-    sealed_ours = work;
-    work = plain;
-    raw->seal(pos.seq, work, tag_raw.data());
-    sealed_raw = work;
+    // Every packet gets the next position, as on a connection: a new
+    // sequence number (and so new ChaCha20 nonces), GCM invocation counter
+    // and CTR block offset. Opening consumes the sealed packet, so each open
+    // is preceded by an untimed seal of a fresh copy at its position.
+    packet_position pos{12345, 12345, 999};
+    auto advance = [&] {
+        pos.seq += 1;
+        pos.index += 1;
+        pos.block_offset += pc.blocks_used(plain.size());
+    };
+    auto restore_ours = [&] {
+        advance();
+        std::memcpy(work.data(), plain.data(), work.size());
+        pc.seal(pos, work, tag);
+    };
+    auto restore_raw = [&] {
+        advance();
+        std::memcpy(work.data(), plain.data(), work.size());
+        raw->seal(pos.seq, work, tag.data());
+    };
+    const auto tag_span = byte_span(tag).first(pc.tag_size());
 
     // Interleave rounds so that a burst of load from elsewhere hits both
     // sides alike; keep each side's best round.
     const double slice = opt.seconds / opt.rounds;
     rate seal_ours, seal_raw, open_ours, open_raw;
     for (int r = 0; r < opt.rounds; ++r) {
-        seal_ours = best(seal_ours, time_loop(slice, [&] { pc.seal(pos, work, tag); }));
-        seal_raw = best(seal_raw, time_loop(slice, [&] { raw->seal(pos.seq, work, tag.data()); }));
-        open_ours = best(open_ours, time_each(
-                                        slice, [&] { std::memcpy(work.data(), sealed_ours.data(), work.size()); },
-                                        [&] {
-                                            // A receiver peeks at the length before opening.
-                                            const auto prefix = byte_span(work).first(pc.length_prefix_size());
-                                            if (pc.peek_length(pos, prefix) != plain.size() - 4 ||
-                                                !pc.open(pos, work, byte_span(tag_ours).first(pc.tag_size())))
-                                                die("open failed");
-                                        }));
-        open_raw = best(open_raw, time_each(
-                                      slice, [&] { std::memcpy(work.data(), sealed_raw.data(), work.size()); },
-                                      [&] {
-                                          if (!raw->open(pos.seq, work, tag_raw.data()))
-                                              die("raw open failed");
-                                      }));
+        seal_ours = best(seal_ours, time_loop(slice, [&] {
+                             advance();
+                             pc.seal(pos, work, tag);
+                         }));
+        seal_raw = best(seal_raw, time_loop(slice, [&] {
+                            advance();
+                            raw->seal(pos.seq, work, tag.data());
+                        }));
+        open_ours = best(open_ours, time_each(slice, restore_ours, [&] {
+                             // A receiver peeks at the length before opening.
+                             const auto prefix = byte_span(work).first(pc.length_prefix_size());
+                             if (pc.peek_length(pos, prefix) != plain.size() - 4 || !pc.open(pos, work, tag_span))
+                                 die("open failed");
+                         }));
+        open_raw = best(open_raw, time_each(slice, restore_raw, [&] {
+                            if (!raw->open(pos.seq, work, tag.data()))
+                                die("raw open failed");
+                        }));
     }
     const std::string name = bc.mac.empty() ? bc.cipher : bc.cipher + " " + bc.mac;
     print_row(name, "seal", double(plain.size()), seal_ours, seal_raw);
