@@ -36,12 +36,12 @@ private:
 } // namespace
 
 result<private_key> parse_private_key(std::string_view file_contents, std::optional<std::string_view> passphrase,
-                                      const key_parse_limits& limits)
+                                      const key_parse_options& options)
 {
     if (file_contents.size() > max_key_file_size)
         return errc::too_large;
     if (armor_starts_with(file_contents, openssh_key_label))
-        return parse_openssh_private_key(file_contents, passphrase, limits);
+        return parse_openssh_private_key(file_contents, passphrase, options);
     if (is_pem_private_key(file_contents))
         return parse_pem_private_key(file_contents, passphrase);
     return errc::invalid_format;
@@ -51,7 +51,7 @@ result<bool> private_key_is_encrypted(std::string_view file_contents)
 {
     if (armor_starts_with(file_contents, openssh_key_label)) {
         // The rounds limit does not matter for the question asked.
-        auto header = parse_openssh_key_header(file_contents, key_parse_limits{~0u});
+        auto header = parse_openssh_key_header(file_contents, key_parse_options{~0u});
         if (!header)
             return header.error();
         return header->encrypted();
@@ -64,7 +64,7 @@ result<bool> private_key_is_encrypted(std::string_view file_contents)
 result<public_key> private_key_file_public_key(std::string_view file_contents)
 {
     if (armor_starts_with(file_contents, openssh_key_label)) {
-        auto header = parse_openssh_key_header(file_contents, key_parse_limits{~0u});
+        auto header = parse_openssh_key_header(file_contents, key_parse_options{~0u});
         if (!header)
             return header.error();
         return std::move(header->key);
@@ -120,12 +120,12 @@ result<secret_bytes> read_key_file(const std::filesystem::path& path)
 
 result<private_key> load_private_key_file(const std::filesystem::path& path,
                                           std::optional<std::string_view> passphrase,
-                                          const key_parse_limits& limits)
+                                          const key_parse_options& options)
 {
     auto contents = read_key_file(path);
     if (!contents)
         return contents.error();
-    return parse_private_key(as_string_view(contents->span()), passphrase, limits);
+    return parse_private_key(as_string_view(contents->span()), passphrase, options);
 }
 
 result<void> write_private_key_file(const std::filesystem::path& path, std::string_view contents)

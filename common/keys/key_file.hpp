@@ -25,7 +25,7 @@ inline constexpr std::size_t max_key_file_size = 1024 * 1024;
 // Errors: invalid_format, unsupported, passphrase_required,
 // wrong_passphrase, too_large (bcrypt rounds over the limit).
 result<private_key> parse_private_key(std::string_view file_contents, std::optional<std::string_view> passphrase,
-                                      const key_parse_limits& limits = {});
+                                      const key_parse_options& options = {});
 
 // Whether parsing needs a passphrase.
 result<bool> private_key_is_encrypted(std::string_view file_contents);
@@ -47,7 +47,7 @@ result<std::string> write_private_key(const private_key& key, private_key_format
 // tools show the path instead, which is the caller's choice.
 result<private_key> load_private_key_file(const std::filesystem::path& path,
                                           std::optional<std::string_view> passphrase,
-                                          const key_parse_limits& limits = {});
+                                          const key_parse_options& options = {});
 
 // Reads a key file's bytes into memory that is wiped afterwards.
 result<secret_bytes> read_key_file(const std::filesystem::path& path);

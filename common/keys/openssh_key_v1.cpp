@@ -27,7 +27,7 @@ struct parsed_file {
     byte_span tag;
 };
 
-result<parsed_file> parse_file(std::string_view contents, const key_parse_limits& limits)
+result<parsed_file> parse_file(std::string_view contents, const key_parse_options& options)
 {
     auto blob = armor_decode(contents, openssh_key_label);
     if (!blob)
@@ -65,7 +65,7 @@ result<parsed_file> parse_file(std::string_view contents, const key_parse_limits
         f.header.kdf_rounds = o.u32();
         if (!o.finish() || f.salt.empty() || f.header.kdf_rounds == 0)
             return errc::invalid_format;
-        if (f.header.kdf_rounds > limits.max_kdf_rounds)
+        if (f.header.kdf_rounds > options.max_kdf_rounds)
             return errc::too_large;
     } else {
         return errc::unsupported;
@@ -117,19 +117,19 @@ result<private_key> parse_private_section(byte_span plain, bool encrypted, const
 
 // Key and IV, derived together (bcrypt_pbkdf interleaves its output).
 result<secret_bytes> derive_key_iv(const detail::key_cipher& c, std::string_view passphrase, byte_span salt,
-                                   std::uint32_t rounds)
+                                   std::uint32_t rounds, key_derivation_fn kdf = nullptr)
 {
     secret_bytes key_iv(c.key_len + c.iv_len);
-    if (auto r = bcrypt_pbkdf(as_bytes(passphrase), salt, rounds, key_iv.span()); !r)
+    if (auto r = (kdf != nullptr ? kdf : bcrypt_pbkdf)(as_bytes(passphrase), salt, rounds, key_iv.span()); !r)
         return r.error();
     return key_iv;
 }
 
 } // namespace
 
-result<openssh_key_header> parse_openssh_key_header(std::string_view file_contents, const key_parse_limits& limits)
+result<openssh_key_header> parse_openssh_key_header(std::string_view file_contents, const key_parse_options& options)
 {
-    auto f = parse_file(file_contents, limits);
+    auto f = parse_file(file_contents, options);
     if (!f)
         return f.error();
     return std::move(f->header);
@@ -137,9 +137,9 @@ result<openssh_key_header> parse_openssh_key_header(std::string_view file_conten
 
 result<private_key> parse_openssh_private_key(std::string_view file_contents,
                                               std::optional<std::string_view> passphrase,
-                                              const key_parse_limits& limits)
+                                              const key_parse_options& options)
 {
-    auto f = parse_file(file_contents, limits);
+    auto f = parse_file(file_contents, options);
     if (!f)
         return f.error();
     const detail::key_cipher& c = *f->cipher;
@@ -152,7 +152,7 @@ result<private_key> parse_openssh_private_key(std::string_view file_contents,
     // bcrypt_pbkdf refuses empty passwords, and so does OpenSSH.
     if (passphrase->empty())
         return errc::wrong_passphrase;
-    auto key_iv = derive_key_iv(c, *passphrase, f->salt, f->header.kdf_rounds);
+    auto key_iv = derive_key_iv(c, *passphrase, f->salt, f->header.kdf_rounds, options.kdf);
     if (!key_iv)
         return key_iv.error();
     secret_bytes plain(f->encrypted);

@@ -137,7 +137,7 @@ TEST_CASE("key_file: header and rounds limit")
     auto r24 = parse_openssh_key_header(fixture("ed25519_rounds24_key"));
     REQUIRE(r24.has_value());
     CHECK(r24->kdf_rounds == 24);
-    CHECK(parse_private_key(fixture("ed25519_rounds24_key"), fixture_passphrase, key_parse_limits{16}).error() ==
+    CHECK(parse_private_key(fixture("ed25519_rounds24_key"), fixture_passphrase, key_parse_options{16}).error() ==
           errc::too_large);
     auto plain = parse_openssh_key_header(fixture("ed25519_plain_key"));
     REQUIRE(plain.has_value());
