@@ -268,3 +268,21 @@ TEST_CASE("openssh_key_v1: the written format is what ssh-keygen writes")
     // 70-column lines, like ssh-keygen.
     CHECK(ours.find('\n', 36) == 36 + 70);
 }
+
+TEST_CASE("openssh_key_v1: a substitute KDF can only make decryption fail")
+{
+    key_parse_options options;
+    options.kdf = [](byte_span, byte_span, std::uint32_t, mutable_byte_span out) -> result<void> {
+        for (auto& b : out)
+            b = 0x42;
+        return {};
+    };
+    const auto text = fixture("ed25519_enc_key");
+    CHECK(parse_openssh_private_key(text, fixture_passphrase, options).error() == errc::wrong_passphrase);
+    options.kdf = [](byte_span, byte_span, std::uint32_t, mutable_byte_span) -> result<void> {
+        return errc::invalid_argument;
+    };
+    CHECK(parse_openssh_private_key(text, fixture_passphrase, options).error() == errc::invalid_argument);
+    // Unencrypted files never call it.
+    CHECK(parse_openssh_private_key(fixture("ed25519_plain_key"), std::nullopt, options).has_value());
+}
