@@ -1,5 +1,6 @@
 #include "options.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <stdexcept>
@@ -134,9 +135,12 @@ options parse_options(const std::vector<std::string>& args)
 void finalize(options& opts)
 {
     // Without an explicit limit the bottleneck buffers one bandwidth-delay
-    // product of the round trip (the classic router sizing rule), but never
-    // less than 64 KiB so that a zero-delay link still absorbs a TSO burst.
+    // product of the round trip (the classic router sizing rule), but at
+    // least 10 ms at the link rate and 64 KiB: a near-zero RTT would
+    // otherwise leave a queue smaller than one TSO burst of the sender, and
+    // the "LAN" cells would measure drops instead of the link.
     const std::int64_t rtt_ns = opts.c2s.delay_ns + opts.s2c.delay_ns;
+    constexpr double min_queue_s = 0.010;
     for (auto* p : {&opts.c2s, &opts.s2c}) {
         if (p->queue_bytes != 0)
             continue;
@@ -144,7 +148,8 @@ void finalize(options& opts)
             p->queue_bytes = 0; // unlimited rate: nothing ever waits
             continue;
         }
-        const double bdp = static_cast<double>(p->rate_bps) / 8.0 * static_cast<double>(rtt_ns) / 1e9;
+        const double bytes_per_s = static_cast<double>(p->rate_bps) / 8.0;
+        const double bdp = bytes_per_s * std::max(static_cast<double>(rtt_ns) / 1e9, min_queue_s);
         p->queue_bytes = std::max<std::uint64_t>(64 * 1024, static_cast<std::uint64_t>(bdp));
     }
 }
@@ -163,7 +168,8 @@ Normally started by the wanem-net wrapper (see README.md).
   --jitter-ms MS       uniform delay variation +-MS, never reorders
   --rate-mbit R        bottleneck rate in Mbit/s of IP bytes (0 = unlimited)
   --queue-kb KB        drop-tail limit of bytes waiting for the bottleneck
-                       (default: one round-trip BDP, at least 64 KiB)
+                       (default: one round-trip BDP, at least 10 ms of
+                       the rate and 64 KiB)
   --queue-pkts N       drop-tail limit in packets (in addition)
   --loss PCT           random loss per wire packet, percent
   --overhead-bytes N   framing bytes charged per packet (0; 38 = Ethernet)

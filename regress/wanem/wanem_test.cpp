@@ -268,3 +268,23 @@ TEST_CASE("a partly lost TSO frame delivers exactly the surviving segments")
     CHECK(d.stats().lost > 0);
     CHECK(d.stats().tso_splits == 1);
 }
+
+TEST_CASE("options: per-direction values override shared ones, queue defaults to the BDP")
+{
+    auto o = parse_options({"--dev-client", "a", "--dev-server", "b", "--rate-mbit-s2c", "20", "--rate-mbit", "100",
+                            "--delay-ms", "25", "--loss", "1"});
+    finalize(o);
+    CHECK(o.c2s.rate_bps == 100'000'000);
+    CHECK(o.s2c.rate_bps == 20'000'000);
+    CHECK(o.c2s.delay_ns == 25 * ms);
+    CHECK(o.s2c.loss == doctest::Approx(0.01));
+    CHECK(o.c2s.queue_bytes == 625'000); // 100 Mbit/s x 50 ms
+    CHECK(o.s2c.queue_bytes == 125'000);
+
+    auto lan = parse_options({"--dev-client", "a", "--dev-server", "b", "--rate-mbit", "1000"});
+    finalize(lan);
+    CHECK(lan.c2s.queue_bytes == 1'250'000); // at least 10 ms of the rate
+
+    CHECK_THROWS(parse_options({"--dev-client", "a", "--dev-server", "b", "--loss", "100"}));
+    CHECK_THROWS(parse_options({"--dev-client", "a", "--dev-server", "b", "--bogus", "1"}));
+}
