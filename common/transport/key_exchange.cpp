@@ -1,6 +1,7 @@
 #include "common/transport/key_exchange.hpp"
 
 #include "common/crypto/hash.hpp"
+#include "common/crypto/moduli.hpp"
 #include "common/transport/messages.hpp"
 #include "common/wire.hpp"
 
@@ -9,39 +10,6 @@
 namespace longhaul {
 
 namespace {
-
-std::size_t bit_length(byte_span magnitude) noexcept
-{
-    while (!magnitude.empty() && magnitude[0] == 0)
-        magnitude = magnitude.subspan(1);
-    if (magnitude.empty())
-        return 0;
-    std::size_t bits = (magnitude.size() - 1) * 8;
-    for (std::uint8_t top = magnitude[0]; top != 0; top >>= 1)
-        ++bits;
-    return bits;
-}
-
-// OpenSSH's dh_estimate: the group size matching a symmetric security level.
-std::uint32_t gex_preferred_bits(std::size_t dh_need_bytes) noexcept
-{
-    const std::size_t bits = dh_need_bytes * 8;
-    if (bits <= 112)
-        return 2048;
-    if (bits <= 128)
-        return 3072;
-    if (bits <= 192)
-        return 7680;
-    return 8192;
-}
-
-// OpenSSH's dh_gen_key: an exponent of twice the needed strength (at least
-// 2 x 256 bits), never longer than the group.
-int dh_private_bits(std::size_t we_need_bytes, std::size_t group_bits) noexcept
-{
-    std::size_t need = std::max<std::size_t>(we_need_bytes * 8, 256);
-    return static_cast<int>(std::min(need * 2, group_bits - 1));
-}
 
 secret_bytes encode_mpint_secret(const secret_bytes& magnitude)
 {
@@ -91,8 +59,13 @@ result<void> key_exchange::make_agreement(const dh_group* group)
         break;
     case kex_family::dh_fixed:
     case kex_family::dh_gex:
-        a = make_dh_agreement(*group, dh_private_bits(ctx_.we_need, bit_length(group->p)));
+    {
+        auto bits = dh_private_exponent_bits(ctx_.we_need, dh_group_bits(*group));
+        if (!bits)
+            return fail(bits.error(), "DH group too small for the negotiated ciphers");
+        a = make_dh_agreement(*group, *bits);
         break;
+    }
     }
     if (!a)
         return fail(a.error(), "cannot create key agreement");
@@ -139,7 +112,7 @@ result<void> key_exchange::start(std::vector<bytes>& out)
     wire_writer w(m);
     if (method_.family == kex_family::dh_gex) {
         gex_min_ = gex_min_bits;
-        gex_n_ = gex_preferred_bits(ctx_.dh_need);
+        gex_n_ = dh_estimate(static_cast<std::uint32_t>(ctx_.dh_need * 8));
         gex_max_ = gex_max_bits;
         w.u8(msg::kex_dh_gex_request).u32(gex_min_).u32(gex_n_).u32(gex_max_);
         expect_ = msg::kex_dh_gex_group;
@@ -184,14 +157,12 @@ result<void> key_exchange::client_group(byte_span payload, std::vector<bytes>& o
     auto g = r.mpint();
     if (!r.finish())
         return fail(errc::malformed, "malformed DH group exchange group message");
-    const std::size_t bits = bit_length(p);
-    if (bits < gex_min_ || bits > gex_max_)
-        return fail(errc::invalid_argument, "DH group exchange: server sent a " + std::to_string(bits) +
+    dh_group group{to_bytes(p), to_bytes(g)};
+    if (!validate_gex_group(group, gex_min_, gex_max_))
+        return fail(errc::invalid_argument, "DH group exchange: server sent a " + std::to_string(dh_group_bits(group)) +
                                                 "-bit group outside " + std::to_string(gex_min_) + ".." +
-                                                std::to_string(gex_max_));
-    if ((p.back() & 1) == 0 || bit_length(g) < 2 || bit_length(g) > bits)
-        return fail(errc::invalid_argument, "DH group exchange: invalid group parameters");
-    gex_group_ = dh_group{to_bytes(p), to_bytes(g)};
+                                                std::to_string(gex_max_) + " or with invalid parameters");
+    gex_group_ = std::move(group);
     if (auto a = make_agreement(&gex_group_); !a)
         return a;
     bytes m;
@@ -251,14 +222,12 @@ result<void> key_exchange::server_gex_request(byte_span payload, std::vector<byt
     gex_max_ = r.u32();
     if (!r.finish())
         return fail(errc::malformed, "malformed DH group exchange request");
-    // Clamp as sshd does, but hash what the client sent.
-    const std::uint32_t min = std::max(gex_min_bits, gex_min_);
-    const std::uint32_t max = std::min(gex_max_bits, gex_max_);
-    const std::uint32_t n = std::clamp(gex_n_, gex_min_bits, gex_max_bits);
-    if (gex_max_ < gex_min_ || gex_n_ < gex_min_ || gex_max_ < gex_n_ || gex_max_ < gex_min_bits)
+    // Clamped as sshd does; the hash covers what the client sent.
+    auto req = clamp_gex_request(gex_min_, gex_n_, gex_max_);
+    if (!req)
         return fail(errc::invalid_argument, "DH group exchange request out of range: " + std::to_string(gex_min_) +
                                                 "/" + std::to_string(gex_n_) + "/" + std::to_string(gex_max_));
-    std::optional<dh_group> group = groups_ ? groups_(min, n, max) : std::nullopt;
+    std::optional<dh_group> group = groups_(req->min_bits, req->preferred_bits, req->max_bits);
     if (!group)
         return fail(errc::no_matching_algorithm, "no DH group available for the requested size");
     gex_group_ = std::move(*group);

@@ -19,12 +19,8 @@
 
 namespace longhaul {
 
-// OpenSSH's DH_GRP_MIN / DH_GRP_MAX for group exchange.
-inline constexpr std::uint32_t gex_min_bits = 2048;
-inline constexpr std::uint32_t gex_max_bits = 8192;
-
 // The server's source of group-exchange groups (sshd's moduli file); given
-// the client's (min, preferred, max) it returns a group or nullopt.
+// the client's clamped (min, preferred, max) it returns a group or nullopt.
 using gex_group_provider = std::function<std::optional<dh_group>(std::uint32_t min, std::uint32_t preferred,
                                                                  std::uint32_t max)>;
 

@@ -1,5 +1,6 @@
 #include "common/transport/transport.hpp"
 
+#include "common/crypto/moduli.hpp"
 #include "common/name_list.hpp"
 #include "common/text.hpp"
 #include "common/wire.hpp"
@@ -197,6 +198,9 @@ transport_event transport::dispatch(const received_packet& pkt)
         auto seq = r.u32();
         if (!r.finish())
             return fail(errc::malformed, "malformed SSH_MSG_UNIMPLEMENTED");
+        // A peer that refuses our KEXINIT would leave the exchange hanging forever.
+        if (kex_.active && kex_.kexinit_sent && !kex_.peer_kexinit && seq == kex_.kexinit_seq)
+            return fail(errc::protocol_error, "peer refused key re-exchange (SSH_MSG_UNIMPLEMENTED for KEXINIT)");
         return {.type = transport_event_type::unimplemented, .seq = seq};
     }
     case msg::ext_info: return handle_ext_info(pkt.payload);
@@ -286,6 +290,7 @@ void transport::send_kexinit()
     m.lists[mac_c2s] = m.lists[mac_s2c] = config_.macs;
     m.lists[compression_c2s] = m.lists[compression_s2c] = config_.compression;
     kex_.our_kexinit = m.encode();
+    kex_.kexinit_seq = sender_.sequence();
     sender_.send(kex_.our_kexinit);
     ++stats_.packets_out;
     kex_.kexinit_sent = true;
@@ -352,17 +357,9 @@ transport_event transport::handle_kexinit(const received_packet& pkt)
         const private_key* key = host_key_for(algs->host_key);
         gex_group_provider groups = config_.gex_groups;
         if (!groups)
-            groups = [](std::uint32_t, std::uint32_t preferred, std::uint32_t max) -> std::optional<dh_group> {
-                // sshd's fallback without a moduli file: the largest built-in group not above max,
-                // preferring one at least as large as asked for.
-                for (const dh_group* g : {&modp_group14(), &modp_group16(), &modp_group18()})
-                    if (g->p.size() * 8 >= preferred && g->p.size() * 8 <= max)
-                        return *g;
-                if (max >= 8192)
-                    return modp_group18();
-                if (max >= 4096)
-                    return modp_group16();
-                return modp_group14();
+            groups = [this](std::uint32_t min, std::uint32_t preferred, std::uint32_t max) -> std::optional<dh_group> {
+                // No moduli file: sshd's built-in fallback groups.
+                return choose_gex_group({}, min, preferred, max, rng_).group;
             };
         run = key_exchange::server(*method, std::move(ctx), *key, std::move(groups));
     }
@@ -532,7 +529,7 @@ bool transport::install_keys(bool outgoing)
     const std::uint64_t limit = config_.rekey_limit_bytes != 0
                                     ? std::min(config_.rekey_limit_bytes, default_rekey_bytes(cipher))
                                     : default_rekey_bytes(cipher);
-    const bool enable_zlib = compression == "zlib" || (compression == "zlib@openssh.com" && delayed_compression_ready_);
+    const bool enable_zlib = compression == "zlib" || (compression == "zlib@openssh.com" && authenticated_);
     if (outgoing) {
         sender_.set_cipher(std::move(*pc));
         rekey_limit_out_ = limit;
@@ -551,9 +548,9 @@ bool transport::install_keys(bool outgoing)
     return true;
 }
 
-void transport::activate_delayed_compression()
+void transport::user_authenticated()
 {
-    delayed_compression_ready_ = true;
+    authenticated_ = true;
     if (algs_.compression_c2s == "zlib@openssh.com" || algs_.compression_s2c == "zlib@openssh.com") {
         const bool out_zlib = (is_client() ? algs_.compression_c2s : algs_.compression_s2c) == "zlib@openssh.com";
         const bool in_zlib = (is_client() ? algs_.compression_s2c : algs_.compression_c2s) == "zlib@openssh.com";
@@ -572,7 +569,7 @@ void transport::request_rekey()
 
 void transport::maybe_rekey()
 {
-    if (closed_ || !established_ || kex_.active)
+    if (closed_ || !established_ || kex_.active || !authenticated_)
         return;
     const auto& out = sender_.usage();
     const auto& in = receiver_.usage();
@@ -592,7 +589,7 @@ void transport::advance_time(steady_time now)
 
 std::optional<steady_time> transport::next_deadline() const
 {
-    if (config_.rekey_interval.count() <= 0 || !established_ || kex_.active || closed_)
+    if (config_.rekey_interval.count() <= 0 || !established_ || kex_.active || closed_ || !authenticated_)
         return std::nullopt;
     return last_kex_time_ + config_.rekey_interval;
 }

@@ -140,8 +140,11 @@ public:
     void request_rekey();
     // Sends DISCONNECT and closes; poll() then reports `disconnected`.
     void disconnect(disconnect_reason reason, std::string_view description);
-    // Enables zlib@openssh.com once user authentication has succeeded.
-    void activate_delayed_compression();
+    // User authentication succeeded (server: SUCCESS sent; client: SUCCESS
+    // received). Starts zlib@openssh.com and allows automatic rekeying:
+    // like OpenSSH, no re-exchange is started by volume or time before
+    // this (OpenSSH's sshd refuses KEXINIT during user authentication).
+    void user_authenticated();
     void advance_time(steady_time now);
     // When advance_time() should next be called (time-based rekey), if ever.
     std::optional<steady_time> next_deadline() const;
@@ -173,6 +176,7 @@ private:
         bool hash_done = false;       // exchange hash final (and host key verified)
         bool newkeys_sent = false;
         bool newkeys_received = false;
+        std::uint32_t kexinit_seq = 0; // our KEXINIT's sequence number (a peer may refuse it)
         bytes our_kexinit, peer_kexinit_payload;
         negotiated_algorithms algs;
         std::unique_ptr<key_exchange> run;
@@ -225,7 +229,7 @@ private:
     bool strict_ = false;
     bool peer_wants_ext_info_ = false;
     bool awaiting_host_key_ = false;
-    bool delayed_compression_ready_ = false;
+    bool authenticated_ = false;
     bool kex_complete_pending_ = false;
     std::uint64_t rekey_limit_out_ = ~std::uint64_t(0);
     std::uint64_t rekey_limit_in_ = ~std::uint64_t(0);

@@ -373,6 +373,22 @@ TEST_CASE("transport: unknown transport messages get UNIMPLEMENTED, upper-layer 
     CHECK_FALSE(p.server->closed());
 }
 
+TEST_CASE("transport: a peer that answers KEXINIT with UNIMPLEMENTED ends the connection cleanly")
+{
+    transport_pair p(client_config(), server_config());
+    p.run();
+    // Play a peer that refuses re-exchange: swallow the client's KEXINIT and answer UNIMPLEMENTED.
+    const std::uint32_t seq = p.client->send_sequence();
+    p.client->request_rekey();
+    p.client->consume_output(p.client->output_size());
+    bytes m;
+    wire_writer(m).u8(msg::unimplemented).u32(seq);
+    REQUIRE(p.server->send(m).has_value());
+    p.run();
+    CHECK(p.client_log.disconnected);
+    CHECK(p.client_log.disconnect_text == "peer refused key re-exchange (SSH_MSG_UNIMPLEMENTED for KEXINIT)");
+}
+
 TEST_CASE("transport: DISCONNECT and DEBUG from the peer")
 {
     transport_pair p(client_config(), server_config());
@@ -396,6 +412,8 @@ TEST_CASE("transport: rekey by data volume (RekeyLimit) in each direction")
     cc.rekey_limit_bytes = 256 * 1024;
     transport_pair p(cc, server_config());
     p.run();
+    p.client->user_authenticated();
+    p.server->user_authenticated();
     auto r = exchange_data(p, 2 * 1024 * 1024, 0, 11);
     CHECK(r.sent_c2s == r.recv_c2s);
     CHECK(r.sent_s2c == r.recv_s2c);
@@ -410,16 +428,23 @@ TEST_CASE("transport: rekey by time (RekeyLimit default 10s)")
     cc.rekey_interval = std::chrono::seconds(10);
     transport_pair p(cc, server_config());
     p.run();
+    // No rekey before user authentication, as with OpenSSH.
+    CHECK_FALSE(p.client->next_deadline().has_value());
+    p.client->advance_time(p.now + std::chrono::seconds(30));
+    p.run();
+    CHECK(p.client_log.kex_completed == 1);
+    p.client->user_authenticated();
+    p.server->user_authenticated();
     REQUIRE(p.client->next_deadline().has_value());
     CHECK(*p.client->next_deadline() == p.now + std::chrono::seconds(10));
     p.client->advance_time(p.now + std::chrono::seconds(9));
     p.run();
     CHECK(p.client_log.kex_completed == 1);
-    p.client->advance_time(p.now + std::chrono::seconds(10));
+    p.client->advance_time(p.now + std::chrono::seconds(31));
     p.run();
     CHECK(p.client_log.kex_completed == 2);
     CHECK(p.server_log.kex_completed == 2);
-    CHECK(*p.client->next_deadline() == p.now + std::chrono::seconds(20));
+    CHECK(*p.client->next_deadline() == p.now + std::chrono::seconds(41));
 }
 
 TEST_CASE("transport: either side may start a rekey, and both at once converge")
@@ -457,8 +482,8 @@ TEST_CASE("transport: zlib compresses at once, zlib@openssh.com only after authe
             CHECK(first < 1024);
         } else {
             CHECK(first > zeros.size());
-            p.client->activate_delayed_compression();
-            p.server->activate_delayed_compression();
+            p.client->user_authenticated();
+            p.server->user_authenticated();
             before = p.client->stats().bytes_out;
             REQUIRE(p.client->send(zeros).has_value());
             p.run();

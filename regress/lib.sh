@@ -1,0 +1,100 @@
+# Shared helpers for regress/ tests (bash). Source it; it sets a cleanup trap.
+#
+# Tests start their own OpenSSH sshd on 127.0.0.1 with an ephemeral port, a
+# temporary config and fresh host keys. They never touch /etc/ssh or port 22,
+# and stop only the processes they started, by PID.
+
+set -euo pipefail
+
+LH_SKIP=77
+LH_SSHD=${LH_SSHD:-/usr/sbin/sshd}
+LH_SSH_KEYGEN=${LH_SSH_KEYGEN:-/usr/bin/ssh-keygen}
+LH_PIDS=()
+LH_TMP=$(mktemp -d "${TMPDIR:-/tmp}/longhaul-regress.XXXXXX")
+
+lh_cleanup() {
+    local pid
+    for pid in "${LH_PIDS[@]:-}"; do
+        [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
+    done
+    for pid in "${LH_PIDS[@]:-}"; do
+        [ -n "$pid" ] && wait "$pid" 2>/dev/null || true
+    done
+    if [ "${LH_KEEP_TMP:-0}" = 1 ]; then
+        echo "regress: kept $LH_TMP" >&2
+    else
+        rm -rf "$LH_TMP"
+    fi
+}
+trap lh_cleanup EXIT
+trap 'exit 130' INT TERM
+
+lh_skip() {
+    echo "SKIP: $*"
+    exit "$LH_SKIP"
+}
+
+lh_fail() {
+    echo "FAIL: $*" >&2
+    exit 1
+}
+
+lh_require_openssh_server() {
+    [ -x "$LH_SSHD" ] || lh_skip "OpenSSH sshd not found at $LH_SSHD (contrib/install-deps.sh installs openssh-server)"
+    [ -x "$LH_SSH_KEYGEN" ] || lh_skip "ssh-keygen not found (openssh-client)"
+}
+
+# Host keys of every type in $1: ssh_host_{ed25519,ecdsa256,ecdsa384,ecdsa521,rsa}_key.
+lh_make_host_keys() {
+    local dir=$1
+    "$LH_SSH_KEYGEN" -q -t ed25519 -N '' -f "$dir/ssh_host_ed25519_key"
+    local bits
+    for bits in 256 384 521; do
+        "$LH_SSH_KEYGEN" -q -t ecdsa -b "$bits" -N '' -f "$dir/ssh_host_ecdsa${bits}_key"
+    done
+    "$LH_SSH_KEYGEN" -q -t rsa -b 2048 -N '' -f "$dir/ssh_host_rsa_key"
+}
+
+# lh_start_sshd DIR PORT [extra sshd_config lines...]
+# Writes DIR/sshd_config, checks it with sshd -t, starts sshd -D -e in the
+# background (log in DIR/sshd.log) and waits until the port accepts.
+lh_start_sshd() {
+    local dir=$1 port=$2
+    shift 2
+    if [ "$(id -u)" = 0 ]; then
+        # sshd's privilege separation needs its empty directory; Debian's
+        # service creates it at boot, a container may not have it.
+        [ -d /run/sshd ] || { mkdir -p /run/sshd && chmod 0755 /run/sshd; }
+    fi
+    {
+        echo "Port $port"
+        echo "ListenAddress 127.0.0.1"
+        local k
+        for k in ed25519 ecdsa256 ecdsa384 ecdsa521 rsa; do
+            echo "HostKey $dir/ssh_host_${k}_key"
+        done
+        echo "PidFile $dir/sshd.pid"
+        echo "AuthorizedKeysFile $dir/authorized_keys"
+        echo "UsePAM no"
+        echo "StrictModes no"
+        echo "LogLevel VERBOSE"
+        echo "MaxStartups 100:30:200"
+        local line
+        for line in "$@"; do
+            echo "$line"
+        done
+    } >"$dir/sshd_config"
+    "$LH_SSHD" -t -f "$dir/sshd_config" || lh_fail "sshd -t rejected the test config"
+    "$LH_SSHD" -D -e -f "$dir/sshd_config" 2>"$dir/sshd.log" &
+    LH_PIDS+=($!)
+    local i
+    for i in $(seq 1 100); do
+        if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+            return 0
+        fi
+        kill -0 "${LH_PIDS[-1]}" 2>/dev/null || { cat "$dir/sshd.log" >&2; lh_fail "sshd exited at start"; }
+        sleep 0.05
+    done
+    cat "$dir/sshd.log" >&2
+    lh_fail "sshd did not start listening on port $port"
+}
