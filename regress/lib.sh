@@ -79,6 +79,7 @@ lh_start_sshd() {
         echo "StrictModes no"
         echo "LogLevel VERBOSE"
         echo "MaxStartups 100:30:200"
+        echo "Subsystem sftp ${LH_SFTP_SERVER:-/usr/lib/openssh/sftp-server}"
         local line
         for line in "$@"; do
             echo "$line"
