@@ -1,9 +1,12 @@
 #include "common/transport/algorithms.hpp"
 
 #include "common/crypto/packet_cipher.hpp"
+#include "common/match.hpp"
 #include "common/name_list.hpp"
 #include "common/transport/messages.hpp"
 #include "common/wire.hpp"
+
+#include <algorithm>
 
 namespace longhaul {
 
@@ -56,6 +59,68 @@ std::string supported_host_key_algorithms() { return default_host_key_algorithms
 
 std::string default_ciphers() { return join_name_list(supported_ciphers()); }
 std::string default_macs() { return join_name_list(supported_macs()); }
+
+namespace {
+
+// Appends names not already present.
+void append_unique(std::vector<std::string_view>& out, std::string_view list)
+{
+    for (auto n : split_name_list(list))
+        if (std::find(out.begin(), out.end(), n) == out.end())
+            out.push_back(n);
+}
+
+} // namespace
+
+result<std::string> assemble_algorithm_list(std::string_view spec, std::string_view defaults, std::string_view all)
+{
+    if (spec.empty())
+        return std::string(defaults);
+    const char op = spec[0];
+    if (op == '-') {
+        std::vector<std::string_view> kept;
+        for (auto n : split_name_list(defaults))
+            if (match_pattern_list(n, spec.substr(1), false) != list_match::positive)
+                kept.push_back(n);
+        return join_name_list(kept);
+    }
+    std::vector<std::string_view> wanted;
+    if (op == '+') {
+        append_unique(wanted, defaults);
+        append_unique(wanted, spec.substr(1));
+    } else if (op == '^') {
+        append_unique(wanted, spec.substr(1));
+        append_unique(wanted, defaults);
+    } else {
+        append_unique(wanted, spec);
+    }
+    // Each entry may be a pattern: expand it against everything supported, in that order.
+    std::vector<std::string_view> out;
+    const auto supported = split_name_list(all);
+    for (auto pattern : wanted) {
+        if (pattern[0] == '!')
+            return errc::invalid_argument;
+        for (auto n : supported)
+            if (match_pattern(n, pattern) && std::find(out.begin(), out.end(), n) == out.end())
+                out.push_back(n);
+    }
+    if (out.empty())
+        return errc::invalid_argument;
+    return join_name_list(out);
+}
+
+bool algorithm_list_valid(std::string_view spec, std::string_view all)
+{
+    if (!spec.empty() && (spec[0] == '+' || spec[0] == '-' || spec[0] == '^'))
+        spec.remove_prefix(1);
+    auto names = split_name_list(spec);
+    if (names.empty())
+        return false;
+    for (auto n : names)
+        if (!name_list_contains(all, n))
+            return false;
+    return true;
+}
 
 std::string_view kexinit_list_title(std::size_t list) noexcept
 {

@@ -47,6 +47,17 @@ std::string default_macs();
 // Every host key / signature algorithm this build can verify.
 std::string supported_host_key_algorithms();
 
+// OpenSSH's kex_assemble_names: applies a configured algorithm list to the
+// defaults. "+a,b" appends to the defaults, "-a*,b" removes matching names,
+// "^a,b" puts names first, anything else replaces the defaults. Names may be
+// wildcard patterns; the result keeps only names in `all` (no duplicates).
+// errc::invalid_argument for an empty result or a '!' pattern.
+result<std::string> assemble_algorithm_list(std::string_view spec, std::string_view defaults, std::string_view all);
+
+// True when every name in the list (after a leading '+', '-' or '^') is one
+// of `all`: what ssh_config/sshd_config check before accepting a list.
+bool algorithm_list_valid(std::string_view spec, std::string_view all);
+
 enum kexinit_list : std::size_t {
     kex_algorithms = 0,
     server_host_key_algorithms,

@@ -531,3 +531,20 @@ TEST_CASE("transport: a DH group outside the client's bounds is refused")
     CHECK(p.client_log.disconnected);
     CHECK(p.client_log.disconnect_text.find("outside 2048..8192") != std::string::npos);
 }
+
+TEST_CASE("algorithms: +, - and ^ modify the defaults as OpenSSH's kex_assemble_names does")
+{
+    const std::string all = "a,b,c,d,x-1,x-2";
+    const std::string def = "a,b,c";
+    CHECK(assemble_algorithm_list("", def, all).value() == "a,b,c");
+    CHECK(assemble_algorithm_list("+d", def, all).value() == "a,b,c,d");
+    CHECK(assemble_algorithm_list("+b", def, all).value() == "a,b,c");
+    CHECK(assemble_algorithm_list("-b", def, all).value() == "a,c");
+    CHECK(assemble_algorithm_list("^d,c", def, all).value() == "d,c,a,b");
+    CHECK(assemble_algorithm_list("x-*", def, all).value() == "x-1,x-2");
+    CHECK(assemble_algorithm_list("d,unknown", def, all).value() == "d");
+    CHECK_FALSE(assemble_algorithm_list("unknown", def, all));
+    CHECK_FALSE(assemble_algorithm_list("!a", def, all));
+    CHECK(algorithm_list_valid("+aes128-ctr", default_ciphers()));
+    CHECK_FALSE(algorithm_list_valid("aes128-cbc", default_ciphers()));
+}

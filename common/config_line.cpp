@@ -1,0 +1,172 @@
+#include "common/config_line.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <limits>
+
+namespace longhaul {
+
+namespace {
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f'; }
+
+} // namespace
+
+result<std::vector<std::string>> split_arguments(std::string_view s, bool stop_at_comment)
+{
+    std::vector<std::string> out;
+    std::size_t i = 0;
+    while (i < s.size()) {
+        while (i < s.size() && is_space(s[i]))
+            ++i;
+        if (i >= s.size())
+            break;
+        if (stop_at_comment && s[i] == '#')
+            break;
+        std::string arg;
+        char quote = 0;
+        for (; i < s.size(); ++i) {
+            char c = s[i];
+            if (quote == 0 && is_space(c))
+                break;
+            if (c == '\\' && quote != 0 && i + 1 < s.size() && (s[i + 1] == quote || s[i + 1] == '\\')) {
+                arg.push_back(s[++i]);
+            } else if (quote == 0 && (c == '"' || c == '\'')) {
+                quote = c;
+            } else if (c == quote) {
+                quote = 0;
+            } else {
+                arg.push_back(c);
+            }
+        }
+        if (quote != 0)
+            return errc::malformed;
+        out.push_back(std::move(arg));
+    }
+    return out;
+}
+
+result<config_line> lex_config_line(std::string_view line, std::string& error)
+{
+    config_line out;
+    // Trailing whitespace (and a CR from a DOS file) is not part of the line.
+    while (!line.empty() && is_space(line.back()))
+        line.remove_suffix(1);
+    std::size_t i = 0;
+    while (i < line.size() && is_space(line[i]))
+        ++i;
+    if (i >= line.size() || line[i] == '#')
+        return out;
+    std::size_t start = i;
+    while (i < line.size() && !is_space(line[i]) && line[i] != '=')
+        ++i;
+    std::string keyword(line.substr(start, i - start));
+    std::transform(keyword.begin(), keyword.end(), keyword.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    // Whitespace and at most one '=' separate the keyword from its value.
+    while (i < line.size() && is_space(line[i]))
+        ++i;
+    if (i < line.size() && line[i] == '=') {
+        ++i;
+        while (i < line.size() && is_space(line[i]))
+            ++i;
+    }
+    if (keyword.empty()) {
+        error = "keyword missing";
+        return errc::malformed;
+    }
+    out.keyword = std::move(keyword);
+    out.empty = false;
+    if (i >= line.size()) {
+        error = "no argument after keyword \"" + out.keyword + "\"";
+        return errc::malformed;
+    }
+    auto args = split_arguments(line.substr(i));
+    if (!args) {
+        error = "invalid quotes";
+        return errc::malformed;
+    }
+    out.args = std::move(*args);
+    if (out.args.empty()) {
+        error = "no argument after keyword \"" + out.keyword + "\"";
+        return errc::malformed;
+    }
+    return out;
+}
+
+result<bool> parse_yes_no(std::string_view v)
+{
+    if (v == "yes" || v == "true")
+        return true;
+    if (v == "no" || v == "false")
+        return false;
+    return errc::malformed;
+}
+
+result<long long> parse_time_interval(std::string_view v)
+{
+    if (v.empty())
+        return errc::malformed;
+    long long total = 0, current = 0;
+    bool have_digits = false;
+    for (char c : v) {
+        if (c >= '0' && c <= '9') {
+            if (current > (std::numeric_limits<int>::max() - (c - '0')) / 10)
+                return errc::too_large;
+            current = current * 10 + (c - '0');
+            have_digits = true;
+            continue;
+        }
+        if (!have_digits)
+            return errc::malformed;
+        long long mult = 0;
+        switch (std::tolower(static_cast<unsigned char>(c))) {
+        case 's': mult = 1; break;
+        case 'm': mult = 60; break;
+        case 'h': mult = 3600; break;
+        case 'd': mult = 86400; break;
+        case 'w': mult = 604800; break;
+        default: return errc::malformed;
+        }
+        total += current * mult;
+        if (total > std::numeric_limits<int>::max())
+            return errc::too_large;
+        current = 0;
+        have_digits = false;
+    }
+    total += current;
+    if (total > std::numeric_limits<int>::max())
+        return errc::too_large;
+    return total;
+}
+
+result<unsigned long long> parse_size(std::string_view v)
+{
+    if (v.empty())
+        return errc::malformed;
+    unsigned long long n = 0;
+    std::size_t i = 0;
+    for (; i < v.size() && v[i] >= '0' && v[i] <= '9'; ++i) {
+        if (n > (std::numeric_limits<unsigned long long>::max() - 9) / 10)
+            return errc::too_large;
+        n = n * 10 + static_cast<unsigned>(v[i] - '0');
+    }
+    if (i == 0)
+        return errc::malformed;
+    if (i == v.size())
+        return n;
+    if (i + 1 != v.size())
+        return errc::malformed;
+    unsigned shift = 0;
+    switch (std::toupper(static_cast<unsigned char>(v[i]))) {
+    case 'K': shift = 10; break;
+    case 'M': shift = 20; break;
+    case 'G': shift = 30; break;
+    default: return errc::malformed;
+    }
+    if (n > (std::numeric_limits<unsigned long long>::max() >> shift))
+        return errc::too_large;
+    return n << shift;
+}
+
+} // namespace longhaul

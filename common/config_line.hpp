@@ -1,0 +1,39 @@
+// Lexing of ssh_config / sshd_config lines, shared by the client and the
+// server parsers: "Keyword value...", "Keyword=value", quoted arguments and
+// comments, with OpenSSH's rules and error wording.
+#pragma once
+
+#include "common/result.hpp"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace longhaul {
+
+struct config_line {
+    std::string keyword;            // lowercased
+    std::vector<std::string> args;  // quotes removed
+    bool empty = true;              // blank or comment line
+};
+
+// The keyword ends at whitespace or a single '='. The rest is split into
+// arguments on whitespace; "double" or 'single' quotes group (a backslash
+// escapes a quote or backslash inside them); an unquoted '#' starting an
+// argument ends the line. On failure `error` says why, in OpenSSH's words
+// ("no argument after keyword \"port\"", "invalid quotes").
+result<config_line> lex_config_line(std::string_view line, std::string& error);
+
+// OpenSSH's argv_split for one argument string (used by Match and similar).
+result<std::vector<std::string>> split_arguments(std::string_view s, bool stop_at_comment = true);
+
+// Yes/no values as OpenSSH accepts them ("yes"/"no" only; callers with extra
+// values like "ask" check those first).
+result<bool> parse_yes_no(std::string_view v);
+
+// Time intervals: "90", "1h30m", "2d" (s, m, h, d, w); errc::malformed on junk.
+result<long long> parse_time_interval(std::string_view v);
+// Sizes with K/M/G suffixes (RekeyLimit); errc::malformed on junk.
+result<unsigned long long> parse_size(std::string_view v);
+
+} // namespace longhaul

@@ -1,0 +1,56 @@
+#include "common/config_line.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace longhaul;
+
+TEST_CASE("config_line: keyword forms and quoting")
+{
+    std::string err;
+    auto l = lex_config_line("  Port 2222", err);
+    REQUIRE(l);
+    CHECK(l->keyword == "port");
+    CHECK(l->args == std::vector<std::string>{"2222"});
+    l = lex_config_line("HostName=example.org", err);
+    CHECK(l->keyword == "hostname");
+    CHECK(l->args[0] == "example.org");
+    l = lex_config_line("User = \"bob smith\"  # comment", err);
+    CHECK(l->args == std::vector<std::string>{"bob smith"});
+    l = lex_config_line("ProxyCommand ssh -W '%h:%p' \"a\\\"b\" jump", err);
+    CHECK(l->args == std::vector<std::string>{"ssh", "-W", "%h:%p", "a\"b", "jump"});
+    l = lex_config_line("   # only a comment", err);
+    REQUIRE(l);
+    CHECK(l->empty);
+    l = lex_config_line("", err);
+    CHECK(l->empty);
+    l = lex_config_line("Port 22\r", err);
+    CHECK(l->args[0] == "22");
+}
+
+TEST_CASE("config_line: errors use OpenSSH's words")
+{
+    std::string err;
+    CHECK_FALSE(lex_config_line("Port", err));
+    CHECK(err == "no argument after keyword \"port\"");
+    CHECK_FALSE(lex_config_line("User \"unterminated", err));
+    CHECK(err == "invalid quotes");
+    CHECK_FALSE(lex_config_line("Port #22", err));
+}
+
+TEST_CASE("config_line: values")
+{
+    CHECK(parse_yes_no("yes").value());
+    CHECK_FALSE(parse_yes_no("no").value());
+    CHECK_FALSE(parse_yes_no("maybe"));
+    CHECK(parse_time_interval("90").value() == 90);
+    CHECK(parse_time_interval("1h30m").value() == 5400);
+    CHECK(parse_time_interval("2w").value() == 1209600);
+    CHECK_FALSE(parse_time_interval("5x"));
+    CHECK_FALSE(parse_time_interval(""));
+    CHECK_FALSE(parse_time_interval("99999999999"));
+    CHECK(parse_size("1G").value() == (1ull << 30));
+    CHECK(parse_size("512K").value() == 512 * 1024);
+    CHECK(parse_size("100").value() == 100);
+    CHECK_FALSE(parse_size("1T"));
+    CHECK_FALSE(parse_size("M"));
+}
