@@ -1,0 +1,550 @@
+#include "channel/connection.hpp"
+
+#include "common/text.hpp"
+#include "common/wire.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace longhaul {
+
+namespace {
+
+std::uint64_t micros(steady_time t)
+{
+    return static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count());
+}
+
+// The most this side will ever advertise (DESIGN: at most 2^31 - 1).
+constexpr std::uint32_t max_advertised_window = 0x7fffffffu;
+// CHANNEL_DATA: byte, uint32 recipient, uint32 length. EXTENDED adds uint32 type.
+constexpr std::size_t data_header = 9;
+constexpr std::size_t extended_header = 13;
+
+} // namespace
+
+struct connection::channel {
+    channel(const window_config& cfg, window_budget& budget) : rx(cfg, budget) {}
+    channel_info info;
+    receive_window rx;
+    bool local_open = false;       // we sent OPEN or CONFIRMATION
+    bool awaiting_accept = false;  // the peer's open, not yet accepted/rejected
+    std::uint32_t replies_pending = 0; // our want_reply requests
+    std::uint32_t replies_owed = 0;    // the peer's want_reply requests
+};
+
+connection::connection(transport& t, connection_config cfg)
+    : transport_(t), cfg_(cfg), budget_(cfg.window.budget)
+{
+    cfg_.window.initial_window = std::min(cfg_.window.initial_window, max_advertised_window);
+    cfg_.window.max_window = std::clamp(cfg_.window.max_window, cfg_.window.initial_window, max_advertised_window);
+}
+
+connection::~connection() = default;
+
+connection::channel* connection::find(channel_id id) const noexcept
+{
+    return id < channels_.size() ? channels_[id].get() : nullptr;
+}
+
+bool connection::exists(channel_id id) const noexcept { return find(id) != nullptr; }
+
+const channel_info& connection::info(channel_id id) const { return find(id)->info; }
+const receive_window& connection::window(channel_id id) const { return find(id)->rx; }
+
+result<channel_id> connection::allocate(std::string_view type)
+{
+    if (live_ >= cfg_.max_channels)
+        return errc::too_large;
+    channel_id id = 0;
+    while (id < channels_.size() && channels_[id])
+        ++id;
+    if (id == channels_.size())
+        channels_.emplace_back();
+    channels_[id] = std::make_unique<channel>(cfg_.window, budget_);
+    channels_[id]->info.type = std::string(type);
+    ++live_;
+    return id;
+}
+
+void connection::release(channel_id id)
+{
+    if (find(id) == nullptr)
+        return;
+    channels_[id].reset();
+    --live_;
+    while (!channels_.empty() && !channels_.back())
+        channels_.pop_back();
+}
+
+void connection::protocol_error(std::string message)
+{
+    transport_.disconnect(disconnect_reason::protocol_error, message);
+}
+
+void connection::send_message(const bytes& m) { (void)transport_.send(m); }
+
+connection::channel* connection::peer_channel(std::uint32_t id, std::string_view what)
+{
+    channel* c = find(id);
+    if (c == nullptr || c->awaiting_accept || c->info.close_received) {
+        protocol_error(std::string(what) + " for nonexistent channel " + std::to_string(id));
+        return nullptr;
+    }
+    return c;
+}
+
+// ---------------------------------------------------------------- inbound
+
+connection_event connection::handle(byte_span payload, steady_time now)
+{
+    if (payload.empty())
+        return {};
+    switch (payload[0]) {
+    case msg::channel_data: return on_data(payload, false, now);
+    case msg::channel_extended_data: return on_data(payload, true, now);
+    case msg::channel_window_adjust: return on_window_adjust(payload);
+    case msg::channel_open: return on_open(payload);
+    case msg::channel_open_confirmation: return on_open_confirmation(payload);
+    case msg::channel_open_failure: return on_open_failure(payload);
+    case msg::channel_eof: return on_eof_or_close(payload, false);
+    case msg::channel_close: return on_eof_or_close(payload, true);
+    case msg::channel_request: return on_request(payload);
+    case msg::channel_success: return on_request_reply(payload, true);
+    case msg::channel_failure: return on_request_reply(payload, false);
+    case msg::global_request: return on_global_request(payload);
+    case msg::request_success: return on_global_reply(payload, true);
+    case msg::request_failure: return on_global_reply(payload, false);
+    default: break;
+    }
+    return {};
+}
+
+connection_event connection::on_open(byte_span payload)
+{
+    wire_reader r(payload.subspan(1));
+    auto type = r.text(256);
+    const std::uint32_t sender = r.u32();
+    const std::uint32_t window = r.u32();
+    const std::uint32_t max_packet = r.u32();
+    auto extra = r.rest();
+    if (!r.ok()) {
+        protocol_error("malformed SSH_MSG_CHANNEL_OPEN");
+        return {};
+    }
+    auto id = allocate(type);
+    if (!id) {
+        bytes m;
+        wire_writer(m).u8(msg::channel_open_failure).u32(sender)
+            .u32(static_cast<std::uint32_t>(open_failure_reason::resource_shortage)).string("too many channels").string("");
+        send_message(m);
+        return {};
+    }
+    channel* c = find(*id);
+    c->awaiting_accept = true;
+    c->info.remote_id = sender;
+    c->info.remote_window = window;
+    c->info.remote_max_packet = max_packet;
+    return {.type = connection_event_type::open_request, .channel = *id, .name = c->info.type, .data = extra};
+}
+
+void connection::accept(channel_id id, byte_span type_specific)
+{
+    channel* c = find(id);
+    if (c == nullptr || !c->awaiting_accept)
+        return;
+    c->awaiting_accept = false;
+    c->local_open = true;
+    c->info.open = true;
+    bytes m;
+    wire_writer(m).u8(msg::channel_open_confirmation).u32(c->info.remote_id).u32(id).u32(c->rx.initial())
+        .u32(cfg_.window.max_packet).raw(type_specific);
+    send_message(m);
+}
+
+void connection::reject(channel_id id, open_failure_reason reason, std::string_view description)
+{
+    channel* c = find(id);
+    if (c == nullptr || !c->awaiting_accept)
+        return;
+    bytes m;
+    wire_writer(m).u8(msg::channel_open_failure).u32(c->info.remote_id).u32(static_cast<std::uint32_t>(reason))
+        .string(description).string("");
+    send_message(m);
+    release(id);
+}
+
+connection_event connection::on_open_confirmation(byte_span payload)
+{
+    wire_reader r(payload.subspan(1));
+    const std::uint32_t recipient = r.u32();
+    const std::uint32_t sender = r.u32();
+    const std::uint32_t window = r.u32();
+    const std::uint32_t max_packet = r.u32();
+    auto extra = r.rest();
+    if (!r.ok()) {
+        protocol_error("malformed SSH_MSG_CHANNEL_OPEN_CONFIRMATION");
+        return {};
+    }
+    channel* c = find(recipient);
+    if (c == nullptr || c->info.open || c->awaiting_accept) {
+        protocol_error("open confirmation for non-opening channel " + std::to_string(recipient));
+        return {};
+    }
+    c->info.open = true;
+    c->info.remote_id = sender;
+    c->info.remote_window = window;
+    c->info.remote_max_packet = max_packet;
+    if (c->info.close_sent) {
+        // Closed by the program before the peer confirmed: close it now.
+        bytes m;
+        wire_writer(m).u8(msg::channel_close).u32(sender);
+        send_message(m);
+        return {};
+    }
+    return {.type = connection_event_type::open_confirmed, .channel = recipient, .data = extra};
+}
+
+connection_event connection::on_open_failure(byte_span payload)
+{
+    wire_reader r(payload.subspan(1));
+    const std::uint32_t recipient = r.u32();
+    const std::uint32_t reason = r.u32();
+    auto description = r.text(4096);
+    if (!r.ok()) {
+        protocol_error("malformed SSH_MSG_CHANNEL_OPEN_FAILURE");
+        return {};
+    }
+    channel* c = find(recipient);
+    if (c == nullptr || c->info.open || c->awaiting_accept) {
+        protocol_error("open failure for non-opening channel " + std::to_string(recipient));
+        return {};
+    }
+    text_ = printable(description);
+    release(recipient);
+    return {.type = connection_event_type::open_failed, .channel = recipient, .code = reason, .text = text_};
+}
+
+connection_event connection::on_window_adjust(byte_span payload)
+{
+    wire_reader r(payload.subspan(1));
+    const std::uint32_t recipient = r.u32();
+    const std::uint32_t add = r.u32();
+    if (!r.finish()) {
+        protocol_error("malformed SSH_MSG_CHANNEL_WINDOW_ADJUST");
+        return {};
+    }
+    channel* c = peer_channel(recipient, "window adjust");
+    if (c == nullptr)
+        return {};
+    // A window is a uint32: a peer that pushes it past 2^32 - 1 is broken.
+    if (c->info.remote_window + add > 0xffffffffull) {
+        protocol_error("channel " + std::to_string(recipient) + ": adjust " + std::to_string(add) +
+                       " overflows remote window " + std::to_string(c->info.remote_window));
+        return {};
+    }
+    const bool was_blocked = c->info.remote_window == 0;
+    c->info.remote_window += add;
+    (void)was_blocked;
+    return {.type = connection_event_type::window_opened, .channel = recipient};
+}
+
+connection_event connection::on_data(byte_span payload, bool extended, steady_time now)
+{
+    wire_reader r(payload.subspan(1));
+    const std::uint32_t recipient = r.u32();
+    const std::uint32_t code = extended ? r.u32() : 0;
+    auto data = r.string(max_payload_size);
+    if (!r.finish()) {
+        protocol_error(extended ? "malformed SSH_MSG_CHANNEL_EXTENDED_DATA" : "malformed SSH_MSG_CHANNEL_DATA");
+        return {};
+    }
+    channel* c = peer_channel(recipient, "data");
+    if (c == nullptr)
+        return {};
+    if (!c->info.open || c->info.eof_received) {
+        protocol_error("channel " + std::to_string(recipient) + ": data " +
+                       (c->info.open ? "after EOF" : "before the channel was confirmed"));
+        return {};
+    }
+    if (!c->rx.on_receive(static_cast<std::uint32_t>(data.size()), micros(now))) {
+        protocol_error("channel " + std::to_string(recipient) + ": peer ignored channel window");
+        return {};
+    }
+    c->info.bytes_in += data.size();
+    if (extended && code != extended_data_stderr) {
+        // Unknown extended data types are discarded (RFC 4254 §5.2) but still
+        // count against and return the window.
+        consumed(recipient, data.size(), now);
+        return {};
+    }
+    return {.type = connection_event_type::data, .channel = recipient, .data = data, .code = code};
+}
+
+connection_event connection::on_eof_or_close(byte_span payload, bool is_close)
+{
+    wire_reader r(payload.subspan(1));
+    const std::uint32_t recipient = r.u32();
+    if (!r.finish()) {
+        protocol_error(is_close ? "malformed SSH_MSG_CHANNEL_CLOSE" : "malformed SSH_MSG_CHANNEL_EOF");
+        return {};
+    }
+    channel* c = peer_channel(recipient, is_close ? "close" : "eof");
+    if (c == nullptr)
+        return {};
+    if (!is_close) {
+        c->info.eof_received = true;
+        return {.type = connection_event_type::eof, .channel = recipient};
+    }
+    c->info.close_received = true;
+    c->info.eof_received = true;
+    if (c->info.close_sent)
+        release(recipient);
+    return {.type = connection_event_type::close, .channel = recipient};
+}
+
+connection_event connection::on_request(byte_span payload)
+{
+    wire_reader r(payload.subspan(1));
+    const std::uint32_t recipient = r.u32();
+    auto name = r.text(256);
+    const bool want_reply = r.boolean();
+    auto data = r.rest();
+    if (!r.ok()) {
+        protocol_error("malformed SSH_MSG_CHANNEL_REQUEST");
+        return {};
+    }
+    channel* c = peer_channel(recipient, "request");
+    if (c == nullptr)
+        return {};
+    if (want_reply)
+        ++c->replies_owed;
+    return {.type = connection_event_type::request, .channel = recipient, .name = name, .data = data,
+            .want_reply = want_reply};
+}
+
+connection_event connection::on_request_reply(byte_span payload, bool success)
+{
+    wire_reader r(payload.subspan(1));
+    const std::uint32_t recipient = r.u32();
+    if (!r.finish()) {
+        protocol_error("malformed channel request reply");
+        return {};
+    }
+    channel* c = peer_channel(recipient, "request reply");
+    if (c == nullptr)
+        return {};
+    if (c->replies_pending == 0) {
+        protocol_error("channel " + std::to_string(recipient) + ": unexpected request reply");
+        return {};
+    }
+    --c->replies_pending;
+    return {.type = connection_event_type::request_reply, .channel = recipient, .success = success};
+}
+
+connection_event connection::on_global_request(byte_span payload)
+{
+    wire_reader r(payload.subspan(1));
+    auto name = r.text(256);
+    const bool want_reply = r.boolean();
+    auto data = r.rest();
+    if (!r.ok()) {
+        protocol_error("malformed SSH_MSG_GLOBAL_REQUEST");
+        return {};
+    }
+    if (want_reply)
+        ++global_replies_owed_;
+    return {.type = connection_event_type::global_request, .name = name, .data = data, .want_reply = want_reply};
+}
+
+connection_event connection::on_global_reply(byte_span payload, bool success)
+{
+    if (global_replies_pending_ == 0) {
+        protocol_error("unexpected global request reply");
+        return {};
+    }
+    --global_replies_pending_;
+    return {.type = connection_event_type::global_reply, .data = payload.subspan(1), .success = success};
+}
+
+// ---------------------------------------------------------------- outbound
+
+result<channel_id> connection::open(std::string_view type, byte_span type_specific)
+{
+    auto id = allocate(type);
+    if (!id)
+        return id;
+    channel* c = find(*id);
+    c->local_open = true;
+    bytes m;
+    wire_writer(m).u8(msg::channel_open).string(type).u32(*id).u32(c->rx.initial()).u32(cfg_.window.max_packet)
+        .raw(type_specific);
+    send_message(m);
+    return id;
+}
+
+std::size_t connection::send_capacity(channel_id id) const noexcept
+{
+    const channel* c = find(id);
+    if (c == nullptr || !c->info.open || c->info.eof_sent || c->info.close_sent || c->info.close_received)
+        return 0;
+    return static_cast<std::size_t>(c->info.remote_window);
+}
+
+mutable_byte_span connection::prepare_data(channel_id id, std::size_t max, std::uint32_t extended)
+{
+    const channel* c = find(id);
+    const std::size_t header = extended ? extended_header : data_header;
+    std::size_t n = std::min(max, send_capacity(id));
+    if (c != nullptr)
+        n = std::min<std::size_t>(n, c->info.remote_max_packet);
+    n = std::min(n, max_payload_size - header);
+    if (n == 0)
+        return {};
+    auto room = transport_.prepare_payload(header + n);
+    pending_room_ = room;
+    pending_header_ = header;
+    pending_channel_ = id;
+    room[0] = extended ? msg::channel_extended_data : msg::channel_data;
+    store_u32(room.data() + 1, c->info.remote_id);
+    if (extended)
+        store_u32(room.data() + 5, extended);
+    return room.subspan(header, n);
+}
+
+result<void> connection::commit_data(channel_id id, std::size_t n)
+{
+    channel* c = find(id);
+    if (c == nullptr || id != pending_channel_ || pending_header_ == 0)
+        return errc::invalid_argument;
+    const std::size_t header = pending_header_;
+    pending_header_ = 0;
+    if (n == 0)
+        return {};
+    if (n > c->info.remote_window || header + n > pending_room_.size())
+        return errc::invalid_argument;
+    // The length field sits just before the data, whichever header form.
+    store_u32(pending_room_.data() + header - 4, static_cast<std::uint32_t>(n));
+    c->info.remote_window -= n;
+    c->info.bytes_out += n;
+    return transport_.commit_payload(header + n);
+}
+
+result<void> connection::send_data(channel_id id, byte_span data, std::uint32_t extended)
+{
+    if (data.size() > send_capacity(id))
+        return errc::too_large;
+    while (!data.empty()) {
+        auto room = prepare_data(id, data.size(), extended);
+        if (room.empty())
+            return errc::invalid_argument;
+        std::memcpy(room.data(), data.data(), room.size());
+        if (auto r = commit_data(id, room.size()); !r)
+            return r;
+        data = data.subspan(room.size());
+    }
+    return {};
+}
+
+void connection::send_request(channel_id id, std::string_view type, bool want_reply, byte_span data)
+{
+    channel* c = find(id);
+    if (c == nullptr || !c->info.open || c->info.close_sent)
+        return;
+    if (want_reply)
+        ++c->replies_pending;
+    bytes m;
+    wire_writer(m).u8(msg::channel_request).u32(c->info.remote_id).string(type).boolean(want_reply).raw(data);
+    send_message(m);
+}
+
+void connection::reply(channel_id id, bool success)
+{
+    channel* c = find(id);
+    if (c == nullptr || c->replies_owed == 0)
+        return;
+    --c->replies_owed;
+    if (c->info.close_sent)
+        return;
+    bytes m;
+    wire_writer(m).u8(success ? msg::channel_success : msg::channel_failure).u32(c->info.remote_id);
+    send_message(m);
+}
+
+void connection::send_eof(channel_id id)
+{
+    channel* c = find(id);
+    if (c == nullptr || !c->info.open || c->info.eof_sent || c->info.close_sent)
+        return;
+    c->info.eof_sent = true;
+    bytes m;
+    wire_writer(m).u8(msg::channel_eof).u32(c->info.remote_id);
+    send_message(m);
+}
+
+void connection::close(channel_id id)
+{
+    channel* c = find(id);
+    if (c == nullptr || c->info.close_sent)
+        return;
+    if (c->awaiting_accept) {
+        reject(id, open_failure_reason::administratively_prohibited, "closed");
+        return;
+    }
+    // A channel still waiting for the peer's confirmation cannot be closed
+    // yet (the peer's id is unknown); the close goes out once it confirms.
+    c->info.close_sent = true;
+    if (!c->info.open)
+        return;
+    bytes m;
+    wire_writer(m).u8(msg::channel_close).u32(c->info.remote_id);
+    send_message(m);
+    if (c->info.close_received)
+        release(id);
+}
+
+void connection::consumed(channel_id id, std::size_t n, steady_time now)
+{
+    channel* c = find(id);
+    if (c == nullptr || n == 0)
+        return;
+    const std::uint32_t credit = c->rx.on_consumed(static_cast<std::uint32_t>(std::min<std::size_t>(n, 0xffffffffu)),
+                                                   micros(now), rtt_us_);
+    if (credit == 0 || c->info.close_sent || c->info.close_received || c->info.eof_received)
+        return;
+    bytes m;
+    wire_writer(m).u8(msg::channel_window_adjust).u32(c->info.remote_id).u32(credit);
+    send_message(m);
+}
+
+void connection::send_global_request(std::string_view name, bool want_reply, byte_span data)
+{
+    if (want_reply)
+        ++global_replies_pending_;
+    bytes m;
+    wire_writer(m).u8(msg::global_request).string(name).boolean(want_reply).raw(data);
+    send_message(m);
+}
+
+void connection::reply_global(bool success, byte_span data)
+{
+    if (global_replies_owed_ == 0)
+        return;
+    --global_replies_owed_;
+    bytes m;
+    wire_writer(m).u8(success ? msg::request_success : msg::request_failure);
+    if (success)
+        wire_writer(m).raw(data);
+    send_message(m);
+}
+
+void connection::tick(steady_time now)
+{
+    const std::uint64_t us = micros(now);
+    for (auto& c : channels_)
+        if (c)
+            c->rx.on_tick(us);
+}
+
+} // namespace longhaul

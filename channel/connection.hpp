@@ -1,0 +1,157 @@
+// The SSH connection protocol (RFC 4254) as a sans-I/O core on top of the
+// transport core: the channel table, open/confirm/failure, data and
+// extended data with window accounting, EOF/CLOSE half-close states,
+// channel and global requests with in-order replies.
+//
+// The program hands it every payload with a message number in 80..127 and
+// gets at most one event back per message. Data events point into the
+// transport's buffer (no copy); the program writes them to their sink and
+// reports what the sink actually took with consumed(), which is what
+// returns window credit to the peer: a slow sink pushes back on the sender.
+//
+// Sending data is zero-copy too: prepare_data() returns space inside the next
+// packet (a read() from a socket or pipe can land there directly) and
+// commit_data() frames, encrypts and queues it.
+#pragma once
+
+#include "channel/messages.hpp"
+#include "channel/window_policy.hpp"
+#include "common/transport/transport.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace longhaul {
+
+using channel_id = std::uint32_t;
+
+struct connection_config {
+    window_config window;
+    std::size_t max_channels = 8192;
+};
+
+enum class connection_event_type {
+    none,
+    open_request,   // the peer opens a channel: name = type, data = type-specific; accept() or reject()
+    open_confirmed, // our open() succeeded: data = type-specific
+    open_failed,    // our open() was refused: code = reason, text = description; the id is released
+    data,           // data (code 0) or extended data (code = type, 1 = stderr)
+    eof,            // the peer will send no more data
+    close,          // the peer closed; once both sides have, the id is released
+    request,        // channel request: name, want_reply, data; reply() if want_reply
+    request_reply,  // reply to our want_reply channel request (success)
+    global_request, // name, want_reply, data; reply_global() if want_reply
+    global_reply,   // reply to our want_reply global request (success, data)
+    window_opened,  // the peer granted window: more data may be sent
+};
+
+struct connection_event {
+    connection_event_type type = connection_event_type::none;
+    channel_id channel = 0;
+    std::string_view name;
+    byte_span data;
+    std::uint32_t code = 0;
+    std::string_view text;
+    bool want_reply = false;
+    bool success = false;
+};
+
+struct channel_info {
+    std::string type;
+    std::uint32_t remote_id = 0;
+    bool open = false; // confirmed both ways
+    bool eof_sent = false, eof_received = false;
+    bool close_sent = false, close_received = false;
+    std::uint64_t remote_window = 0;
+    std::uint32_t remote_max_packet = 0;
+    std::uint64_t bytes_in = 0, bytes_out = 0;
+};
+
+class connection {
+public:
+    connection(transport& t, connection_config cfg = {});
+    ~connection();
+    connection(const connection&) = delete;
+    connection& operator=(const connection&) = delete;
+
+    // One connection-protocol message (80..127) from the transport. Protocol
+    // violations disconnect the transport with a reason and return none.
+    connection_event handle(byte_span payload, steady_time now);
+
+    // --- channels ---
+    result<channel_id> open(std::string_view type, byte_span type_specific = {});
+    void accept(channel_id id, byte_span type_specific = {});
+    void reject(channel_id id, open_failure_reason reason, std::string_view description);
+
+    // Bytes that may be sent now (peer window and packet size).
+    std::size_t send_capacity(channel_id id) const noexcept;
+    // Space for up to min(max, send_capacity()) bytes inside the next packet.
+    mutable_byte_span prepare_data(channel_id id, std::size_t max, std::uint32_t extended = 0);
+    result<void> commit_data(channel_id id, std::size_t n);
+    // Copying form: sends all of `data` (split into packets); it must fit the window.
+    result<void> send_data(channel_id id, byte_span data, std::uint32_t extended = 0);
+
+    void send_request(channel_id id, std::string_view type, bool want_reply, byte_span data = {});
+    // Answers the peer's oldest unanswered want_reply request on the channel.
+    void reply(channel_id id, bool success);
+    void send_eof(channel_id id);
+    void close(channel_id id);
+    // The sink took n bytes of the channel's data: returns window credit.
+    void consumed(channel_id id, std::size_t n, steady_time now);
+
+    // --- global requests ---
+    void send_global_request(std::string_view name, bool want_reply, byte_span data = {});
+    void reply_global(bool success, byte_span data = {});
+
+    // --- measurements and time ---
+    // The transport connection's round-trip time (from TCP_INFO): window growth needs it.
+    void set_rtt(std::chrono::microseconds rtt) noexcept { rtt_us_ = static_cast<std::uint64_t>(rtt.count()); }
+    void tick(steady_time now);
+
+    // --- state ---
+    bool exists(channel_id id) const noexcept;
+    const channel_info& info(channel_id id) const;
+    std::size_t channel_count() const noexcept { return live_; }
+    const receive_window& window(channel_id id) const;
+    const window_budget& budget() const noexcept { return budget_; }
+    transport& core() noexcept { return transport_; }
+
+private:
+    struct channel;
+    channel* find(channel_id id) const noexcept;
+    channel* peer_channel(std::uint32_t id, std::string_view what);
+    result<channel_id> allocate(std::string_view type);
+    void release(channel_id id);
+    void protocol_error(std::string message);
+    void send_message(const bytes& m);
+
+    connection_event on_open(byte_span payload);
+    connection_event on_open_confirmation(byte_span payload);
+    connection_event on_open_failure(byte_span payload);
+    connection_event on_window_adjust(byte_span payload);
+    connection_event on_data(byte_span payload, bool extended, steady_time now);
+    connection_event on_eof_or_close(byte_span payload, bool is_close);
+    connection_event on_request(byte_span payload);
+    connection_event on_request_reply(byte_span payload, bool success);
+    connection_event on_global_request(byte_span payload);
+    connection_event on_global_reply(byte_span payload, bool success);
+
+    transport& transport_;
+    connection_config cfg_;
+    window_budget budget_;
+    std::vector<std::unique_ptr<channel>> channels_;
+    std::size_t live_ = 0;
+    std::uint32_t global_replies_pending_ = 0; // ours awaiting the peer
+    std::uint32_t global_replies_owed_ = 0;    // the peer's awaiting us
+    std::uint64_t rtt_us_ = 0;
+    mutable_byte_span pending_room_;           // the prepared data packet, header included
+    std::size_t pending_header_ = 0;
+    channel_id pending_channel_ = 0;
+    std::string text_;                         // storage for event text
+};
+
+} // namespace longhaul

@@ -1,0 +1,273 @@
+#include "channel/connection.hpp"
+
+#include "common/wire.hpp"
+#include "tests/channel/connection_harness.hpp"
+
+using namespace longhaul;
+using namespace longhaul::test;
+using cet = connection_event_type;
+
+TEST_CASE("connection: open, data both ways, stderr, EOF and CLOSE release the channel")
+{
+    connection_pair p;
+    auto [c, s] = p.open_session();
+    CHECK(p.client->info(c).open);
+    CHECK(p.server->info(s).type == "session");
+
+    REQUIRE(p.client->send_data(c, as_bytes("to server")).has_value());
+    REQUIRE(p.server->send_data(s, as_bytes("to client")).has_value());
+    REQUIRE(p.server->send_data(s, as_bytes("err"), extended_data_stderr).has_value());
+    p.run();
+    CHECK(as_string_view(p.server_received[s]) == "to server");
+    CHECK(p.client_received[c] == to_bytes(as_bytes("to clienterr")));
+    CHECK(p.client_events[p.client_events.size() - 1].code == extended_data_stderr);
+
+    p.server->send_eof(s);
+    p.server->close(s);
+    p.run();
+    CHECK(p.count(p.client_events, cet::eof) == 1);
+    CHECK(p.count(p.client_events, cet::close) == 1);
+    CHECK(p.server->exists(s)); // half closed: waiting for the client's CLOSE
+    CHECK(p.client->send_capacity(c) == 0);
+    p.client->close(c);
+    p.run();
+    CHECK_FALSE(p.client->exists(c));
+    CHECK_FALSE(p.server->exists(s));
+    CHECK(p.client->channel_count() == 0);
+    CHECK(p.server->channel_count() == 0);
+    CHECK_FALSE(p.tp.client->closed());
+}
+
+TEST_CASE("connection: a refused open reports reason and text")
+{
+    connection_pair p;
+    auto id = p.client->open("direct-tcpip");
+    p.run();
+    p.server->reject(p.server_events.back().channel, open_failure_reason::administratively_prohibited, "no\x1b[31m");
+    p.run();
+    auto e = p.client_events.back();
+    CHECK(e.type == cet::open_failed);
+    CHECK(e.code == 1);
+    CHECK(e.text == "no\\033[31m");
+    CHECK_FALSE(p.client->exists(*id));
+}
+
+TEST_CASE("connection: the sender never exceeds the window; a slow sink holds it shut")
+{
+    connection_config cfg;
+    cfg.window.initial_window = 64 * 1024;
+    connection_pair p(cfg);
+    p.auto_consume = false;
+    auto [c, s] = p.open_session();
+    CHECK(p.client->send_capacity(c) == 64 * 1024);
+    bytes chunk(100 * 1024, 7);
+    CHECK_FALSE(p.client->send_data(c, chunk).has_value()); // more than the window
+    REQUIRE(p.client->send_data(c, byte_span(chunk).first(64 * 1024)).has_value());
+    CHECK(p.client->send_capacity(c) == 0);
+    p.run();
+    CHECK(p.server_received[s].size() == 64 * 1024);
+    CHECK(p.client->send_capacity(c) == 0); // nothing consumed: no credit back
+    p.server->consumed(s, 4 * 1024, p.tp.now);
+    p.run();
+    CHECK(p.client->send_capacity(c) == 0); // below the adjust threshold
+    p.server->consumed(s, 60 * 1024, p.tp.now);
+    p.run();
+    CHECK(p.client->send_capacity(c) == 64 * 1024);
+    CHECK(p.count(p.client_events, cet::window_opened) >= 1);
+}
+
+TEST_CASE("connection: data packets respect the peer's maximum packet size")
+{
+    connection_config cfg;
+    cfg.window.max_packet = 1000;
+    connection_pair p(cfg);
+    auto [c, s] = p.open_session();
+    bytes chunk(5000, 1);
+    REQUIRE(p.client->send_data(c, chunk).has_value());
+    p.run();
+    CHECK(p.count(p.server_events, cet::data) == 5);
+    auto room = p.client->prepare_data(c, 99999);
+    CHECK(room.size() == 1000);
+    REQUIRE(p.client->commit_data(c, 10).has_value());
+    p.run();
+    CHECK(p.server_received[s].size() == 5010);
+}
+
+TEST_CASE("connection: requests are answered in order; unsolicited replies are protocol errors")
+{
+    connection_pair p;
+    auto [c, s] = p.open_session();
+    p.client->send_request(c, "exec", true, string_request{"ls -l"}.encode());
+    p.client->send_request(c, "env", false, env_request{"LANG", "C"}.encode());
+    p.client->send_request(c, "shell", true);
+    p.run();
+    REQUIRE(p.count(p.server_events, cet::request) == 3);
+    auto exec = p.server_events[p.server_events.size() - 3];
+    CHECK(exec.name == "exec");
+    CHECK(exec.want_reply);
+    CHECK(string_request::decode(exec.data)->value == "ls -l");
+    p.server->reply(s, true);
+    p.server->reply(s, false);
+    p.server->reply(s, true); // nothing owed: ignored
+    p.run();
+    REQUIRE(p.count(p.client_events, cet::request_reply) == 2);
+    CHECK(p.client_events[p.client_events.size() - 2].success);
+    CHECK_FALSE(p.client_events.back().success);
+
+    bytes bogus;
+    wire_writer(bogus).u8(msg::channel_success).u32(p.client->info(c).remote_id);
+    REQUIRE(p.tp.client->send(bogus).has_value());
+    p.run();
+    CHECK(p.tp.server_log.disconnected);
+    CHECK(p.tp.server_log.disconnect_text == "channel 0: unexpected request reply");
+}
+
+TEST_CASE("connection: global requests and replies")
+{
+    connection_pair p;
+    p.client->send_global_request("tcpip-forward", true, as_bytes("x"));
+    p.client->send_global_request("keepalive@openssh.com", true);
+    p.run();
+    REQUIRE(p.count(p.server_events, cet::global_request) == 2);
+    const std::uint8_t port[] = {0, 0, 0x1f, 0x90};
+    p.server->reply_global(true, port);
+    p.server->reply_global(false);
+    p.run();
+    REQUIRE(p.count(p.client_events, cet::global_reply) == 2);
+    CHECK(p.client_events[0].success);
+    CHECK(p.client_events[0].data.size() == 4);
+    CHECK_FALSE(p.client_events[1].success);
+}
+
+TEST_CASE("connection: a peer that ignores the window is disconnected")
+{
+    connection_config cfg;
+    cfg.window.initial_window = 32 * 1024;
+    connection_pair p(cfg);
+    p.auto_consume = false; // a consuming server would legitimately have granted more credit
+    auto [c, s] = p.open_session();
+    const std::uint32_t remote = p.client->info(c).remote_id;
+    for (int i = 0; i < 3; ++i) {
+        bytes m;
+        wire_writer w(m);
+        w.u8(msg::channel_data).u32(remote).string(bytes(16 * 1024, 0));
+        REQUIRE(p.tp.client->send(m).has_value());
+    }
+    p.run();
+    CHECK(p.tp.server_log.disconnected);
+    CHECK(p.tp.server_log.reason == disconnect_reason::protocol_error);
+    CHECK(p.tp.server_log.disconnect_text == "channel 0: peer ignored channel window");
+}
+
+TEST_CASE("connection: malformed and misdirected messages disconnect with a reason")
+{
+    struct bad {
+        bytes msg;
+        std::string text;
+    };
+    auto make = [](auto fn) {
+        bytes m;
+        wire_writer w(m);
+        fn(w);
+        return m;
+    };
+    std::vector<bad> cases = {
+        {make([](wire_writer& w) { w.u8(msg::channel_data).u32(77).string("x"); }), "data for nonexistent channel 77"},
+        {make([](wire_writer& w) { w.u8(msg::channel_data).u32(0); }), "malformed SSH_MSG_CHANNEL_DATA"},
+        {make([](wire_writer& w) { w.u8(msg::channel_window_adjust).u32(0).u32(0xfff00000u); }),
+         "channel 0: adjust 4293918720 overflows remote window 2097152"},
+        {make([](wire_writer& w) { w.u8(msg::channel_eof).u32(0).u8(1); }), "malformed SSH_MSG_CHANNEL_EOF"},
+        {make([](wire_writer& w) { w.u8(msg::request_success); }), "unexpected global request reply"},
+        {make([](wire_writer& w) { w.u8(msg::channel_open).string("session"); }), "malformed SSH_MSG_CHANNEL_OPEN"},
+    };
+    for (auto& b : cases) {
+        INFO(b.text);
+        connection_pair p;
+        auto [c, s] = p.open_session();
+        (void)s;
+        (void)c;
+        // Sent by the server to the client's connection core.
+        REQUIRE(p.tp.server->send(b.msg).has_value());
+        p.run();
+        CHECK(p.tp.client_log.disconnected);
+        CHECK(p.tp.client_log.disconnect_local);
+        CHECK(p.tp.client_log.disconnect_text == b.text);
+    }
+}
+
+TEST_CASE("connection: data after EOF is a protocol error")
+{
+    connection_pair p;
+    auto [c, s] = p.open_session();
+    const std::uint32_t remote = p.client->info(c).remote_id;
+    p.client->send_eof(c);
+    bytes m;
+    wire_writer(m).u8(msg::channel_data).u32(remote).string("late");
+    REQUIRE(p.tp.client->send(m).has_value());
+    p.run();
+    CHECK(p.tp.server_log.disconnect_text == "channel " + std::to_string(s) + ": data after EOF");
+}
+
+TEST_CASE("connection: a thousand channels open, carry data and close")
+{
+    connection_pair p;
+    std::vector<channel_id> ids;
+    for (int i = 0; i < 1000; ++i)
+        ids.push_back(*p.client->open("session"));
+    p.on_event = [&](bool at_server, const connection_event& e) {
+        if (at_server && e.type == cet::open_request)
+            p.server->accept(e.channel);
+        if (at_server && e.type == cet::close)
+            p.server->close(e.channel);
+    };
+    p.run();
+    CHECK(p.count(p.client_events, cet::open_confirmed) == 1000);
+    for (auto id : ids)
+        REQUIRE(p.client->send_data(id, as_bytes("hello")).has_value());
+    p.run();
+    CHECK(p.server_received.size() == 1000);
+    for (auto id : ids)
+        p.client->close(id);
+    p.run();
+    CHECK(p.client->channel_count() == 0);
+    CHECK(p.server->channel_count() == 0);
+}
+
+TEST_CASE("connection: 64 MiB through one channel, byte exact, with rekeys")
+{
+    connection_pair p;
+    auto [c, s] = p.open_session();
+    hasher sent(hash_alg::sha256), got(hash_alg::sha256);
+    std::uint64_t received = 0;
+    p.on_event = [&](bool at_server, const connection_event& e) {
+        if (at_server && e.type == cet::data) {
+            got.update(e.data);
+            received += e.data.size();
+        }
+    };
+    std::mt19937_64 gen(5);
+    const std::uint64_t total = 64ull << 20;
+    std::uint64_t sent_bytes = 0;
+    int rekeys = 0;
+    while (sent_bytes < total) {
+        std::size_t cap = p.client->send_capacity(c);
+        if (cap == 0) {
+            p.run();
+            p.server_received.clear();
+            continue;
+        }
+        auto room = p.client->prepare_data(c, std::min<std::uint64_t>(total - sent_bytes, 65536));
+        for (auto& b : room)
+            b = static_cast<std::uint8_t>(gen());
+        sent.update(room);
+        REQUIRE(p.client->commit_data(c, room.size()).has_value());
+        sent_bytes += room.size();
+        if (sent_bytes % (16 << 20) < room.size() && rekeys < 3) {
+            p.tp.server->request_rekey();
+            ++rekeys;
+        }
+    }
+    p.run();
+    CHECK(received == total);
+    CHECK(sent.finish() == got.finish());
+}
