@@ -15,11 +15,19 @@ namespace longhaul {
 namespace asio = boost::asio;
 
 struct transport_driver::impl : std::enable_shared_from_this<impl> {
-    impl(asio::io_context& io, int fd, transport& core) : stream(io, fd), timer(io), core(core) {}
+    impl(asio::io_context& io, int read_fd, int write_fd, transport& core)
+        : stream(io, read_fd), out(io, write_fd == read_fd ? ::dup(write_fd) : write_fd), timer(io), core(core),
+          socket(write_fd == read_fd)
+    {
+        // One descriptor for both directions is duplicated so that each Asio
+        // object owns its own; a socket is shut down at the end.
+    }
 
-    asio::posix::stream_descriptor stream;
+    asio::posix::stream_descriptor stream; // read side
+    asio::posix::stream_descriptor out;    // write side
     asio::steady_timer timer;
     transport& core;
+    bool socket;
     event_handler on_event;
     close_handler on_close;
     std::function<void()> on_drained;
@@ -115,8 +123,9 @@ struct transport_driver::impl : std::enable_shared_from_this<impl> {
         if (finished || writing)
             return;
         while (core.output_size() > 0) {
-            auto out = core.output();
-            ssize_t n = ::send(stream.native_handle(), out.data(), out.size(), MSG_NOSIGNAL);
+            auto pending = core.output();
+            ssize_t n = socket ? ::send(out.native_handle(), pending.data(), pending.size(), MSG_NOSIGNAL)
+                               : ::write(out.native_handle(), pending.data(), pending.size());
             if (n > 0) {
                 core.consume_output(static_cast<std::size_t>(n));
                 continue;
@@ -125,7 +134,7 @@ struct transport_driver::impl : std::enable_shared_from_this<impl> {
                 continue;
             if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
                 writing = true;
-                stream.async_wait(asio::posix::stream_descriptor::wait_write,
+                out.async_wait(asio::posix::stream_descriptor::wait_write,
                                   [self = shared_from_this()](const boost::system::error_code& ec) {
                                       self->writing = false;
                                       if (ec) {
@@ -191,8 +200,11 @@ struct transport_driver::impl : std::enable_shared_from_this<impl> {
         timer.cancel();
         boost::system::error_code ignored;
         stream.cancel(ignored);
-        ::shutdown(stream.native_handle(), SHUT_RDWR);
+        out.cancel(ignored);
+        if (socket)
+            ::shutdown(stream.native_handle(), SHUT_RDWR);
         stream.close(ignored);
+        out.close(ignored);
         if (on_close) {
             auto cb = std::move(on_close);
             cb(error ? error : ec);
@@ -201,9 +213,15 @@ struct transport_driver::impl : std::enable_shared_from_this<impl> {
 };
 
 transport_driver::transport_driver(asio::io_context& io, int fd, transport& core)
-    : impl_(std::make_shared<impl>(io, fd, core))
+    : transport_driver(io, fd, fd, core)
+{
+}
+
+transport_driver::transport_driver(asio::io_context& io, int read_fd, int write_fd, transport& core)
+    : impl_(std::make_shared<impl>(io, read_fd, write_fd, core))
 {
     impl_->stream.non_blocking(true);
+    impl_->out.non_blocking(true);
 }
 
 transport_driver::~transport_driver()

@@ -34,6 +34,9 @@ public:
 
     // Takes ownership of `fd`, a connected socket.
     transport_driver(boost::asio::io_context& io, int fd, transport& core);
+    // Separate descriptors for reading and writing (sshd -i on a pair of
+    // pipes, a ProxyCommand's stdout and stdin). Takes ownership of both.
+    transport_driver(boost::asio::io_context& io, int read_fd, int write_fd, transport& core);
     ~transport_driver();
     transport_driver(const transport_driver&) = delete;
     transport_driver& operator=(const transport_driver&) = delete;
@@ -51,6 +54,7 @@ public:
     void on_output_drained(std::size_t low_water, std::function<void()> cb);
 
     transport& core() noexcept;
+    // The descriptor read from (for getsockopt: TCP_INFO, addresses).
     int native_handle() const noexcept;
 
 private:
