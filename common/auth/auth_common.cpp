@@ -1,0 +1,127 @@
+#include "common/auth/auth_common.hpp"
+
+#include "common/name_list.hpp"
+
+namespace longhaul {
+
+std::string_view to_string(auth_log_level level) noexcept
+{
+    switch (level) {
+    case auth_log_level::error: return "error";
+    case auth_log_level::info: return "info";
+    case auth_log_level::verbose: return "verbose";
+    case auth_log_level::debug1: return "debug1";
+    case auth_log_level::debug2: return "debug2";
+    case auth_log_level::debug3: return "debug3";
+    }
+    return "?";
+}
+
+std::string default_pubkey_accepted_algorithms()
+{
+    return "ssh-ed25519,ecdsa-sha2-nistp256,ecdsa-sha2-nistp384,ecdsa-sha2-nistp521,rsa-sha2-512,rsa-sha2-256";
+}
+
+std::optional<std::string> choose_signature_algorithm(const public_key& key, std::string_view accepted,
+                                                      const std::optional<std::string>& server_sig_algs)
+{
+    // Only RSA keys sign with an algorithm other than their own name, and
+    // only a server that said what it verifies lets us pick one.
+    if (key.type() != key_type::rsa || !server_sig_algs) {
+        if (name_list_contains(accepted, key.type_name()))
+            return std::string(key.type_name());
+        return std::nullopt;
+    }
+    for (auto alg : split_name_list(accepted)) {
+        auto t = key_type_for_signature_algorithm(alg);
+        if (!t || *t != key_type::rsa)
+            continue;
+        if (name_list_contains(*server_sig_algs, alg))
+            return std::string(alg);
+    }
+    return std::nullopt;
+}
+
+bool key_type_allowed(const public_key& key, std::string_view accepted)
+{
+    if (name_list_contains(accepted, key.type_name()))
+        return true;
+    if (key.type() == key_type::rsa)
+        return name_list_contains(accepted, "rsa-sha2-512") || name_list_contains(accepted, "rsa-sha2-256");
+    return false;
+}
+
+std::string describe_key(const public_key& key)
+{
+    std::string s(key_type_short_name(key.type()));
+    s += ' ';
+    s += key.fingerprint_sha256();
+    return s;
+}
+
+namespace {
+
+void escape_byte(std::string& out, unsigned char c)
+{
+    out.push_back('\\');
+    out.push_back(static_cast<char>('0' + (c >> 6)));
+    out.push_back(static_cast<char>('0' + ((c >> 3) & 7)));
+    out.push_back(static_cast<char>('0' + (c & 7)));
+}
+
+// Length of a well-formed UTF-8 sequence at s[i] that encodes a printable
+// character (not C1, not a surrogate, at most U+10FFFF), or 0.
+std::size_t utf8_char_length(std::string_view s, std::size_t i)
+{
+    const auto b0 = static_cast<unsigned char>(s[i]);
+    std::size_t n;
+    std::uint32_t cp;
+    if (b0 >= 0xc2 && b0 <= 0xdf) {
+        n = 2;
+        cp = b0 & 0x1f;
+    } else if (b0 >= 0xe0 && b0 <= 0xef) {
+        n = 3;
+        cp = b0 & 0x0f;
+    } else if (b0 >= 0xf0 && b0 <= 0xf4) {
+        n = 4;
+        cp = b0 & 0x07;
+    } else {
+        return 0;
+    }
+    if (s.size() - i < n)
+        return 0;
+    for (std::size_t k = 1; k < n; ++k) {
+        const auto b = static_cast<unsigned char>(s[i + k]);
+        if ((b & 0xc0) != 0x80)
+            return 0;
+        cp = cp << 6 | (b & 0x3f);
+    }
+    const bool overlong = (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000);
+    if (overlong || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) || (cp >= 0x80 && cp <= 0x9f))
+        return 0;
+    return n;
+}
+
+} // namespace
+
+std::string sanitize_peer_text(std::string_view s, bool keep_newlines)
+{
+    std::string out;
+    out.reserve(s.size());
+    for (std::size_t i = 0; i < s.size();) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        if ((c >= 0x20 && c < 0x7f) || c == '\t' || (keep_newlines && (c == '\n' || c == '\r'))) {
+            out.push_back(static_cast<char>(c));
+            ++i;
+        } else if (auto n = c >= 0x80 ? utf8_char_length(s, i) : 0; n != 0) {
+            out.append(s.substr(i, n));
+            i += n;
+        } else {
+            escape_byte(out, c);
+            ++i;
+        }
+    }
+    return out;
+}
+
+} // namespace longhaul

@@ -1,0 +1,48 @@
+// Pieces shared by the client and server authentication machines: log
+// levels and lines, algorithm choice for publickey signatures, and making
+// peer text safe for a terminal or a log.
+#pragma once
+
+#include "common/keys/public_key.hpp"
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace longhaul {
+
+// OpenSSH's log levels, in the order LogLevel enables them. The machines
+// produce lines at a level; the program decides what is shown (ssh -v shows
+// debug1, sshd's default LogLevel INFO hides verbose and below).
+enum class auth_log_level { error, info, verbose, debug1, debug2, debug3 };
+
+std::string_view to_string(auth_log_level level) noexcept;
+
+// OpenSSH 9.x's default PubkeyAcceptedAlgorithms restricted to the key
+// types this build implements (no certificates, no security keys).
+std::string default_pubkey_accepted_algorithms();
+
+// The signature algorithm to use for `key` (OpenSSH's key_sig_algorithm):
+// for RSA keys when the server sent server-sig-algs, the first RSA entry of
+// `accepted` the server also lists; otherwise the key's own name if
+// `accepted` holds it. nullopt when there is none (the key is skipped).
+std::optional<std::string> choose_signature_algorithm(const public_key& key, std::string_view accepted,
+                                                      const std::optional<std::string>& server_sig_algs);
+
+// Whether `accepted` allows some signature algorithm for the key's type
+// (RSA keys are allowed by rsa-sha2-512 or rsa-sha2-256 as well as ssh-rsa).
+bool key_type_allowed(const public_key& key, std::string_view accepted);
+
+// "ED25519 SHA256:...", as OpenSSH's logs name a key.
+std::string describe_key(const public_key& key);
+
+// Peer-supplied text made safe to print: printable ASCII, tab, CR, LF (when
+// keep_newlines) and well-formed UTF-8 characters outside the C0/C1 control
+// ranges pass; every other byte becomes \ooo. What OpenSSH's fmprintf does
+// for banners and prompts in a UTF-8 locale.
+std::string sanitize_peer_text(std::string_view s, bool keep_newlines);
+
+// First `n` bytes of `s` (OpenSSH's "%.100s" in log formats).
+inline std::string_view truncated(std::string_view s, std::size_t n) noexcept { return s.substr(0, n); }
+
+} // namespace longhaul
