@@ -1,0 +1,168 @@
+#include "common/io/connection_runner.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+namespace longhaul {
+
+namespace asio = boost::asio;
+
+void channel_handler::on_request(std::string_view, bool want_reply, byte_span)
+{
+    if (want_reply && runner != nullptr)
+        runner->conn().reply(id, false);
+}
+
+struct connection_runner::timer_state {
+    explicit timer_state(asio::io_context& io) : timer(io) {}
+    asio::steady_timer timer;
+    bool stopped = false;
+};
+
+connection_runner::connection_runner(asio::io_context& io, transport_driver& driver, connection& conn)
+    : io_(io), driver_(driver), conn_(conn), timer_(std::make_shared<timer_state>(io))
+{
+}
+
+connection_runner::~connection_runner() { stop(); }
+
+void connection_runner::stop()
+{
+    timer_->stopped = true;
+    timer_->timer.cancel();
+}
+
+void connection_runner::attach(channel_id id, std::shared_ptr<channel_handler> h)
+{
+    h->runner = this;
+    h->id = id;
+    handlers_[id] = std::move(h);
+}
+
+void connection_runner::detach(channel_id id) { handlers_.erase(id); }
+
+channel_handler* connection_runner::handler(channel_id id)
+{
+    auto it = handlers_.find(id);
+    return it == handlers_.end() ? nullptr : it->second.get();
+}
+
+void connection_runner::handle_payload(byte_span payload)
+{
+    dispatch(conn_.handle(payload, std::chrono::steady_clock::now()));
+}
+
+void connection_runner::dispatch(const connection_event& e)
+{
+    using t = connection_event_type;
+    if (e.type == t::none)
+        return;
+    if (e.type == t::open_request) {
+        if (on_open_request)
+            on_open_request(e.channel, e.name, e.data);
+        else
+            conn_.reject(e.channel, open_failure_reason::administratively_prohibited, "open failed");
+        return;
+    }
+    if (e.type == t::global_request) {
+        if (on_global_request)
+            on_global_request(e.name, e.want_reply, e.data);
+        else if (e.want_reply)
+            conn_.reply_global(false);
+        return;
+    }
+    if (e.type == t::global_reply) {
+        if (on_global_reply)
+            on_global_reply(e.success, e.data);
+        return;
+    }
+    // Keep the handler alive through the callback even if it detaches itself.
+    auto it = handlers_.find(e.channel);
+    if (it == handlers_.end()) {
+        // Data for a channel nobody reads: give the window back so the peer is not stuck.
+        if (e.type == t::data)
+            conn_.consumed(e.channel, e.data.size(), std::chrono::steady_clock::now());
+        return;
+    }
+    std::shared_ptr<channel_handler> h = it->second;
+    switch (e.type) {
+    case t::open_confirmed: h->on_open_confirmed(e.data); break;
+    case t::open_failed:
+        h->on_open_failed(e.code, e.text);
+        handlers_.erase(e.channel);
+        break;
+    case t::data: h->on_data(e.data, e.code); break;
+    case t::eof: h->on_eof(); break;
+    case t::close:
+        h->on_close();
+        if (!conn_.exists(e.channel))
+            handlers_.erase(e.channel);
+        break;
+    case t::request: h->on_request(e.name, e.want_reply, e.data); break;
+    case t::request_reply: h->on_request_reply(e.success); break;
+    case t::window_opened: h->on_writable(); break;
+    default: break;
+    }
+}
+
+bool connection_runner::congested() const noexcept { return conn_.core().output_size() > output_high_water; }
+
+void connection_runner::wake_when_drained(channel_id id)
+{
+    if (std::find(waiting_.begin(), waiting_.end(), id) == waiting_.end())
+        waiting_.push_back(id);
+    if (!drain_armed_) {
+        drain_armed_ = true;
+        driver_.on_output_drained(output_low_water, [this] { drained(); });
+    }
+}
+
+void connection_runner::drained()
+{
+    drain_armed_ = false;
+    // Round-robin: every waiting channel gets a turn, in arrival order.
+    std::deque<channel_id> ready;
+    ready.swap(waiting_);
+    for (channel_id id : ready)
+        if (auto* h = handler(id))
+            h->on_writable();
+    driver_.flush();
+}
+
+void connection_runner::consumed(channel_id id, std::size_t n)
+{
+    conn_.consumed(id, n, std::chrono::steady_clock::now());
+}
+
+void connection_runner::sample_rtt()
+{
+    // The window policy needs the path's round-trip time; the kernel's TCP
+    // estimate is the measurement (0 for non-TCP streams such as a ProxyCommand).
+    tcp_info info{};
+    socklen_t len = sizeof info;
+    if (getsockopt(driver_.native_handle(), IPPROTO_TCP, TCP_INFO, &info, &len) == 0 && len >= sizeof info) {
+        std::uint32_t rtt = info.tcpi_rtt != 0 ? info.tcpi_rtt : info.tcpi_rcv_rtt;
+        conn_.set_rtt(std::chrono::microseconds(rtt));
+    }
+}
+
+void connection_runner::start_timers()
+{
+    sample_rtt();
+    auto state = timer_;
+    state->timer.expires_after(std::chrono::milliseconds(200));
+    state->timer.async_wait([this, state](const boost::system::error_code& ec) {
+        if (ec || state->stopped)
+            return;
+        sample_rtt();
+        conn_.tick(std::chrono::steady_clock::now());
+        driver_.flush();
+        start_timers();
+    });
+}
+
+} // namespace longhaul

@@ -1,0 +1,96 @@
+// Ties a connection core (channels) to the event loop: routes connection
+// events to per-channel handlers, applies output backpressure across
+// channels, feeds the window policy the TCP round-trip time, and runs the
+// periodic window tick. Programs (ssh, sshd) attach handlers per channel.
+#pragma once
+
+#include "channel/connection.hpp"
+#include "common/io/transport_driver.hpp"
+
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <unordered_map>
+
+namespace boost::asio {
+class io_context;
+}
+
+namespace longhaul {
+
+class connection_runner;
+
+class channel_handler {
+public:
+    virtual ~channel_handler() = default;
+    virtual void on_open_confirmed(byte_span /*type_specific*/) {}
+    virtual void on_open_failed(std::uint32_t /*reason*/, std::string_view /*text*/) {}
+    // Data for the channel: the handler passes it to its sink and reports
+    // what the sink took with runner.consumed() (now or later).
+    virtual void on_data(byte_span data, std::uint32_t extended) = 0;
+    virtual void on_eof() {}
+    // The peer closed the channel. The handler closes its side when ready.
+    virtual void on_close() {}
+    // Default: refuse requests the handler does not know.
+    virtual void on_request(std::string_view name, bool want_reply, byte_span data);
+    virtual void on_request_reply(bool /*success*/) {}
+    // The peer's window opened, or the transport output drained: send more.
+    virtual void on_writable() {}
+
+    connection_runner* runner = nullptr;
+    channel_id id = 0;
+};
+
+class connection_runner {
+public:
+    connection_runner(boost::asio::io_context& io, transport_driver& driver, connection& conn);
+    ~connection_runner();
+
+    boost::asio::io_context& io() noexcept { return io_; }
+    connection& conn() noexcept { return conn_; }
+    transport& core() noexcept { return conn_.core(); }
+    transport_driver& driver() noexcept { return driver_; }
+
+    void attach(channel_id id, std::shared_ptr<channel_handler> h);
+    void detach(channel_id id);
+    channel_handler* handler(channel_id id);
+
+    // A payload event with a connection-protocol message number.
+    void handle_payload(byte_span payload);
+
+    // Server side: a peer CHANNEL_OPEN; accept (and attach) or reject.
+    std::function<void(channel_id, std::string_view type, byte_span data)> on_open_request;
+    std::function<void(std::string_view name, bool want_reply, byte_span data)> on_global_request;
+    std::function<void(bool success, byte_span data)> on_global_reply;
+
+    // Backpressure: above the high-water mark sources stop reading; they are
+    // woken (on_writable) when the output falls below the low-water mark.
+    bool congested() const noexcept;
+    void wake_when_drained(channel_id id);
+    void consumed(channel_id id, std::size_t n);
+    void flush() { driver_.flush(); }
+
+    static constexpr std::size_t output_high_water = 4 * 1024 * 1024;
+    static constexpr std::size_t output_low_water = 1024 * 1024;
+
+    // Starts the periodic timer: window ticks and RTT sampling.
+    void start_timers();
+    void stop();
+
+private:
+    void dispatch(const connection_event& e);
+    void drained();
+    void sample_rtt();
+
+    boost::asio::io_context& io_;
+    transport_driver& driver_;
+    connection& conn_;
+    std::unordered_map<channel_id, std::shared_ptr<channel_handler>> handlers_;
+    std::deque<channel_id> waiting_;
+    bool drain_armed_ = false;
+    struct timer_state;
+    std::shared_ptr<timer_state> timer_;
+};
+
+} // namespace longhaul
