@@ -74,7 +74,10 @@ void chacha20::ietf_iv(std::uint8_t* iv16, std::uint32_t counter, byte_span nonc
 {
     for (int i = 0; i < 4; ++i)
         iv16[i] = std::uint8_t(counter >> (8 * i));
-    std::memcpy(iv16 + 4, nonce12.data(), nonce12.size() < 12 ? nonce12.size() : 12);
+    const std::size_t n = nonce12.size() < 12 ? nonce12.size() : 12;
+    std::memset(iv16 + 4, 0, 12);
+    if (n != 0)
+        std::memcpy(iv16 + 4, nonce12.data(), n);
 }
 
 void chacha20::djb_iv(std::uint8_t* iv16, std::uint64_t counter, std::uint64_t nonce_be) noexcept
