@@ -1,0 +1,376 @@
+#include "sshd/sshd_config_keywords.hpp"
+
+#include <netdb.h>
+#include <netinet/in.h>
+
+#include <array>
+#include <cctype>
+#include <climits>
+#include <cstdio>
+
+namespace longhaul::detail {
+
+namespace {
+
+constexpr unsigned G = kw_global;
+constexpr unsigned A = kw_global | kw_match;
+
+// Debian 12's sshd (OpenSSH 9.2p1 with GSSAPI, Kerberos, PAM and Debian's
+// patches). Where a name is listed twice, the first entry is the canonical
+// spelling. PerSourcePenalties* come from OpenSSH 9.8 and are parsed only.
+constexpr sshd_keyword keywords[] = {
+    {"usepam", sshd_kw::use_pam, G},
+    {"pamauthenticationviakbdint", sshd_kw::deprecated, G},
+    {"port", sshd_kw::port, G},
+    {"hostkey", sshd_kw::host_key, G},
+    {"hostdsakey", sshd_kw::host_key, G},
+    {"hostkeyagent", sshd_kw::host_key_agent, G},
+    {"pidfile", sshd_kw::pid_file, G},
+    {"modulifile", sshd_kw::moduli_file, G},
+    {"serverkeybits", sshd_kw::deprecated, G},
+    {"logingracetime", sshd_kw::login_grace_time, G},
+    {"keyregenerationinterval", sshd_kw::deprecated, G},
+    {"permitrootlogin", sshd_kw::permit_root_login, A},
+    {"syslogfacility", sshd_kw::syslog_facility, G},
+    {"loglevel", sshd_kw::log_level, A},
+    {"logverbose", sshd_kw::log_verbose, A},
+    {"rhostsauthentication", sshd_kw::deprecated, G},
+    {"rhostsrsaauthentication", sshd_kw::deprecated, A},
+    {"hostbasedauthentication", sshd_kw::hostbased_authentication, A},
+    {"hostbasedusesnamefrompacketonly", sshd_kw::hostbased_uses_name_from_packet_only, A},
+    {"hostbasedacceptedalgorithms", sshd_kw::hostbased_accepted_algorithms, A},
+    {"hostbasedacceptedkeytypes", sshd_kw::hostbased_accepted_algorithms, A},
+    {"hostkeyalgorithms", sshd_kw::host_key_algorithms, G},
+    {"rsaauthentication", sshd_kw::deprecated, A},
+    {"pubkeyauthentication", sshd_kw::pubkey_authentication, A},
+    {"pubkeyacceptedalgorithms", sshd_kw::pubkey_accepted_algorithms, A},
+    {"pubkeyacceptedkeytypes", sshd_kw::pubkey_accepted_algorithms, A},
+    {"pubkeyauthoptions", sshd_kw::pubkey_auth_options, A},
+    {"dsaauthentication", sshd_kw::pubkey_authentication, G},
+    {"kerberosauthentication", sshd_kw::kerberos_authentication, A},
+    {"kerberosorlocalpasswd", sshd_kw::kerberos_or_local_passwd, G},
+    {"kerberosticketcleanup", sshd_kw::kerberos_ticket_cleanup, G},
+    {"kerberosgetafstoken", sshd_kw::unsupported, G},
+    {"kerberostgtpassing", sshd_kw::unsupported, G},
+    {"afstokenpassing", sshd_kw::unsupported, G},
+    {"gssapiauthentication", sshd_kw::gssapi_authentication, A},
+    {"gssapicleanupcredentials", sshd_kw::gssapi_cleanup_credentials, G},
+    {"gssapicleanupcreds", sshd_kw::gssapi_cleanup_credentials, G},
+    {"gssapikeyexchange", sshd_kw::gssapi_key_exchange, G},
+    {"gssapistrictacceptorcheck", sshd_kw::gssapi_strict_acceptor_check, G},
+    {"gssapistorecredentialsonrekey", sshd_kw::gssapi_store_credentials_on_rekey, G},
+    {"gssapikexalgorithms", sshd_kw::gssapi_kex_algorithms, G},
+    {"gssapiusesessioncredcache", sshd_kw::unsupported, G},
+    {"gssusesessionccache", sshd_kw::unsupported, G},
+    {"passwordauthentication", sshd_kw::password_authentication, A},
+    {"kbdinteractiveauthentication", sshd_kw::kbd_interactive_authentication, A},
+    {"challengeresponseauthentication", sshd_kw::kbd_interactive_authentication, A},
+    {"skeyauthentication", sshd_kw::kbd_interactive_authentication, A},
+    {"checkmail", sshd_kw::deprecated, G},
+    {"listenaddress", sshd_kw::listen_address, G},
+    {"addressfamily", sshd_kw::address_family, G},
+    {"printmotd", sshd_kw::print_motd, G},
+    {"printlastlog", sshd_kw::print_last_log, G},
+    {"ignorerhosts", sshd_kw::ignore_rhosts, A},
+    {"ignoreuserknownhosts", sshd_kw::ignore_user_known_hosts, G},
+    {"x11forwarding", sshd_kw::x11_forwarding, A},
+    {"x11displayoffset", sshd_kw::x11_display_offset, A},
+    {"x11uselocalhost", sshd_kw::x11_use_localhost, A},
+    {"xauthlocation", sshd_kw::xauth_location, G},
+    {"strictmodes", sshd_kw::strict_modes, G},
+    {"permitemptypasswords", sshd_kw::permit_empty_passwords, A},
+    {"permituserenvironment", sshd_kw::permit_user_environment, G},
+    {"uselogin", sshd_kw::deprecated, G},
+    {"compression", sshd_kw::compression, G},
+    {"rekeylimit", sshd_kw::rekey_limit, A},
+    {"tcpkeepalive", sshd_kw::tcp_keep_alive, G},
+    {"keepalive", sshd_kw::tcp_keep_alive, G},
+    {"allowtcpforwarding", sshd_kw::allow_tcp_forwarding, A},
+    {"allowagentforwarding", sshd_kw::allow_agent_forwarding, A},
+    {"allowusers", sshd_kw::allow_users, A},
+    {"denyusers", sshd_kw::deny_users, A},
+    {"allowgroups", sshd_kw::allow_groups, A},
+    {"denygroups", sshd_kw::deny_groups, A},
+    {"ciphers", sshd_kw::ciphers, G},
+    {"macs", sshd_kw::macs, G},
+    {"protocol", sshd_kw::ignored, G},
+    {"gatewayports", sshd_kw::gateway_ports, A},
+    {"subsystem", sshd_kw::subsystem, G},
+    {"maxstartups", sshd_kw::max_startups, G},
+    {"persourcemaxstartups", sshd_kw::per_source_max_startups, G},
+    {"persourcenetblocksize", sshd_kw::per_source_net_block_size, G},
+    {"persourcepenalties", sshd_kw::per_source_penalties, G},
+    {"persourcepenaltyexemptlist", sshd_kw::per_source_penalty_exempt_list, G},
+    {"maxauthtries", sshd_kw::max_auth_tries, A},
+    {"maxsessions", sshd_kw::max_sessions, A},
+    {"banner", sshd_kw::banner, A},
+    {"usedns", sshd_kw::use_dns, G},
+    {"verifyreversemapping", sshd_kw::deprecated, G},
+    {"reversemappingcheck", sshd_kw::deprecated, G},
+    {"clientaliveinterval", sshd_kw::client_alive_interval, A},
+    {"clientalivecountmax", sshd_kw::client_alive_count_max, A},
+    {"authorizedkeysfile", sshd_kw::authorized_keys_file, A},
+    {"authorizedkeysfile2", sshd_kw::deprecated, A},
+    {"useprivilegeseparation", sshd_kw::deprecated, G},
+    {"acceptenv", sshd_kw::accept_env, A},
+    {"setenv", sshd_kw::set_env, A},
+    {"permittunnel", sshd_kw::permit_tunnel, A},
+    {"permittty", sshd_kw::permit_tty, A},
+    {"permituserrc", sshd_kw::permit_user_rc, A},
+    {"match", sshd_kw::match, A},
+    {"permitopen", sshd_kw::permit_open, A},
+    {"permitlisten", sshd_kw::permit_listen, A},
+    {"forcecommand", sshd_kw::force_command, A},
+    {"chrootdirectory", sshd_kw::chroot_directory, A},
+    {"hostcertificate", sshd_kw::host_certificate, G},
+    {"revokedkeys", sshd_kw::revoked_keys, A},
+    {"trustedusercakeys", sshd_kw::trusted_user_ca_keys, A},
+    {"authorizedprincipalsfile", sshd_kw::authorized_principals_file, A},
+    {"kexalgorithms", sshd_kw::kex_algorithms, G},
+    {"include", sshd_kw::include, A},
+    {"ipqos", sshd_kw::ipqos, A},
+    {"authorizedkeyscommand", sshd_kw::authorized_keys_command, A},
+    {"authorizedkeyscommanduser", sshd_kw::authorized_keys_command_user, A},
+    {"authorizedprincipalscommand", sshd_kw::authorized_principals_command, A},
+    {"authorizedprincipalscommanduser", sshd_kw::authorized_principals_command_user, A},
+    {"versionaddendum", sshd_kw::version_addendum, G},
+    {"authenticationmethods", sshd_kw::authentication_methods, A},
+    {"streamlocalbindmask", sshd_kw::stream_local_bind_mask, A},
+    {"streamlocalbindunlink", sshd_kw::stream_local_bind_unlink, A},
+    {"allowstreamlocalforwarding", sshd_kw::allow_stream_local_forwarding, A},
+    {"fingerprinthash", sshd_kw::fingerprint_hash, G},
+    {"disableforwarding", sshd_kw::disable_forwarding, A},
+    {"exposeauthinfo", sshd_kw::expose_auth_info, A},
+    {"rdomain", sshd_kw::rdomain, A},
+    {"casignaturealgorithms", sshd_kw::ca_signature_algorithms, A},
+    {"securitykeyprovider", sshd_kw::security_key_provider, G},
+    {"requiredrsasize", sshd_kw::required_rsa_size, A},
+    {"channeltimeout", sshd_kw::channel_timeout, A},
+    {"unusedconnectiontimeout", sshd_kw::unused_connection_timeout, A},
+    {"debianbanner", sshd_kw::debian_banner, G},
+    {"permitblacklistedkeys", sshd_kw::deprecated, G},
+};
+
+bool iequals(std::string_view a, std::string_view b) noexcept
+{
+    if (a.size() != b.size())
+        return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i])))
+            return false;
+    return true;
+}
+
+template <class T>
+struct named {
+    std::string_view name;
+    T value;
+};
+
+// The first entry with a value is the name -T prints, as OpenSSH's tables.
+template <class T, std::size_t N>
+std::optional<T> lookup(const named<T> (&table)[N], std::string_view v, bool fold_case = true)
+{
+    for (const auto& e : table)
+        if (fold_case ? iequals(e.name, v) : e.name == v)
+            return e.value;
+    return std::nullopt;
+}
+
+template <class T, std::size_t N>
+std::string_view name_of(const named<T> (&table)[N], T v) noexcept
+{
+    for (const auto& e : table)
+        if (e.value == v)
+            return e.name;
+    return "UNKNOWN";
+}
+
+constexpr named<bool> flag_names[] = {{"yes", true}, {"no", false}};
+constexpr named<permit_root_login_mode> root_login_names[] = {
+    {"without-password", permit_root_login_mode::prohibit_password},
+    {"prohibit-password", permit_root_login_mode::prohibit_password},
+    {"forced-commands-only", permit_root_login_mode::forced_commands_only},
+    {"yes", permit_root_login_mode::yes},
+    {"no", permit_root_login_mode::no},
+};
+constexpr named<address_family_mode> family_names[] = {
+    {"inet", address_family_mode::inet}, {"inet6", address_family_mode::inet6}, {"any", address_family_mode::any}};
+constexpr named<compression_mode> compression_names[] = {
+    {"yes", compression_mode::delayed}, {"delayed", compression_mode::delayed}, {"no", compression_mode::no}};
+constexpr named<gateway_ports_mode> gateway_names[] = {{"clientspecified", gateway_ports_mode::client_specified},
+                                                        {"yes", gateway_ports_mode::yes},
+                                                        {"no", gateway_ports_mode::no}};
+constexpr named<forwarding_mode> forwarding_names[] = {{"yes", forwarding_mode::yes},
+                                                       {"all", forwarding_mode::yes},
+                                                       {"no", forwarding_mode::no},
+                                                       {"remote", forwarding_mode::remote},
+                                                       {"local", forwarding_mode::local}};
+constexpr named<ignore_rhosts_mode> rhosts_names[] = {
+    {"yes", ignore_rhosts_mode::yes}, {"no", ignore_rhosts_mode::no}, {"shosts-only", ignore_rhosts_mode::shosts_only}};
+constexpr named<tunnel_mode> tunnel_names[] = {{"no", tunnel_mode::no},
+                                               {"point-to-point", tunnel_mode::point_to_point},
+                                               {"ethernet", tunnel_mode::ethernet},
+                                               {"yes", tunnel_mode::yes}};
+constexpr named<syslog_level> level_names[] = {
+    {"QUIET", syslog_level::quiet},   {"FATAL", syslog_level::fatal},   {"ERROR", syslog_level::error},
+    {"INFO", syslog_level::info},     {"VERBOSE", syslog_level::verbose}, {"DEBUG", syslog_level::debug1},
+    {"DEBUG1", syslog_level::debug1}, {"DEBUG2", syslog_level::debug2}, {"DEBUG3", syslog_level::debug3},
+};
+constexpr named<syslog_facility> facility_names[] = {
+    {"DAEMON", syslog_facility::daemon}, {"USER", syslog_facility::user},     {"AUTH", syslog_facility::auth},
+    {"AUTHPRIV", syslog_facility::authpriv}, {"LOCAL0", syslog_facility::local0}, {"LOCAL1", syslog_facility::local1},
+    {"LOCAL2", syslog_facility::local2}, {"LOCAL3", syslog_facility::local3}, {"LOCAL4", syslog_facility::local4},
+    {"LOCAL5", syslog_facility::local5}, {"LOCAL6", syslog_facility::local6}, {"LOCAL7", syslog_facility::local7},
+};
+// RFC 4594/8325 DSCP code points and the old TOS names. "reliability" has
+// LE's value, so LE is the name printed for both, as in OpenSSH.
+constexpr named<int> ipqos_names[] = {
+    {"none", INT_MAX}, {"af11", 0x28}, {"af12", 0x30}, {"af13", 0x38}, {"af21", 0x48}, {"af22", 0x50},
+    {"af23", 0x58},    {"af31", 0x68}, {"af32", 0x70}, {"af33", 0x78}, {"af41", 0x88}, {"af42", 0x90},
+    {"af43", 0x98},    {"cs0", 0x00},  {"cs1", 0x20},  {"cs2", 0x40},  {"cs3", 0x60},  {"cs4", 0x80},
+    {"cs5", 0xa0},     {"cs6", 0xc0},  {"cs7", 0xe0},  {"ef", 0xb8},   {"le", 0x04},   {"lowdelay", 0x10},
+    {"throughput", 0x08}, {"reliability", 0x04},
+};
+
+// strtonum(3) over [lo, hi]: optional leading blanks and sign, decimal digits, nothing after.
+std::optional<long long> to_number(std::string_view v, long long lo, long long hi, std::string_view& why)
+{
+    std::size_t i = 0;
+    while (i < v.size() && std::isspace(static_cast<unsigned char>(v[i])))
+        ++i;
+    bool negative = false;
+    if (i < v.size() && (v[i] == '+' || v[i] == '-'))
+        negative = v[i++] == '-';
+    if (i == v.size()) {
+        why = "invalid";
+        return std::nullopt;
+    }
+    long long n = 0;
+    bool overflow = false;
+    for (; i < v.size(); ++i) {
+        if (v[i] < '0' || v[i] > '9') {
+            why = "invalid";
+            return std::nullopt;
+        }
+        if (n > (LLONG_MAX - 9) / 10)
+            overflow = true;
+        else
+            n = n * 10 + (v[i] - '0');
+    }
+    if (negative)
+        n = -n;
+    if (overflow) {
+        why = negative ? "too small" : "too large";
+        return std::nullopt;
+    }
+    if (n < lo) {
+        why = "too small";
+        return std::nullopt;
+    }
+    if (n > hi) {
+        why = "too large";
+        return std::nullopt;
+    }
+    return n;
+}
+
+} // namespace
+
+const sshd_keyword* find_sshd_keyword(std::string_view name) noexcept
+{
+    for (const auto& k : keywords)
+        if (iequals(k.name, name))
+            return &k;
+    return nullptr;
+}
+
+std::optional<bool> parse_flag(std::string_view v) { return lookup(flag_names, v); }
+std::optional<permit_root_login_mode> parse_permit_root_login(std::string_view v) { return lookup(root_login_names, v); }
+std::optional<address_family_mode> parse_address_family(std::string_view v) { return lookup(family_names, v); }
+std::optional<compression_mode> parse_compression(std::string_view v) { return lookup(compression_names, v); }
+std::optional<forwarding_mode> parse_forwarding(std::string_view v) { return lookup(forwarding_names, v); }
+std::optional<gateway_ports_mode> parse_gateway_ports(std::string_view v) { return lookup(gateway_names, v); }
+std::optional<ignore_rhosts_mode> parse_ignore_rhosts(std::string_view v) { return lookup(rhosts_names, v); }
+std::optional<tunnel_mode> parse_tunnel(std::string_view v) { return lookup(tunnel_names, v, false); }
+
+std::string_view permit_root_login_name(permit_root_login_mode m) noexcept { return name_of(root_login_names, m); }
+std::string_view address_family_name(address_family_mode m) noexcept { return name_of(family_names, m); }
+std::string_view compression_name(compression_mode m) noexcept { return name_of(compression_names, m); }
+std::string_view forwarding_name(forwarding_mode m) noexcept { return name_of(forwarding_names, m); }
+std::string_view gateway_ports_name(gateway_ports_mode m) noexcept { return name_of(gateway_names, m); }
+std::string_view ignore_rhosts_name(ignore_rhosts_mode m) noexcept { return name_of(rhosts_names, m); }
+std::string_view tunnel_name(tunnel_mode m) noexcept { return name_of(tunnel_names, m); }
+
+std::optional<int> parse_ipqos(std::string_view v)
+{
+    if (auto named_value = lookup(ipqos_names, v))
+        return named_value;
+    // strtol(v, &end, 0): decimal, 0x hex or 0 octal, 0..255.
+    if (v.empty() || v.size() > 16)
+        return std::nullopt;
+    std::string s(v);
+    char* end = nullptr;
+    long n = std::strtol(s.c_str(), &end, 0);
+    if (end == s.c_str() || *end != '\0' || n < 0 || n > 255)
+        return std::nullopt;
+    return static_cast<int>(n);
+}
+
+std::string ipqos_name(int value)
+{
+    for (const auto& e : ipqos_names)
+        if (e.value == value)
+            return std::string(e.name);
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "0x%02x", static_cast<unsigned>(value) & 0xffu);
+    return buf;
+}
+
+std::optional<int> parse_port(std::string_view v)
+{
+    std::string_view why;
+    if (auto n = to_number(v, 0, 65535, why))
+        return static_cast<int>(*n);
+    // Service names ("ssh") as a2port accepts them.
+    if (v.empty() || v.size() > 64)
+        return std::nullopt;
+    std::string s(v);
+    servent result{};
+    servent* found = nullptr;
+    char buf[1024];
+    if (getservbyname_r(s.c_str(), "tcp", &result, buf, sizeof buf, &found) == 0 && found != nullptr)
+        return ntohs(static_cast<std::uint16_t>(found->s_port));
+    return std::nullopt;
+}
+
+std::optional<int> parse_int_value(std::string_view v, std::string_view& why)
+{
+    if (v.empty()) {
+        why = "missing";
+        return std::nullopt;
+    }
+    if (auto n = to_number(v, 0, INT_MAX, why))
+        return static_cast<int>(*n);
+    return std::nullopt;
+}
+
+} // namespace longhaul::detail
+
+namespace longhaul {
+
+std::optional<syslog_level> parse_syslog_level(std::string_view name)
+{
+    return detail::lookup(detail::level_names, name);
+}
+
+std::string_view syslog_level_name(syslog_level l) noexcept { return detail::name_of(detail::level_names, l); }
+
+std::optional<syslog_facility> parse_syslog_facility(std::string_view name)
+{
+    return detail::lookup(detail::facility_names, name);
+}
+
+std::string_view syslog_facility_name(syslog_facility f) noexcept { return detail::name_of(detail::facility_names, f); }
+
+} // namespace longhaul
