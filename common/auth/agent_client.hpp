@@ -1,0 +1,53 @@
+// A blocking ssh-agent client over the agent's Unix socket (SSH_AUTH_SOCK):
+// list identities, sign. ssh asks it a handful of times per connection, so
+// each call simply waits, bounded by a timeout; message sizes are bounded
+// by agent::max_message.
+//
+//   auto agent = agent_client::connect(getenv("SSH_AUTH_SOCK"));
+//   auto ids = agent->request_identities();        // keys + comments
+//   auto sig = agent->sign(blob, data, agent::sign_flags_for("rsa-sha2-512"));
+#pragma once
+
+#include "common/auth/agent_protocol.hpp"
+
+#include <chrono>
+#include <string>
+
+namespace longhaul {
+
+class agent_client {
+public:
+    // errc::invalid_argument for an empty or over-long path, io_error when
+    // the socket cannot be reached, timeout when connecting takes too long.
+    static result<agent_client> connect(const std::string& socket_path,
+                                        std::chrono::milliseconds timeout = std::chrono::seconds(30));
+
+    agent_client(agent_client&& o) noexcept;
+    agent_client& operator=(agent_client&& o) noexcept;
+    agent_client(const agent_client&) = delete;
+    agent_client& operator=(const agent_client&) = delete;
+    ~agent_client();
+
+    // REQUEST_IDENTITIES. Keys of types this build cannot parse come back
+    // with key == nullopt.
+    result<std::vector<agent::identity>> request_identities();
+    // SIGN_REQUEST; returns the signature blob (string algorithm, string
+    // signature). errc::unsupported when the agent refuses.
+    result<bytes> sign(byte_span key_blob, byte_span data, std::uint32_t flags);
+
+    // Timeout for each request/reply exchange.
+    void set_timeout(std::chrono::milliseconds t) noexcept { timeout_ = t; }
+    int native_handle() const noexcept { return fd_; }
+
+private:
+    explicit agent_client(int fd, std::chrono::milliseconds timeout) : fd_(fd), timeout_(timeout) {}
+    // Writes a framed request and reads one framed reply body. Any failure
+    // closes the connection: the byte stream can no longer be trusted.
+    result<bytes> transact(byte_span request);
+    void close() noexcept;
+
+    int fd_ = -1;
+    std::chrono::milliseconds timeout_;
+};
+
+} // namespace longhaul

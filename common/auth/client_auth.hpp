@@ -1,0 +1,267 @@
+// The client side of SSH user authentication (RFC 4252, RFC 4256, RFC 8308
+// server-sig-algs) as a sans-I/O machine that behaves like OpenSSH 9.x's
+// ssh: methods in PreferredAuthentications order among those the server
+// allows, identities tried one by one (query first, private key loaded
+// only when the server accepts the public one), RSA signatures with
+// rsa-sha2-512/256, password and keyboard-interactive prompts, partial
+// success, and -v output in OpenSSH's words.
+//
+// The machine owns no terminal, socket or agent connection: prompts,
+// agent signatures and key files are the program's, asked through events
+// or the identity's loader.
+//
+//   client_auth auth(config, client_auth_session_from(transport));
+//   auth.start();
+//   on transport ext_info:           auth.update_session(client_auth_session_from(transport));
+//   on transport payload 5..6, 50..79: auth.handle(ev.payload, ev.seq);
+//   loop: ev = auth.poll()
+//     send          -> transport.send(ev.payload)
+//     log           -> print "debug1: " + text etc. per LogLevel (info/error: stderr)
+//     banner        -> print ev.text to stderr (unless LogLevel < INFO)
+//     prompt        -> ask on /dev/tty or SSH_ASKPASS; auth.answer_prompt(...) / cancel_prompt()
+//     sign          -> agent SIGN_REQUEST; auth.answer_signature(sig) / signature_failed(why)
+//     authenticated -> transport.user_authenticated(); open channels
+//     failed        -> print ev.text ("alice@host: Permission denied (publickey)."), close, exit 255
+//     disconnect    -> transport.disconnect(ev.reason, ev.text); print, exit 255
+#pragma once
+
+#include "common/auth/auth_common.hpp"
+#include "common/auth/messages.hpp"
+#include "common/keys/private_key.hpp"
+
+#include <deque>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace longhaul {
+
+class transport;
+
+// One key to try, in the order the program decided (agent keys, then
+// files; IdentitiesOnly is the program's business).
+struct client_identity {
+    // What OpenSSH prints for it: the file path, or the agent's comment.
+    std::string name;
+    // From -i or IdentityFile (" explicit" in -v output).
+    bool user_provided = false;
+    // Held by the agent: signatures are asked for with `sign` events.
+    bool agent = false;
+    // The public half when known (from the agent, a .pub file, or the
+    // unencrypted header of an openssh-key-v1 file). Without it the private
+    // key is loaded before trying ("Trying private key: ...").
+    std::optional<public_key> key;
+    // A private key already in memory.
+    std::shared_ptr<const private_key> loaded;
+    // Loads the private key from its file, with the passphrase the user
+    // typed (nullopt on the first try). Errors: passphrase_required or
+    // wrong_passphrase ask again; anything else skips the identity.
+    std::function<result<private_key>(std::optional<std::string_view> passphrase)> load;
+};
+
+// A key file identity as ssh reads one: the public key from `path`.pub or
+// from the file itself where the format allows; the private key is read by
+// `load` only when needed. A missing file still gives an identity (OpenSSH
+// lists default key files that do not exist and skips them when trying).
+// Permission checks on the file are the program's, in a loader of its own.
+client_identity identity_from_key_file(const std::filesystem::path& path, bool user_provided);
+
+// ssh_config keywords that drive authentication, and who we are talking to.
+struct client_auth_config {
+    std::string user; // the remote user name
+    // The host as prompts and messages name it (HostKeyAliases's, else the
+    // host given on the command line).
+    std::string host;
+    std::string remote_ip; // for "Authenticated to host ([ip]:port) ..."
+    int remote_port = 22;
+    bool via_proxy = false; // ProxyCommand/ProxyJump: "Authenticated to host (via proxy) ..."
+    std::string service = std::string(connection_service);
+    std::string preferred_authentications = "gssapi-with-mic,publickey,keyboard-interactive,password";
+    bool pubkey_authentication = true;
+    bool password_authentication = true;
+    bool kbd_interactive_authentication = true;
+    std::string kbd_interactive_devices; // KbdInteractiveDevices, sent as submethods
+    int number_of_password_prompts = 3;
+    bool batch_mode = false; // no prompts: password and keyboard-interactive are skipped
+    std::string pubkey_accepted_algorithms = default_pubkey_accepted_algorithms();
+    // Use publickey-hostbound-v00@openssh.com when the server offers it.
+    bool hostbound = true;
+    std::vector<client_identity> identities;
+};
+
+// What the transport learned that authentication needs.
+struct client_auth_session {
+    bytes session_id;
+    // The server's server-sig-algs extension; nullopt when it sent none.
+    std::optional<std::string> server_sig_algs;
+    // The server offered publickey-hostbound@openssh.com version "0".
+    bool hostbound_offered = false;
+    // Blob of the server's host key from the initial key exchange.
+    bytes host_key_blob;
+};
+
+client_auth_session client_auth_session_from(const transport& t);
+
+enum class client_auth_event_type {
+    none,
+    send,          // payload for transport.send()
+    log,           // level, text
+    banner,        // text (already sanitised)
+    prompt,        // kind, prompts (+ name/instruction): answer_prompt() or cancel_prompt()
+    sign,          // agent identity: identity, algorithm, data, agent_flags: answer_signature()/signature_failed()
+    authenticated, // method
+    failed,        // text: no method left
+    disconnect,    // reason, text: a protocol error by the server
+};
+
+enum class prompt_kind {
+    password,     // "alice@host's password: "
+    passphrase,   // "Enter passphrase for key '/path': "
+    kbdint,       // keyboard-interactive prompts, each "(alice@host) Password: "
+    old_password, // PASSWD_CHANGEREQ: "Enter alice@host's old password: "
+    new_password, // "Enter alice@host's new password: " (cancel gives up the change)
+    retype_new_password,
+};
+
+struct client_auth_event {
+    client_auth_event_type type = client_auth_event_type::none;
+    secret_bytes payload; // send (a password request carries the password)
+    auth_log_level level = auth_log_level::debug1;
+    std::string text;
+    disconnect_reason reason = disconnect_reason::protocol_error;
+    // prompt: one entry per answer expected, text ready to display.
+    prompt_kind kind = prompt_kind::password;
+    std::vector<kbdint_prompt> prompts;
+    std::string name, instruction; // kbdint (also logged at info before the prompt)
+    // sign
+    const client_identity* identity = nullptr;
+    std::string algorithm;
+    bytes data;
+    std::uint32_t agent_flags = 0; // SSH_AGENT_RSA_SHA2_256/512
+    // authenticated
+    std::string method;
+};
+
+class client_auth {
+public:
+    client_auth(client_auth_config config, client_auth_session session);
+
+    // Sends SERVICE_REQUEST "ssh-userauth".
+    void start();
+    // EXT_INFO arrived (or arrived again).
+    void update_session(client_auth_session session);
+    // Messages 5 and 6 and 50..79, with the transport's sequence number.
+    void handle(byte_span payload, std::uint32_t seq = 0);
+    client_auth_event poll();
+
+    // One response per prompt of the last prompt event.
+    void answer_prompt(std::vector<secret_bytes> responses);
+    // The user gave no answer (EOF, no terminal): the method moves on.
+    void cancel_prompt();
+    // The agent's signature blob (string algorithm, string signature).
+    void answer_signature(byte_span signature_blob);
+    void signature_failed(std::string_view why);
+
+    bool authenticated() const noexcept { return phase_ == phase::success; }
+    // Authenticated, failed or disconnected.
+    bool finished() const noexcept { return phase_ == phase::success || phase_ == phase::closed; }
+    const std::string& method() const noexcept { return method_; }
+
+private:
+    enum class phase {
+        idle,         // start() not called
+        service,      // SERVICE_REQUEST sent
+        waiting,      // a request is out, waiting for the server
+        asking,       // a prompt event is out
+        signing,      // a sign event is out
+        success,
+        closed,
+    };
+    // Why a prompt is out: what the answer continues.
+    enum class ask { none, password, passphrase, kbdint, old_password, new_password, retype_password };
+    struct id_state {
+        bool tried = false;
+    };
+
+    // method selection (OpenSSH's userauth / authmethod_get)
+    void next_method(std::optional<std::string> authlist);
+    void continue_method() { next_method(std::nullopt); }
+    const char* pick_method();
+    bool method_enabled(std::string_view m) const;
+    enum class started { sent, not_sent, waiting };
+    started run_method(std::string_view m);
+    void fail_all();
+
+    // publickey (client_pubkey.cpp)
+    void prepare_identities();
+    std::string format_identity(std::size_t i) const;
+    started run_publickey();
+    void handle_pk_ok(byte_span payload);
+    started sign_and_send(std::size_t i);
+    started sign_loaded(std::size_t i);
+    started send_signed(byte_span signature);
+    started load_identity(std::size_t i);
+    started try_load(std::optional<std::string_view> passphrase);
+    void resume(started s);
+    // password and keyboard-interactive (client_interactive.cpp)
+    started run_password();
+    started run_kbdint();
+    void handle_passwd_changereq(byte_span payload);
+    void handle_info_request(byte_span payload);
+    void prompt_answered(std::vector<secret_bytes> responses);
+    void prompt_cancelled();
+
+    void process(byte_span payload, std::uint32_t seq);
+    void handle_failure(byte_span payload);
+    void handle_success(byte_span payload);
+    void handle_banner(byte_span payload);
+    void drain_queue();
+
+    void send(bytes payload);
+    void send(secret_bytes payload);
+    void log(auth_log_level level, std::string text);
+    void prompt(prompt_kind kind, std::vector<kbdint_prompt> prompts, ask why);
+    void disconnect(std::string text);
+    std::string user_at_host() const { return config_.user + "@" + config_.host; }
+
+    client_auth_config config_;
+    client_auth_session session_;
+    phase phase_ = phase::idle;
+    std::deque<client_auth_event> events_;
+    std::deque<std::pair<bytes, std::uint32_t>> queued_;
+
+    // method selection
+    std::vector<std::string> preferred_;
+    std::size_t preferred_pos_ = 0;
+    std::string authlist_;
+    std::optional<std::string> supported_; // the list method selection last started from
+    std::optional<std::string> selected_;  // the method authmethod_get last chose
+    std::string current_;                  // method in progress
+    std::map<std::string, bool, std::less<>> disabled_;
+    std::string method_; // the method that succeeded
+
+    // publickey
+    bool prepared_ = false;
+    std::deque<std::size_t> queue_; // identities in trying order (tried ones move to the back)
+    std::vector<id_state> ids_;
+    std::size_t sign_id_ = 0;       // identity being loaded or signed with
+    int load_attempt_ = 0;
+    std::shared_ptr<const private_key> load_result_;
+    std::string sign_alg_;
+    userauth_request signed_request_;
+    bool retried_sigtype_ = false;
+
+    // password and keyboard-interactive
+    int password_attempts_ = 0;
+    int kbdint_attempts_ = 0;
+    bool info_req_seen_ = false;
+    ask asking_ = ask::none;
+    std::size_t kbdint_expected_ = 0;
+    secret_bytes change_old_, change_new_;
+};
+
+} // namespace longhaul

@@ -1,0 +1,234 @@
+// The server's authentication methods: none, publickey (query, signature,
+// hostbound), password (through the program's backend) and
+// keyboard-interactive (a device driven by events), each deciding as
+// sshd's auth2-*.c do and leaving the reply to finish().
+#include "common/auth/server_auth.hpp"
+
+#include "common/name_list.hpp"
+
+namespace longhaul {
+
+namespace {
+
+// Longer passwords are refused without asking the backend (OpenSSH's
+// MAX_PASSWORD_LEN), so a client cannot make crypt() hash megabytes.
+constexpr std::size_t max_password_length = 1024;
+
+} // namespace
+
+server_auth::outcome server_auth::run_none(attempt& a)
+{
+    // sshd answers "none" once; a second one is an unknown method.
+    none_enabled_ = false;
+    if (!(settings_.permit_empty_passwords && settings_.password_authentication))
+        return outcome::failed;
+    // PermitEmptyPasswords: "none" succeeds when the empty password is the
+    // user's password, which only the backend knows.
+    a.log = true;
+    password_ok_ = valid_ && !(is_root_ && settings_.root_login != permit_root_login::yes);
+    server_auth_event ev;
+    ev.type = server_auth_event_type::check_password;
+    ev.user = user_;
+    ev.user_valid = valid_;
+    events_.push_back(std::move(ev));
+    state_ = state::password_check;
+    return outcome::pending;
+}
+
+server_auth::outcome server_auth::run_password(const userauth_request& req, attempt& a)
+{
+    const auto& d = std::get<userauth_password_data>(req.data);
+    if (d.change) {
+        log(auth_log_level::info, "password change not supported [preauth]");
+        return outcome::failed;
+    }
+    a.log = true;
+    if (d.password.size() > max_password_length)
+        return outcome::failed;
+    if (d.password.empty() && !settings_.permit_empty_passwords)
+        return outcome::failed;
+    // Root without PermitRootLogin yes, and invalid users, still go through
+    // the backend so the reply takes as long as a real check.
+    password_ok_ = valid_ && !(is_root_ && settings_.root_login != permit_root_login::yes);
+    server_auth_event ev;
+    ev.type = server_auth_event_type::check_password;
+    ev.user = user_;
+    ev.user_valid = valid_;
+    ev.password = d.password;
+    events_.push_back(std::move(ev));
+    state_ = state::password_check;
+    return outcome::pending;
+}
+
+void server_auth::answer_password(bool ok)
+{
+    if (state_ != state::password_check)
+        return;
+    state_ = state::ready;
+    finish(ok && password_ok_);
+    drain_queue();
+}
+
+server_auth::outcome server_auth::run_publickey(const userauth_request& req, attempt& a)
+{
+    const auto& d = std::get<userauth_publickey_data>(req.data);
+    if (d.hostbound) {
+        auto ours = public_key::from_blob(config_.host_key_blob);
+        auto theirs = public_key::from_blob(d.host_key_blob);
+        if (!ours)
+            return outcome::failed; // no host key recorded: the method is not offered
+        if (!theirs || !(*ours == *theirs)) {
+            log(auth_log_level::error, "userauth_pubkey: " + std::string(method_publickey_hostbound) +
+                                           " packet contained wrong host key [preauth]");
+            disconnect(disconnect_reason::protocol_error,
+                       std::string(method_publickey_hostbound) + " packet contained wrong host key", false);
+            return outcome::pending;
+        }
+    }
+    auto alg_type = key_type_for_signature_algorithm(d.algorithm);
+    if (!alg_type) {
+        log(auth_log_level::verbose, "userauth_pubkey: unsupported public key algorithm: " + d.algorithm + " [preauth]");
+        return outcome::failed;
+    }
+    auto key = public_key::from_blob(d.key_blob);
+    if (!key) {
+        log(auth_log_level::error, "userauth_pubkey: cannot decode key: " + d.algorithm + " [preauth]");
+        return outcome::failed;
+    }
+    if (key->type() != *alg_type) {
+        log(auth_log_level::error, "userauth_pubkey: type mismatch for decoded key (received " +
+                                       std::string(key->type_name()) + ", expected " + d.algorithm + ") [preauth]");
+        return outcome::failed;
+    }
+    for (const auto& used : used_keys_) {
+        if (used == key->blob()) {
+            log(auth_log_level::info,
+                "refusing previously-used " + std::string(key_type_short_name(key->type())) + " key [preauth]");
+            return outcome::failed;
+        }
+    }
+    if (!name_list_contains(settings_.pubkey_accepted_algorithms, d.algorithm)) {
+        log(auth_log_level::info,
+            "userauth_pubkey: signature algorithm " + d.algorithm + " not in PubkeyAcceptedAlgorithms [preauth]");
+        return outcome::failed;
+    }
+    // Invalid users get the same FAILURE a refused key gets: no PK_OK,
+    // no signature check, nothing that tells the user does not exist.
+    if (!valid_) {
+        log(auth_log_level::debug2, "userauth_pubkey: disabled because of invalid user [preauth]");
+        return outcome::failed;
+    }
+    key_decision decision;
+    if (policy_.key_allowed)
+        decision = policy_.key_allowed(user_, *key, d.has_signature);
+
+    if (!d.has_signature) {
+        if (!decision.allowed) {
+            a.log = true;
+            a.key = *key;
+            return outcome::failed;
+        }
+        send(userauth_pk_ok{d.algorithm, d.key_blob}.encode());
+        return outcome::postponed;
+    }
+
+    a.log = true;
+    a.key = *key;
+    if (!decision.allowed)
+        return outcome::failed;
+    const bytes signed_data = publickey_signed_data(config_.session_id, req);
+    if (!key->verify(d.algorithm, signed_data, d.signature))
+        return outcome::failed;
+    // A key that proved itself may not count twice towards
+    // AuthenticationMethods ("publickey,publickey" needs two keys).
+    used_keys_.push_back(key->blob());
+    a.decision = std::move(decision);
+    return outcome::succeeded;
+}
+
+server_auth::outcome server_auth::run_kbdint(const userauth_request& req, attempt& a)
+{
+    const auto& d = std::get<userauth_kbdint_data>(req.data);
+    if (settings_.kbdint_device.empty())
+        return outcome::failed;
+    // The first INFO_REQUEST is logged under the bare method name, later
+    // rounds and the verdict under method/device, as sshd does.
+    a.submethod.clear();
+    kbdint_active_ = true;
+    server_auth_event ev;
+    ev.type = server_auth_event_type::kbdint_start;
+    ev.user = user_;
+    ev.user_valid = valid_;
+    ev.submethods = d.submethods;
+    events_.push_back(std::move(ev));
+    state_ = state::kbdint_query;
+    return outcome::pending;
+}
+
+void server_auth::handle_info_response(byte_span payload, std::uint32_t seq)
+{
+    if (state_ != state::kbdint_wait) {
+        unimplemented(seq);
+        return;
+    }
+    auto resp = userauth_info_response::decode(payload);
+    if (!resp) {
+        protocol_failure("invalid format");
+        return;
+    }
+    if (resp->responses.size() != kbdint_prompts_) {
+        log(auth_log_level::error, "input_userauth_info_response: wrong number of replies [preauth]");
+        disconnect(disconnect_reason::protocol_error, "wrong number of replies", false);
+        return;
+    }
+    server_auth_event ev;
+    ev.type = server_auth_event_type::kbdint_respond;
+    ev.user = user_;
+    ev.user_valid = valid_;
+    ev.responses = std::move(resp->responses);
+    events_.push_back(std::move(ev));
+    current_.submethod = settings_.kbdint_device;
+    state_ = state::kbdint_query;
+}
+
+void server_auth::answer_kbdint(kbdint_reply reply)
+{
+    if (state_ != state::kbdint_query)
+        return;
+    state_ = state::ready;
+    apply_kbdint_reply(std::move(reply));
+    drain_queue();
+}
+
+void server_auth::apply_kbdint_reply(kbdint_reply reply)
+{
+    if (reply.result == kbdint_reply::kind::prompts && reply.prompts.size() <= max_kbdint_prompts) {
+        kbdint_prompts_ = reply.prompts.size();
+        send(userauth_info_request{std::move(reply.name), std::move(reply.instruction), "", std::move(reply.prompts)}
+                 .encode());
+        state_ = state::kbdint_wait;
+        log_attempt("Postponed", false);
+        return;
+    }
+    // The device is done with this conversation.
+    kbdint_active_ = false;
+    kbdint_prompts_ = 0;
+    current_.submethod = settings_.kbdint_device;
+    current_.log = true;
+    finish(reply.result == kbdint_reply::kind::success);
+}
+
+void server_auth::stop_kbdint()
+{
+    if (!kbdint_active_)
+        return;
+    kbdint_active_ = false;
+    kbdint_prompts_ = 0;
+    server_auth_event ev;
+    ev.type = server_auth_event_type::kbdint_abort;
+    events_.push_back(std::move(ev));
+    if (state_ == state::kbdint_wait || state_ == state::kbdint_query)
+        state_ = state::ready;
+}
+
+} // namespace longhaul
