@@ -70,6 +70,13 @@ struct client_identity {
 // Permission checks on the file are the program's, in a loader of its own.
 client_identity identity_from_key_file(const std::filesystem::path& path, bool user_provided);
 
+namespace agent {
+struct identity;
+}
+// An agent-held key (from agent_client::request_identities): named by its
+// comment, signed through `sign` events. The identity must have a key.
+client_identity identity_from_agent(const agent::identity& id);
+
 // ssh_config keywords that drive authentication, and who we are talking to.
 struct client_auth_config {
     std::string user; // the remote user name

@@ -47,6 +47,15 @@ client_identity identity_from_key_file(const std::filesystem::path& path, bool u
     return id;
 }
 
+client_identity identity_from_agent(const agent::identity& a)
+{
+    client_identity id;
+    id.name = a.comment;
+    id.agent = true;
+    id.key = a.key;
+    return id;
+}
+
 // "path TYPE SHA256:... explicit agent", OpenSSH's format_identity.
 std::string client_auth::format_identity(std::size_t i) const
 {

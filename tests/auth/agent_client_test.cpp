@@ -1,0 +1,302 @@
+// The agent client against Debian's ssh-agent (started here on a private
+// socket, keys added with ssh-add, killed by PID afterwards), and against
+// a fake agent that misbehaves: oversized replies, silence, garbage.
+#include "common/auth/agent_client.hpp"
+
+#include "common/keys/key_file.hpp"
+#include "common/random.hpp"
+#include "common/wire.hpp"
+#include "tests/auth/auth_harness.hpp"
+
+#include <atomic>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+extern char** environ;
+
+using namespace longhaul;
+using namespace longhaul::test;
+
+namespace {
+
+std::optional<std::string> find_program(const char* name)
+{
+    const char* path = std::getenv("PATH");
+    std::string dirs = path ? path : "/usr/bin:/bin";
+    std::size_t pos = 0;
+    while (pos <= dirs.size()) {
+        auto colon = dirs.find(':', pos);
+        std::string dir = dirs.substr(pos, colon == std::string::npos ? std::string::npos : colon - pos);
+        auto candidate = std::filesystem::path(dir) / name;
+        if (!dir.empty() && ::access(candidate.c_str(), X_OK) == 0)
+            return candidate.string();
+        if (colon == std::string::npos)
+            break;
+        pos = colon + 1;
+    }
+    return std::nullopt;
+}
+
+// Runs argv with stdout/stderr sent to /dev/null; returns the pid.
+pid_t spawn(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env = {})
+{
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    std::vector<char*> args;
+    for (const auto& a : argv)
+        args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    std::vector<std::string> env_store(extra_env);
+    for (char** e = environ; *e != nullptr; ++e)
+        if (std::string_view(*e).substr(0, 14) != "SSH_AUTH_SOCK=" && std::string_view(*e).substr(0, 10) != "DISPLAY=")
+            env_store.emplace_back(*e);
+    std::vector<char*> env;
+    for (auto& e : env_store)
+        env.push_back(e.data());
+    env.push_back(nullptr);
+    pid_t pid = -1;
+    const int rc = posix_spawn(&pid, argv[0].c_str(), &fa, nullptr, args.data(), env.data());
+    posix_spawn_file_actions_destroy(&fa);
+    return rc == 0 ? pid : -1;
+}
+
+int wait_exit(pid_t pid)
+{
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// A private directory, removed at the end.
+struct temp_dir {
+    temp_dir()
+    {
+        std::string tmpl = (std::filesystem::temp_directory_path() / "lh-agent-XXXXXX").string();
+        REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
+        path = tmpl;
+    }
+    ~temp_dir()
+    {
+        std::error_code ec;
+        std::filesystem::remove_all(path, ec);
+    }
+    std::filesystem::path path;
+};
+
+// ssh-agent -D on a socket in `dir`, killed by PID on destruction.
+struct running_agent {
+    running_agent(const std::string& program, const std::filesystem::path& dir) : socket((dir / "agent.sock").string())
+    {
+        pid = spawn({program, "-D", "-a", socket});
+        REQUIRE(pid > 0);
+        for (int i = 0; i < 500 && !std::filesystem::exists(socket); ++i)
+            ::usleep(10000);
+        REQUIRE(std::filesystem::exists(socket));
+    }
+    ~running_agent()
+    {
+        if (pid > 0) {
+            ::kill(pid, SIGTERM);
+            wait_exit(pid);
+        }
+    }
+    std::string socket;
+    pid_t pid = -1;
+};
+
+// A one-connection fake agent answering every request with `reply` bytes
+// (or keeping silent when empty).
+struct fake_agent {
+    fake_agent(const std::filesystem::path& dir, bytes reply_bytes) : socket((dir / "fake.sock").string())
+    {
+        listener = ::socket(AF_UNIX, SOCK_STREAM, 0);
+        REQUIRE(listener >= 0);
+        sockaddr_un addr{};
+        addr.sun_family = AF_UNIX;
+        std::memcpy(addr.sun_path, socket.c_str(), socket.size());
+        REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
+        REQUIRE(::listen(listener, 1) == 0);
+        thread = std::thread([this, reply = std::move(reply_bytes)] {
+            const int c = ::accept(listener, nullptr, nullptr);
+            if (c < 0)
+                return;
+            std::uint8_t buf[4096];
+            if (::recv(c, buf, sizeof(buf), 0) > 0 && !reply.empty())
+                (void)::send(c, reply.data(), reply.size(), MSG_NOSIGNAL);
+            while (!stop.load())
+                ::usleep(1000);
+            ::close(c);
+        });
+    }
+    ~fake_agent()
+    {
+        stop = true;
+        ::shutdown(listener, SHUT_RDWR);
+        ::close(listener);
+        thread.join();
+    }
+    std::string socket;
+    int listener = -1;
+    std::atomic<bool> stop{false};
+    std::thread thread;
+};
+
+} // namespace
+
+TEST_CASE("agent protocol codec")
+{
+    bytes req = agent::encode_request_identities();
+    CHECK(req == bytes{0, 0, 0, 1, 11});
+    bytes sreq = agent::encode_sign_request(bytes{1, 2}, bytes{3}, agent::rsa_sha2_512);
+    CHECK(sreq == bytes{0, 0, 0, 16, 13, 0, 0, 0, 2, 1, 2, 0, 0, 0, 1, 3, 0, 0, 0, 4});
+    CHECK(agent::sign_flags_for("rsa-sha2-256") == 2);
+    CHECK(agent::sign_flags_for("rsa-sha2-512") == 4);
+    CHECK(agent::sign_flags_for("ssh-ed25519") == 0);
+
+    auto key = test_key(key_type::ed25519);
+    bytes ans;
+    wire_writer(ans).u8(12).u32(2).string(key->public_part().blob()).string("mine").string(bytes{0, 0, 0, 3, 'x', 'y', 'z'}).string("odd");
+    auto ids = agent::decode_identities_answer(ans);
+    REQUIRE(ids.has_value());
+    REQUIRE(ids->size() == 2);
+    CHECK((*ids)[0].key == key->public_part());
+    CHECK((*ids)[0].comment == "mine");
+    CHECK(!(*ids)[1].key.has_value());
+
+    CHECK(agent::decode_identities_answer(bytes{5}).error() == errc::unsupported);
+    CHECK(agent::decode_sign_response(bytes{30}).error() == errc::unsupported);
+    bytes huge;
+    wire_writer(huge).u8(12).u32(0xffffff);
+    CHECK(agent::decode_identities_answer(huge).error() == errc::too_large);
+    bytes trailing;
+    wire_writer(trailing).u8(14).string("sig").u8(0);
+    CHECK(!agent::decode_sign_response(trailing).has_value());
+}
+
+TEST_CASE("agent client against ssh-agent")
+{
+    auto agent_prog = find_program("ssh-agent");
+    auto add_prog = find_program("ssh-add");
+    if (!agent_prog || !add_prog) {
+        MESSAGE("ssh-agent or ssh-add not installed: skipping the real-agent test");
+        return;
+    }
+    temp_dir dir;
+    running_agent agent(*agent_prog, dir.path);
+
+    // Keys written as ssh-keygen would, added with ssh-add.
+    system_random rng;
+    std::vector<std::shared_ptr<const private_key>> keys = {test_key(key_type::ed25519), test_key(key_type::ecdsa_p384),
+                                                            test_key(key_type::rsa)};
+    std::vector<std::string> argv = {*add_prog, "-q"};
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+        auto text = write_private_key(*keys[i], private_key_format::openssh, "", rng);
+        REQUIRE(text.has_value());
+        const auto file = dir.path / ("key" + std::to_string(i));
+        REQUIRE(write_private_key_file(file, *text).has_value());
+        argv.push_back(file.string());
+    }
+    const pid_t add = spawn(argv, {"SSH_AUTH_SOCK=" + agent.socket, "SSH_ASKPASS=/bin/false"});
+    REQUIRE(add > 0);
+    REQUIRE(wait_exit(add) == 0);
+
+    auto client = agent_client::connect(agent.socket, std::chrono::seconds(10));
+    REQUIRE(client.has_value());
+    auto ids = client->request_identities();
+    REQUIRE(ids.has_value());
+    REQUIRE(ids->size() == keys.size());
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+        const auto& id = (*ids)[i];
+        REQUIRE(id.key.has_value());
+        CHECK(*id.key == keys[i]->public_part());
+        // ssh-add uses the file's comment, which is empty: then the path.
+        CHECK(!id.comment.empty());
+        for (auto alg : signature_algorithms_for(keys[i]->type())) {
+            if (alg == "ssh-rsa")
+                continue;
+            CAPTURE(alg);
+            const bytes data = {'s', 'i', 'g', 'n', ' ', 'm', 'e'};
+            auto sig = client->sign(id.key_blob, data, agent::sign_flags_for(alg));
+            REQUIRE(sig.has_value());
+            CHECK(id.key->verify(alg, data, *sig).has_value());
+        }
+    }
+    // A key the agent does not hold.
+    auto unknown = client->sign(test_key(key_type::ecdsa_p256)->public_part().blob(), bytes{1}, 0);
+    REQUIRE(!unknown.has_value());
+    CHECK(unknown.error() == errc::unsupported);
+    // The connection is still usable after a refusal.
+    CHECK(client->request_identities().has_value());
+
+    SUBCASE("the client machine signs through the agent")
+    {
+        auth_pair p;
+        p.session.server_sig_algs = "ssh-ed25519,rsa-sha2-512,rsa-sha2-256";
+        p.users["alice"].authorized.push_back(keys[2]->public_part());
+        for (const auto& id : *ids)
+            p.client_config.identities.push_back(identity_from_agent(id));
+        p.on_sign = [&](const client_auth_event& ev) -> std::optional<bytes> {
+            auto s = client->sign(ev.identity->key->blob(), ev.data, ev.agent_flags);
+            if (!s)
+                return std::nullopt;
+            return *s;
+        };
+        p.start();
+        p.run();
+        INFO(p.dump_logs());
+        CHECK(p.client_authenticated);
+        CHECK(p.server_logged("Accepted publickey for alice from 127.0.0.1 port 50000 ssh2: " +
+                              describe_key(keys[2]->public_part())));
+    }
+}
+
+TEST_CASE("agent client: unreachable, silent and hostile agents")
+{
+    temp_dir dir;
+    auto none = agent_client::connect((dir.path / "nothing.sock").string());
+    REQUIRE(!none.has_value());
+    CHECK(none.error() == errc::io_error);
+    CHECK(agent_client::connect("").error() == errc::invalid_argument);
+    CHECK(agent_client::connect(std::string(200, 'x')).error() == errc::invalid_argument);
+
+    {
+        fake_agent silent(dir.path, {});
+        auto c = agent_client::connect(silent.socket, std::chrono::milliseconds(200));
+        REQUIRE(c.has_value());
+        auto r = c->request_identities();
+        REQUIRE(!r.has_value());
+        CHECK(r.error() == errc::timeout);
+    }
+    std::filesystem::remove(dir.path / "fake.sock");
+    {
+        // A length beyond 256 KiB is refused before reading it.
+        fake_agent big(dir.path, bytes{0, 4, 0, 1, 12});
+        auto c = agent_client::connect(big.socket, std::chrono::seconds(5));
+        REQUIRE(c.has_value());
+        auto r = c->request_identities();
+        REQUIRE(!r.has_value());
+        CHECK(r.error() == errc::too_large);
+        // The connection is closed after a broken exchange.
+        CHECK(c->request_identities().error() == errc::connection_closed);
+    }
+    std::filesystem::remove(dir.path / "fake.sock");
+    {
+        fake_agent garbage(dir.path, bytes{0, 0, 0, 3, 12, 0, 0});
+        auto c = agent_client::connect(garbage.socket, std::chrono::seconds(5));
+        REQUIRE(c.has_value());
+        CHECK(!c->request_identities().has_value());
+    }
+}
