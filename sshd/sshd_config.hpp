@@ -229,12 +229,15 @@ struct config_load_options {
     bool resolve_addresses = true; // false: ListenAddress names are not resolved (fuzzing)
 };
 
-// A message the parser wants logged at INFO, e.g.
-// "/etc/ssh/sshd_config line 3: Deprecated option RSAAuthentication".
-struct config_notice {
+// A line for sshd's log at a level, as OpenSSH would write it. The
+// libraries here return these instead of logging themselves.
+struct log_message {
     syslog_level level;
     std::string text;
 };
+// What the parser wants logged, e.g. (INFO)
+// "/etc/ssh/sshd_config line 3: Deprecated option RSAAuthentication".
+using config_notice = log_message;
 
 class sshd_config {
 public:

@@ -1,0 +1,377 @@
+#include "sshd/authorized_keys.hpp"
+
+#include "common/keys/key_lines.hpp"
+#include "common/match.hpp"
+#include "sshd/address_match.hpp"
+#include "sshd/percent_expand.hpp"
+#include "sshd/sshd_config_keywords.hpp"
+
+#include <cctype>
+#include <cstring>
+
+namespace longhaul {
+
+namespace {
+
+constexpr std::size_t max_environment = 1024; // OpenSSH's SSH_AUTHOPT_ENV_MAX
+constexpr std::size_t max_permits = 4096;     // SSH_AUTHOPT_PERMIT_MAX
+
+bool iequals(std::string_view a, std::string_view b)
+{
+    if (a.size() != b.size())
+        return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i])))
+            return false;
+    return true;
+}
+
+bool valid_env_name(std::string_view name)
+{
+    if (name.empty())
+        return false;
+    for (char c : name)
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_')
+            return false;
+    return true;
+}
+
+bool digits_only(std::string_view s)
+{
+    for (char c : s)
+        if (c < '0' || c > '9')
+            return false;
+    return !s.empty();
+}
+
+// permitopen/permitlisten values after OpenSSH's hpdelim: "host:port" or
+// "[v6]:port", port a number or "*". nullptr when valid, else the reason.
+const char* permit_problem(std::string_view v)
+{
+    std::string_view host, port;
+    bool has_port = false;
+    if (!v.empty() && v[0] == '[') {
+        const auto close = v.find(']');
+        if (close == std::string_view::npos)
+            return "invalid permission hostname";
+        host = v.substr(0, close + 1);
+        if (close + 1 < v.size()) {
+            if (v[close + 1] != ':')
+                return "invalid permission hostname";
+            port = v.substr(close + 2);
+            has_port = true;
+        }
+    } else {
+        const auto sep = v.find_first_of(":/");
+        host = v.substr(0, sep);
+        if (sep != std::string_view::npos) {
+            if (v[sep] == '/')
+                return "invalid permission hostname";
+            port = v.substr(sep + 1);
+            has_port = true;
+        }
+    }
+    if (host.size() >= 1025)
+        return "invalid permission hostname";
+    if (!has_port || (port != "*" && detail::parse_port(port).value_or(0) <= 0))
+        return "invalid permission port";
+    return nullptr;
+}
+
+std::optional<int> parse_tunnel_device(std::string_view v)
+{
+    // a2tun: "any" or a number (a second ":remote" part is not meaningful here).
+    if (v == "any")
+        return 0x7fffffff;
+    if (!digits_only(v) || v.size() > 9)
+        return std::nullopt;
+    return std::stoi(std::string(v));
+}
+
+std::string format_time(std::uint64_t t)
+{
+    const std::time_t tt = static_cast<std::time_t>(t);
+    std::tm tm{};
+    char buf[64];
+    if (localtime_r(&tt, &tm) == nullptr || std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm) == 0)
+        return std::to_string(t);
+    return buf;
+}
+
+std::string fingerprint_of(const public_key& key, fingerprint_hash h)
+{
+    return h == fingerprint_hash::md5 ? key.fingerprint_md5() : key.fingerprint_sha256();
+}
+
+// Whether an options field that failed to parse as a key line has an
+// unterminated quote (OpenSSH's "invalid key option string").
+bool unterminated_options(std::string_view line)
+{
+    bool quoted = false;
+    for (std::size_t i = 0; i < line.size(); ++i) {
+        const char c = line[i];
+        if (!quoted && (c == ' ' || c == '\t'))
+            return false;
+        if (c == '\\' && i + 1 < line.size() && line[i + 1] == '"')
+            ++i;
+        else if (c == '"')
+            quoted = !quoted;
+    }
+    return quoted;
+}
+
+} // namespace
+
+std::optional<std::uint64_t> parse_expiry_time(std::string_view s)
+{
+    bool utc = false;
+    if (s.size() > 1 && (s.back() == 'Z' || s.back() == 'z')) {
+        utc = true;
+        s.remove_suffix(1);
+    } else if (s.size() > 3 && iequals(s.substr(s.size() - 3), "UTC")) {
+        utc = true;
+        s.remove_suffix(3);
+    }
+    if ((s.size() != 8 && s.size() != 12 && s.size() != 14) || !digits_only(s))
+        return std::nullopt;
+    auto num = [&](std::size_t at, std::size_t n) { return std::stoi(std::string(s.substr(at, n))); };
+    std::tm tm{};
+    tm.tm_year = num(0, 4) - 1900;
+    tm.tm_mon = num(4, 2) - 1;
+    tm.tm_mday = num(6, 2);
+    if (s.size() >= 12) {
+        tm.tm_hour = num(8, 2);
+        tm.tm_min = num(10, 2);
+    }
+    if (s.size() == 14)
+        tm.tm_sec = num(12, 2);
+    // strptime's ranges: month 1-12, day 1-31, hour 0-23, minute 0-59, second 0-60.
+    if (tm.tm_mon < 0 || tm.tm_mon > 11 || tm.tm_mday < 1 || tm.tm_mday > 31 || tm.tm_hour > 23 || tm.tm_min > 59 ||
+        tm.tm_sec > 60)
+        return std::nullopt;
+    // Like OpenSSH: tm_isdst 0, so local times are read as standard time.
+    const std::time_t t = utc ? timegm(&tm) : mktime(&tm);
+    if (t < 0)
+        return std::nullopt;
+    return static_cast<std::uint64_t>(t);
+}
+
+result<authorized_key_options> parse_authorized_key_options(std::string_view options, std::string& reason)
+{
+    authorized_key_options o;
+    if (options.empty())
+        return o;
+    auto parsed = parse_key_options(options);
+    if (!parsed) {
+        reason = "unexpected end-of-options";
+        return errc::invalid_format;
+    }
+    auto fail = [&](const char* why) -> result<authorized_key_options> {
+        reason = why;
+        return errc::invalid_format;
+    };
+    for (const auto& opt : *parsed) {
+        const std::string& n = opt.name;
+        const bool has_value = opt.value.has_value();
+        const std::string v = opt.value.value_or("");
+        // Flags take no value, valued options need one.
+        auto flag = [&](std::string_view name) { return !has_value && iequals(n, name); };
+        auto valued = [&](std::string_view name) { return has_value && iequals(n, name); };
+        if (flag("restrict")) {
+            o.restricted = true;
+            o.permit_port_forwarding = o.permit_agent_forwarding = o.permit_x11_forwarding = false;
+            o.permit_pty = o.permit_user_rc = false;
+        } else if (flag("cert-authority")) {
+            o.cert_authority = true;
+        } else if (flag("port-forwarding") || flag("no-port-forwarding")) {
+            o.permit_port_forwarding = !iequals(n.substr(0, 3), "no-");
+        } else if (flag("agent-forwarding") || flag("no-agent-forwarding")) {
+            o.permit_agent_forwarding = !iequals(n.substr(0, 3), "no-");
+        } else if (flag("x11-forwarding") || flag("no-x11-forwarding")) {
+            o.permit_x11_forwarding = !iequals(n.substr(0, 3), "no-");
+        } else if (flag("pty") || flag("no-pty")) {
+            o.permit_pty = !iequals(n.substr(0, 3), "no-");
+        } else if (flag("user-rc") || flag("no-user-rc")) {
+            o.permit_user_rc = !iequals(n.substr(0, 3), "no-");
+        } else if (flag("touch-required") || flag("no-touch-required")) {
+            o.no_touch_required = iequals(n.substr(0, 3), "no-");
+        } else if (flag("verify-required")) {
+            o.verify_required = true;
+        } else if (valued("command")) {
+            if (o.force_command)
+                return fail("multiple \"command\" clauses");
+            o.force_command = v;
+        } else if (valued("principals")) {
+            if (o.principals)
+                return fail("multiple \"principals\" clauses");
+            o.principals = v;
+        } else if (valued("from")) {
+            if (o.required_from)
+                return fail("multiple \"from\" clauses");
+            o.required_from = v;
+        } else if (valued("expiry-time")) {
+            auto t = parse_expiry_time(v);
+            if (!t)
+                return fail("invalid expires time");
+            // Several expiry-time options: the earliest counts.
+            if (!o.valid_before || *t < *o.valid_before)
+                o.valid_before = *t;
+        } else if (valued("environment")) {
+            if (o.environment.size() > max_environment)
+                return fail("too many environment strings");
+            const auto eq = v.find('=');
+            if (eq == std::string::npos || !valid_env_name(std::string_view(v).substr(0, eq)))
+                return fail("invalid environment string");
+            bool duplicate = false;
+            for (const auto& e : o.environment)
+                duplicate = duplicate || (e.compare(0, eq + 1, v, 0, eq + 1) == 0);
+            if (!duplicate) // the first value of a name wins
+                o.environment.push_back(v);
+        } else if (valued("permitopen") || valued("permitlisten")) {
+            const bool listen = iequals(n, "permitlisten");
+            auto& list = listen ? o.permit_listen : o.permit_open;
+            if (list.size() > max_permits)
+                return fail("too many permission directives");
+            std::string entry = v;
+            if (listen && entry.find(':') == std::string::npos)
+                entry = "*:" + entry;
+            if (const char* problem = permit_problem(entry))
+                return fail(problem);
+            list.push_back(std::move(entry));
+        } else if (valued("tunnel")) {
+            auto t = parse_tunnel_device(v);
+            if (!t)
+                return fail("invalid tun device");
+            o.force_tunnel_device = *t;
+        } else {
+            return fail("unknown key option");
+        }
+    }
+    return o;
+}
+
+std::vector<std::string> permitted_user_environment(const std::vector<std::string>& environment, bool permit,
+                                                    std::string_view patterns)
+{
+    std::vector<std::string> out;
+    if (!permit)
+        return out;
+    for (const auto& e : environment) {
+        const auto eq = e.find('=');
+        if (eq == std::string::npos)
+            continue;
+        if (patterns.empty() ||
+            match_pattern_list(std::string_view(e).substr(0, eq), patterns, false) == list_match::positive)
+            out.push_back(e);
+    }
+    return out;
+}
+
+authorized_keys_result check_authorized_keys(std::string_view contents, std::string_view source,
+                                             const public_key& key, const authorized_keys_context& ctx)
+{
+    authorized_keys_result r;
+    auto log = [&](syslog_level level, std::string text) { r.log.push_back({level, std::move(text)}); };
+    std::size_t line_number = 0;
+    while (!contents.empty()) {
+        const auto nl = contents.find('\n');
+        std::string_view line = contents.substr(0, nl);
+        contents = nl == std::string_view::npos ? std::string_view{} : contents.substr(nl + 1);
+        ++line_number;
+        // Every line is read; the first accepted one counts.
+        if (r.match || is_blank_or_comment(line))
+            continue;
+        const std::string loc = std::string(source) + ":" + std::to_string(line_number);
+        auto parsed = parse_authorized_keys_line(line);
+        if (!parsed) {
+            std::string_view trimmed = line;
+            while (!trimmed.empty() && (trimmed.front() == ' ' || trimmed.front() == '\t'))
+                trimmed.remove_prefix(1);
+            if (unterminated_options(trimmed))
+                log(syslog_level::error, "invalid key option string");
+            continue;
+        }
+        if (!(parsed->key == key))
+            continue;
+        std::string reason;
+        auto opts = parse_authorized_key_options(parsed->options, reason);
+        if (!opts) {
+            log(syslog_level::debug1, loc + ": bad key options: " + reason);
+            continue;
+        }
+        // A plain key on a cert-authority line is not a match.
+        if (opts->cert_authority)
+            continue;
+        const std::string fp = fingerprint_of(key, ctx.fingerprint);
+        const std::string type(key_type_short_name(key.type()));
+        log(syslog_level::debug1, loc + ": matching key found: " + type + " " + fp);
+
+        bool refused = false;
+        if (opts->valid_before && ctx.now > 0 && *opts->valid_before < static_cast<std::uint64_t>(ctx.now)) {
+            log(syslog_level::debug1, loc + ": entry expired at " + format_time(*opts->valid_before));
+            refused = true;
+        } else if (opts->principals) {
+            log(syslog_level::debug1, loc + ": principals on non-CA key");
+            refused = true;
+        } else if (opts->required_from) {
+            const int m = match_host_and_ip(ctx.remote_host, ctx.remote_address, *opts->required_from);
+            if (m != 1) {
+                if (m < 0)
+                    log(syslog_level::debug1, loc + ": invalid from criteria");
+                log(syslog_level::info, loc + ": Authentication tried for " + ctx.user.substr(0, 100) +
+                                            " with correct key but not from a permitted host (host=" +
+                                            ctx.remote_host.substr(0, 200) + ", ip=" +
+                                            ctx.remote_address.substr(0, 200) + ", required=" +
+                                            opts->required_from->substr(0, 200) + ").");
+                refused = true;
+            }
+        }
+        if (refused) {
+            log(syslog_level::error, "Refused by key options");
+            continue;
+        }
+        log(syslog_level::verbose, "Accepted key " + type + " " + fp + " found at " + loc);
+        authorized_key_match m;
+        m.location = loc;
+        m.environment =
+            permitted_user_environment(opts->environment, ctx.permit_user_environment, ctx.permit_user_environment_patterns);
+        m.options = std::move(*opts);
+        r.match = std::move(m);
+    }
+    return r;
+}
+
+result<std::string> expand_authorized_keys_path(std::string_view pattern, const user_account& user, std::string& error)
+{
+    auto expanded = percent_expand(pattern, {{'h', user.home}, {'u', user.name}, {'U', std::to_string(user.uid)}}, error);
+    if (!expanded)
+        return expanded.error();
+    if (!expanded->empty() && (*expanded)[0] == '/')
+        return expanded;
+    std::string out = user.home + "/" + *expanded;
+    if (out.size() >= 4096) {
+        error = "expand_authorized_keys: path too long";
+        return errc::too_large;
+    }
+    return out;
+}
+
+std::vector<std::string> authorized_keys_paths(const server_config& config, const user_account& user,
+                                               std::vector<log_message>& log)
+{
+    std::vector<std::string> out;
+    for (const auto& pattern : config.authorized_keys_files) {
+        if (iequals(pattern, "none"))
+            continue;
+        std::string error;
+        auto path = expand_authorized_keys_path(pattern, user, error);
+        if (!path) {
+            log.push_back({syslog_level::error, error});
+            continue;
+        }
+        out.push_back(std::move(*path));
+    }
+    return out;
+}
+
+} // namespace longhaul
