@@ -6,6 +6,7 @@
 
 #include "common/crypto/hash.hpp"
 #include "common/text.hpp"
+#include "common/transport/transport.hpp"
 #include "common/wire.hpp"
 
 #include <algorithm>
@@ -21,6 +22,17 @@ constexpr std::size_t max_queued_messages = 64;
 constexpr int max_requests = 1024;
 
 } // namespace
+
+bytes server_host_key_blob(const transport& t)
+{
+    auto type = key_type_for_signature_algorithm(t.algorithms().host_key);
+    if (!type)
+        return {};
+    for (const auto& k : t.config().host_keys)
+        if (k && k->type() == *type)
+            return k->public_part().blob();
+    return {};
+}
 
 server_auth::server_auth(server_auth_config config, server_auth_policy policy)
     : config_(std::move(config)), policy_(std::move(policy)), settings_(config_.settings)

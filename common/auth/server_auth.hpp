@@ -155,6 +155,13 @@ struct kbdint_reply {
     std::vector<kbdint_prompt> prompts;
 };
 
+class transport;
+
+// The blob of the host key the server used in the key exchange (for
+// server_auth_config::host_key_blob); call it after the first kex_complete.
+// Empty when the transport has no such key.
+bytes server_host_key_blob(const transport& t);
+
 class server_auth {
 public:
     server_auth(server_auth_config config, server_auth_policy policy);
