@@ -1,11 +1,30 @@
-// Fuzzes the user authentication message decoders: every payload is read
-// as each message; whatever decodes must re-encode to the same bytes (or,
-// for requests of unknown methods, to an encoding that decodes the same).
+// Fuzzes user authentication: the message decoders, the agent protocol
+// decoders, and both state machines fed hostile message sequences.
+//
+// The first byte picks a mode, the rest is the input:
+//   0  one payload, read as every message: whatever decodes must re-encode
+//      to bytes that decode to the same message
+//   1  agent replies: identities answer and sign response decoders
+//   2  a message sequence (each: 1-byte length, then bytes; 255 means a
+//      2-byte length follows) fed to a server_auth whose questions are
+//      answered at once; the server must never accept a publickey it could
+//      not verify, and stays silent once finished
+//   3  the same, fed to a client_auth with a key, an agent identity and
+//      answers to every prompt
+// Seeds: fuzz/corpus/auth_messages (if present) or an empty corpus; modes
+// 2 and 3 start with the service exchange done for them, so the fuzzer
+// reaches the method handlers at once.
+#include "common/auth/agent_protocol.hpp"
+#include "common/auth/client_auth.hpp"
 #include "common/auth/messages.hpp"
+#include "common/auth/server_auth.hpp"
+
+#include <openssl/evp.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <memory>
 
 using namespace longhaul;
 
@@ -15,6 +34,23 @@ void check(bool ok)
 {
     if (!ok)
         std::abort();
+}
+
+// A fixed Ed25519 key, so runs are reproducible.
+const private_key& fixed_key()
+{
+    static const private_key key = [] {
+        std::uint8_t seed[32];
+        for (int i = 0; i < 32; ++i)
+            seed[i] = static_cast<std::uint8_t>(i * 7 + 1);
+        EVP_PKEY* p = EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, nullptr, seed, sizeof(seed));
+        auto k = private_key::from_evp(p, "fuzz");
+        EVP_PKEY_free(p);
+        if (!k)
+            std::abort();
+        return std::move(*k);
+    }();
+    return key;
 }
 
 template <class M>
@@ -32,30 +68,18 @@ void round_trip(byte_span payload)
     check(bytes(e2.data(), e2.data() + e2.size()) == again);
 }
 
-void fuzz_request(byte_span payload)
+void fuzz_messages(byte_span payload)
 {
-    auto m = userauth_request::decode(payload);
-    if (!m)
-        return;
-    auto e = m->encode_secret();
-    auto m2 = userauth_request::decode(e);
-    check(m2.has_value());
-    check(m2->user == m->user && m2->service == m->service && m2->method == m->method);
-    check(m2->data.index() == m->data.index());
-    check(to_bytes(m2->encode_secret().span()) == to_bytes(e.span()));
-    if (const auto* pk = std::get_if<userauth_publickey_data>(&m->data)) {
-        auto signed_data = publickey_signed_data(as_bytes("session"), *m);
-        check(signed_data.size() >= 11);
-        check(pk->has_signature || pk->signature.empty());
+    if (auto m = userauth_request::decode(payload)) {
+        auto e = m->encode_secret();
+        auto m2 = userauth_request::decode(e);
+        check(m2.has_value());
+        check(m2->user == m->user && m2->service == m->service && m2->method == m->method);
+        check(m2->data.index() == m->data.index());
+        check(to_bytes(m2->encode_secret().span()) == to_bytes(e.span()));
+        if (std::holds_alternative<userauth_publickey_data>(m->data))
+            check(publickey_signed_data(as_bytes("session"), *m).size() >= 11);
     }
-}
-
-} // namespace
-
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
-{
-    const byte_span payload(data, size);
-    fuzz_request(payload);
     round_trip<service_request>(payload);
     round_trip<service_accept>(payload);
     round_trip<userauth_failure>(payload);
@@ -65,5 +89,181 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     round_trip<userauth_passwd_changereq>(payload);
     round_trip<userauth_info_request>(payload);
     round_trip<userauth_info_response>(payload);
+}
+
+void fuzz_agent(byte_span body)
+{
+    if (auto ids = agent::decode_identities_answer(body))
+        check(ids->size() <= agent::max_identities);
+    (void)agent::decode_sign_response(body);
+}
+
+// Splits the input into messages.
+std::vector<bytes> split(byte_span in)
+{
+    std::vector<bytes> out;
+    std::size_t pos = 0;
+    while (pos < in.size() && out.size() < 64) {
+        std::size_t n = in[pos++];
+        if (n == 255 && pos + 2 <= in.size()) {
+            n = std::size_t(in[pos]) << 8 | in[pos + 1];
+            pos += 2;
+        }
+        n = std::min(n, in.size() - pos);
+        out.emplace_back(in.begin() + static_cast<std::ptrdiff_t>(pos), in.begin() + static_cast<std::ptrdiff_t>(pos + n));
+        pos += n;
+    }
+    return out;
+}
+
+void fuzz_server(byte_span in)
+{
+    server_auth_config cfg;
+    cfg.remote_ip = "192.0.2.1";
+    cfg.remote_port = 2222;
+    cfg.session_id = {1, 2, 3, 4, 5, 6, 7, 8};
+    cfg.host_key_blob = fixed_key().public_part().blob();
+    cfg.settings.authentication_methods = in.size() % 3 == 0 ? std::vector<std::string>{"publickey,password"}
+                                                             : std::vector<std::string>{};
+    cfg.settings.banner = "banner";
+    server_auth_policy policy;
+    policy.lookup_user = [](std::string_view u) {
+        return user_lookup{u == "alice" ? user_status::valid : user_status::unknown, u == "root", std::nullopt};
+    };
+    policy.key_allowed = [](std::string_view, const public_key& k, bool) {
+        key_decision d;
+        d.allowed = k == fixed_key().public_part();
+        return d;
+    };
+    server_auth s(cfg, policy);
+    s.handle(service_request{"ssh-userauth"}.encode(), 0);
+    const bool needs_key = !cfg.settings.authentication_methods.empty();
+    std::uint32_t seq = 1;
+    int kbd_rounds = 0;
+    auto drain = [&] {
+        for (auto ev = s.poll(); ev.type != server_auth_event_type::none; ev = s.poll()) {
+            switch (ev.type) {
+            case server_auth_event_type::check_password:
+                s.answer_password(as_string_view(ev.password.span()) == "pw");
+                break;
+            case server_auth_event_type::kbdint_start:
+            case server_auth_event_type::kbdint_respond: {
+                kbdint_reply r;
+                r.result = ++kbd_rounds % 3 == 0   ? kbdint_reply::kind::success
+                           : kbd_rounds % 3 == 1 ? kbdint_reply::kind::prompts
+                                                 : kbdint_reply::kind::failure;
+                r.prompts = {{"Password: ", false}};
+                s.answer_kbdint(r);
+                break;
+            }
+            case server_auth_event_type::authenticated:
+                // Nobody can sign with the fixed key for this session: a
+                // publickey success would be a forged signature accepted.
+                check(!ev.methods.empty());
+                for (const auto& m : ev.methods)
+                    check(m.method != "publickey");
+                check(ev.user == "alice");
+                // "publickey,password" cannot complete without a key.
+                check(!needs_key);
+                break;
+            default: break;
+            }
+        }
+    };
+    drain();
+    for (const auto& m : split(in)) {
+        const bool was_closed = s.finished() && !s.authenticated();
+        s.handle(m, seq++);
+        if (was_closed)
+            check(s.poll().type == server_auth_event_type::none);
+        drain();
+    }
+    (void)s.connection_closed_line();
+}
+
+void fuzz_client(byte_span in)
+{
+    client_auth_config cfg;
+    cfg.user = "alice";
+    cfg.host = "example.org";
+    cfg.remote_ip = "192.0.2.1";
+    client_identity file;
+    file.name = "/k";
+    file.key = fixed_key().public_part();
+    file.loaded = std::make_shared<const private_key>(fixed_key());
+    cfg.identities.push_back(file);
+    client_identity agent_id;
+    agent_id.name = "agent";
+    agent_id.agent = true;
+    agent_id.key = fixed_key().public_part();
+    cfg.identities.push_back(agent_id);
+    client_identity encrypted;
+    encrypted.name = "/enc";
+    encrypted.load = [](std::optional<std::string_view> p) -> result<private_key> {
+        if (p && *p == "x")
+            return fixed_key();
+        return errc::passphrase_required;
+    };
+    cfg.identities.push_back(encrypted);
+    client_auth_session session;
+    session.session_id = {1, 2, 3};
+    session.server_sig_algs = "ssh-ed25519,rsa-sha2-512";
+    session.hostbound_offered = in.size() % 2 == 0;
+    session.host_key_blob = fixed_key().public_part().blob();
+    client_auth c(cfg, session);
+    c.start();
+    c.handle(service_accept{"ssh-userauth"}.encode(), 0);
+    int n = 0;
+    auto drain = [&] {
+        for (auto ev = c.poll(); ev.type != client_auth_event_type::none; ev = c.poll()) {
+            switch (ev.type) {
+            case client_auth_event_type::prompt:
+                if (++n % 4 == 0) {
+                    c.cancel_prompt();
+                } else {
+                    std::vector<secret_bytes> r;
+                    for (std::size_t i = 0; i < ev.prompts.size(); ++i)
+                        r.emplace_back(as_bytes("x"));
+                    c.answer_prompt(std::move(r));
+                }
+                break;
+            case client_auth_event_type::sign:
+                check(ev.identity != nullptr && ev.identity->agent);
+                if (++n % 2 == 0) {
+                    c.signature_failed("no");
+                } else {
+                    auto sig = fixed_key().sign(ev.algorithm, ev.data);
+                    check(sig.has_value());
+                    c.answer_signature(*sig);
+                }
+                break;
+            case client_auth_event_type::banner:
+                for (char ch : ev.text)
+                    check(ch != '\x1b');
+                break;
+            default: break;
+            }
+        }
+    };
+    drain();
+    for (const auto& m : split(in)) {
+        c.handle(m, 0);
+        drain();
+    }
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
+{
+    if (size < 1)
+        return 0;
+    const byte_span rest(data + 1, size - 1);
+    switch (data[0] & 3) {
+    case 0: fuzz_messages(rest); break;
+    case 1: fuzz_agent(rest); break;
+    case 2: fuzz_server(rest); break;
+    case 3: fuzz_client(rest); break;
+    }
     return 0;
 }

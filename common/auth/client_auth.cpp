@@ -315,7 +315,7 @@ void client_auth::fail_all()
 {
     client_auth_event ev;
     ev.type = client_auth_event_type::failed;
-    ev.text = user_at_host() + ": Permission denied (" + sanitize_peer_text(authlist_, false) + ").";
+    ev.text = config_.user + "@" + config_.host + ": Permission denied (" + sanitize_peer_text(authlist_, false) + ").";
     events_.push_back(std::move(ev));
     phase_ = phase::closed;
     queued_.clear();

@@ -80,9 +80,10 @@ client_identity identity_from_agent(const agent::identity& id);
 // ssh_config keywords that drive authentication, and who we are talking to.
 struct client_auth_config {
     std::string user; // the remote user name
-    // The host as prompts and messages name it (HostKeyAliases's, else the
-    // host given on the command line).
+    // The host as OpenSSH names it in messages (HostName, after
+    // canonicalisation), and HostKeyAlias, which prompts prefer when set.
     std::string host;
+    std::string host_key_alias;
     std::string remote_ip; // for "Authenticated to host ([ip]:port) ..."
     int remote_port = 22;
     bool via_proxy = false; // ProxyCommand/ProxyJump: "Authenticated to host (via proxy) ..."
@@ -233,7 +234,12 @@ private:
     void log(auth_log_level level, std::string text);
     void prompt(prompt_kind kind, std::vector<kbdint_prompt> prompts, ask why);
     void disconnect(std::string text);
-    std::string user_at_host() const { return config_.user + "@" + config_.host; }
+    // "alice@host" as prompts say it (HostKeyAlias when set).
+    const std::string& prompt_host() const
+    {
+        return config_.host_key_alias.empty() ? config_.host : config_.host_key_alias;
+    }
+    std::string user_at_host() const { return config_.user + "@" + prompt_host(); }
 
     client_auth_config config_;
     client_auth_session session_;

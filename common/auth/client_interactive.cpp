@@ -94,7 +94,7 @@ void client_auth::handle_passwd_changereq(byte_span payload)
     if (!req->prompt.empty())
         log(auth_log_level::info, sanitize_peer_text(req->prompt, true));
     prompt(prompt_kind::old_password,
-           {{"Enter " + limited_user_at_host(config_.user, config_.host) + "'s old password: ", false}},
+           {{"Enter " + limited_user_at_host(config_.user, prompt_host()) + "'s old password: ", false}},
            ask::old_password);
 }
 
@@ -109,7 +109,7 @@ void client_auth::prompt_answered(std::vector<secret_bytes> responses)
         prompt_cancelled();
         return;
     }
-    const std::string host = limited_user_at_host(config_.user, config_.host);
+    const std::string host = limited_user_at_host(config_.user, prompt_host());
     switch (why) {
     case ask::none: return;
     case ask::password:

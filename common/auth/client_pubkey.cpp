@@ -199,6 +199,8 @@ client_auth::started client_auth::sign_loaded(std::size_t i)
 {
     const client_identity& id = config_.identities[i];
     const private_key* priv = id.loaded ? id.loaded.get() : load_result_.get();
+    if (priv == nullptr && !id.key)
+        return started::not_sent;
     const public_key& pub = id.key ? *id.key : priv->public_part();
     // A second try after an agent returned the wrong signature type
     // ignores server-sig-algs, as OpenSSH's fallback does.

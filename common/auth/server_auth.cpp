@@ -150,7 +150,7 @@ void server_auth::handle(byte_span payload, std::uint32_t seq)
             protocol_failure("too many messages while authenticating");
             return;
         }
-        queued_.emplace_back(to_bytes(payload), seq);
+        queued_.emplace_back(secret_bytes(payload), seq);
         return;
     }
     process(payload, seq);
@@ -162,7 +162,7 @@ void server_auth::drain_queue()
            state_ != state::closed) {
         auto [payload, seq] = std::move(queued_.front());
         queued_.pop_front();
-        process(payload, seq);
+        process(payload.span(), seq);
     }
 }
 

@@ -239,7 +239,8 @@ private:
     server_auth_settings settings_;
     state state_ = state::service;
     std::deque<server_auth_event> events_;
-    std::deque<std::pair<bytes, std::uint32_t>> queued_; // input held while an answer is pending
+    // Input held while an answer is pending; it may hold passwords.
+    std::deque<std::pair<secret_bytes, std::uint32_t>> queued_;
 
     int attempts_ = 0;
     int failures_ = 0;

@@ -464,3 +464,28 @@ TEST_CASE("PermitEmptyPasswords lets none succeed")
     CHECK(q.password_checks.empty());
     CHECK(q.server_logged("Failed password for alice from 127.0.0.1 port 50000 ssh2"));
 }
+
+TEST_CASE("prompts name HostKeyAlias, messages the host")
+{
+    auth_pair p;
+    p.users["alice"].password = "pw";
+    p.client_config.host_key_alias = "alias.example";
+    p.client_config.preferred_authentications = "keyboard-interactive,password";
+    p.server_config.settings.max_auth_tries = 10;
+    p.on_kbdint = [](const server_auth_event& ev) {
+        kbdint_reply r;
+        if (ev.type == server_auth_event_type::kbdint_start) {
+            r.result = kbdint_reply::kind::prompts;
+            r.prompts = {{"Password: ", false}};
+        }
+        return r;
+    };
+    p.on_prompt = answer_all({"a", "b", "c", "d", "e", "f"});
+    p.start();
+    p.run();
+    REQUIRE(p.prompts.size() >= 2);
+    CHECK(p.prompts[0].prompts[0].text == "(alice@alias.example) Password: ");
+    CHECK(p.prompts.back().prompts[0].text == "alice@alias.example's password: ");
+    REQUIRE(p.client_failed);
+    CHECK(*p.client_failed == "alice@testhost: Permission denied (publickey,password,keyboard-interactive).");
+}
