@@ -145,8 +145,10 @@ struct client_auth_event {
     prompt_kind kind = prompt_kind::password;
     std::vector<kbdint_prompt> prompts;
     std::string name, instruction; // kbdint (also logged at info before the prompt)
-    // sign
+    // sign: the identity (valid while the machine lives) and its index in
+    // client_auth_config::identities
     const client_identity* identity = nullptr;
+    std::size_t identity_index = 0;
     std::string algorithm;
     bytes data;
     std::uint32_t agent_flags = 0; // SSH_AGENT_RSA_SHA2_256/512

@@ -229,6 +229,7 @@ client_auth::started client_auth::sign_loaded(std::size_t i)
         client_auth_event ev;
         ev.type = client_auth_event_type::sign;
         ev.identity = &id;
+        ev.identity_index = i;
         ev.algorithm = *alg;
         ev.data = std::move(data);
         ev.agent_flags = agent::sign_flags_for(*alg);

@@ -274,6 +274,7 @@ void server_auth::handle_request(byte_span payload)
                                        std::string(valid_ ? "" : "invalid user ") + std::string(truncated(user_, 100)) +
                                        " from " + std::string(truncated(config_.remote_ip, 200)) + " port " +
                                        std::to_string(config_.remote_port) + " ssh2 [preauth]");
+        max_tries_exceeded_ = true;
         disconnect(disconnect_reason::protocol_error, "Too many authentication failures");
         return;
     }
@@ -419,6 +420,7 @@ void server_auth::finish(bool authenticated, bool server_caused_failure)
                                        std::string(valid_ ? "" : "invalid user ") + std::string(truncated(user_, 100)) +
                                        " from " + std::string(truncated(config_.remote_ip, 200)) + " port " +
                                        std::to_string(config_.remote_port) + " ssh2 [preauth]");
+        max_tries_exceeded_ = true;
         disconnect(disconnect_reason::protocol_error, "Too many authentication failures");
         events_.back().min_elapsed = delay;
         return;

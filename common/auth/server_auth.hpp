@@ -179,6 +179,9 @@ public:
     const std::string& user() const noexcept { return user_; }
     bool user_valid() const noexcept { return valid_; }
     int failures() const noexcept { return failures_; }
+    // The connection was cut for MaxAuthTries (for per-source penalties
+    // and MaxStartups-style bookkeeping in the listener).
+    bool max_tries_exceeded() const noexcept { return max_tries_exceeded_; }
 
     // sshd's name for the peer in log lines: "authenticating user alice
     // 192.0.2.1 port 50000", "invalid user bob ...", or just the address
@@ -249,6 +252,7 @@ private:
     bool is_root_ = false;
     bool none_enabled_ = true;
     bool user_set_up_ = false;
+    bool max_tries_exceeded_ = false;
     auth_methods_lists lists_;
     std::vector<bytes> used_keys_;
     std::vector<authenticated_method> done_methods_;

@@ -194,6 +194,7 @@ TEST_CASE("MaxAuthTries cuts the connection as sshd does")
     REQUIRE(d.disconnect);
     CHECK(d.disconnect->first == disconnect_reason::protocol_error);
     CHECK(d.disconnect->second == "Too many authentication failures");
+    CHECK(d.server->max_tries_exceeded());
     CHECK(d.logged("Failed password for alice from 192.0.2.7 port 40022 ssh2"));
     CHECK(d.logged("maximum authentication attempts exceeded for alice from 192.0.2.7 port 40022 ssh2 [preauth]"));
     CHECK(d.logged("Disconnecting authenticating user alice 192.0.2.7 port 40022: Too many authentication failures "
