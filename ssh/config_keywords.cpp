@@ -1,0 +1,1024 @@
+// One ssh_config line: keyword lookup, argument checks and the first-value-
+// wins assignment into client_config, with OpenSSH 9.2's keywords, aliases,
+// deprecated and unsupported names, and its error wording.
+#include "ssh/detail/config_parser.hpp"
+
+#include "common/config_line.hpp"
+#include "common/match.hpp"
+#include "ssh/algorithm_names.hpp"
+#include "ssh/destination.hpp"
+#include "ssh/detail/config_values.hpp"
+#include "ssh/forward_spec.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <climits>
+#include <cstdlib>
+
+namespace longhaul::detail {
+
+namespace {
+
+enum class kw {
+    ignore, ignored_unknown, deprecated, unsupported,
+    host, match, include,
+    forward_agent, forward_x11, forward_x11_trusted, forward_x11_timeout, gateway_ports, exit_on_forward_failure,
+    password_authentication, kbd_interactive_authentication, kbd_interactive_devices, pubkey_authentication,
+    hostbased_authentication, xauth_location, identity_file, identities_only, certificate_file, add_keys_to_agent,
+    identity_agent, hostname, host_key_alias, proxy_command, port, ciphers, macs, remote_forward, local_forward,
+    permit_remote_open, user, escape_char, global_known_hosts_file, user_known_hosts_file, connection_attempts,
+    batch_mode, check_host_ip, strict_host_key_checking, compression, tcp_keep_alive, number_of_password_prompts,
+    log_facility, log_level, log_verbose, dynamic_forward, preferred_authentications, host_key_algorithms,
+    ca_signature_algorithms, bind_address, bind_interface, clear_all_forwardings, enable_ssh_keysign,
+    verify_host_key_dns, no_host_authentication_for_localhost, rekey_limit, connect_timeout, address_family,
+    server_alive_interval, server_alive_count_max, send_env, set_env, control_path, control_master, control_persist,
+    hash_known_hosts, tunnel, tunnel_device, local_command, permit_local_command, remote_command, visual_host_key,
+    kex_algorithms, ip_qos, request_tty, session_type, stdin_null, fork_after_authentication, proxy_use_fdpass,
+    canonical_domains, canonicalize_fallback_local, canonicalize_hostname, canonicalize_max_dots,
+    canonicalize_permitted_cnames, stream_local_bind_mask, stream_local_bind_unlink, revoked_host_keys,
+    fingerprint_hash, update_hostkeys, hostbased_accepted_algorithms, pubkey_accepted_algorithms, ignore_unknown,
+    proxy_jump, security_key_provider, known_hosts_command, required_rsa_size, enable_escape_commandline,
+    pkcs11_provider, gssapi_authentication, gssapi_delegate_credentials, gssapi_key_exchange, gssapi_trust_dns,
+    gssapi_renewal_forces_rekey, gssapi_client_identity, gssapi_server_identity, gssapi_kex_algorithms,
+};
+
+struct keyword {
+    std::string_view name;
+    kw op;
+};
+
+// OpenSSH 9.2's client keywords (lowercase), with Debian's GSSAPI additions.
+constexpr keyword keywords[] = {
+    // Deprecated and unsupported names are accepted with a message.
+    {"protocol", kw::ignore},
+    {"cipher", kw::deprecated},
+    {"fallbacktorsh", kw::deprecated},
+    {"globalknownhostsfile2", kw::deprecated},
+    {"rhostsauthentication", kw::deprecated},
+    {"userknownhostsfile2", kw::deprecated},
+    {"useroaming", kw::deprecated},
+    {"usersh", kw::deprecated},
+    {"useprivilegedport", kw::deprecated},
+    {"useblacklistedkeys", kw::deprecated},
+    {"afstokenpassing", kw::unsupported},
+    {"kerberosauthentication", kw::unsupported},
+    {"kerberostgtpassing", kw::unsupported},
+    {"rsaauthentication", kw::unsupported},
+    {"rhostsrsaauthentication", kw::unsupported},
+    {"compressionlevel", kw::unsupported},
+
+    {"gssapiauthentication", kw::gssapi_authentication},
+    {"gssapidelegatecredentials", kw::gssapi_delegate_credentials},
+    {"gssapikeyexchange", kw::gssapi_key_exchange},
+    {"gssapitrustdns", kw::gssapi_trust_dns},
+    {"gssapirenewalforcesrekey", kw::gssapi_renewal_forces_rekey},
+    {"gssapiclientidentity", kw::gssapi_client_identity},
+    {"gssapiserveridentity", kw::gssapi_server_identity},
+    {"gssapikexalgorithms", kw::gssapi_kex_algorithms},
+    {"pkcs11provider", kw::pkcs11_provider},
+    {"smartcarddevice", kw::pkcs11_provider},
+
+    {"forwardagent", kw::forward_agent},
+    {"forwardx11", kw::forward_x11},
+    {"forwardx11trusted", kw::forward_x11_trusted},
+    {"forwardx11timeout", kw::forward_x11_timeout},
+    {"exitonforwardfailure", kw::exit_on_forward_failure},
+    {"xauthlocation", kw::xauth_location},
+    {"gatewayports", kw::gateway_ports},
+    {"passwordauthentication", kw::password_authentication},
+    {"kbdinteractiveauthentication", kw::kbd_interactive_authentication},
+    {"kbdinteractivedevices", kw::kbd_interactive_devices},
+    {"challengeresponseauthentication", kw::kbd_interactive_authentication},
+    {"skeyauthentication", kw::kbd_interactive_authentication},
+    {"tisauthentication", kw::kbd_interactive_authentication},
+    {"pubkeyauthentication", kw::pubkey_authentication},
+    {"dsaauthentication", kw::pubkey_authentication},
+    {"hostbasedauthentication", kw::hostbased_authentication},
+    {"identityfile", kw::identity_file},
+    {"identityfile2", kw::identity_file},
+    {"identitiesonly", kw::identities_only},
+    {"certificatefile", kw::certificate_file},
+    {"addkeystoagent", kw::add_keys_to_agent},
+    {"identityagent", kw::identity_agent},
+    {"hostname", kw::hostname},
+    {"hostkeyalias", kw::host_key_alias},
+    {"proxycommand", kw::proxy_command},
+    {"port", kw::port},
+    {"ciphers", kw::ciphers},
+    {"macs", kw::macs},
+    {"remoteforward", kw::remote_forward},
+    {"localforward", kw::local_forward},
+    {"permitremoteopen", kw::permit_remote_open},
+    {"user", kw::user},
+    {"host", kw::host},
+    {"match", kw::match},
+    {"escapechar", kw::escape_char},
+    {"globalknownhostsfile", kw::global_known_hosts_file},
+    {"userknownhostsfile", kw::user_known_hosts_file},
+    {"connectionattempts", kw::connection_attempts},
+    {"batchmode", kw::batch_mode},
+    {"checkhostip", kw::check_host_ip},
+    {"stricthostkeychecking", kw::strict_host_key_checking},
+    {"compression", kw::compression},
+    {"tcpkeepalive", kw::tcp_keep_alive},
+    {"keepalive", kw::tcp_keep_alive},
+    {"numberofpasswordprompts", kw::number_of_password_prompts},
+    {"syslogfacility", kw::log_facility},
+    {"loglevel", kw::log_level},
+    {"logverbose", kw::log_verbose},
+    {"dynamicforward", kw::dynamic_forward},
+    {"preferredauthentications", kw::preferred_authentications},
+    {"hostkeyalgorithms", kw::host_key_algorithms},
+    {"casignaturealgorithms", kw::ca_signature_algorithms},
+    {"bindaddress", kw::bind_address},
+    {"bindinterface", kw::bind_interface},
+    {"clearallforwardings", kw::clear_all_forwardings},
+    {"enablesshkeysign", kw::enable_ssh_keysign},
+    {"verifyhostkeydns", kw::verify_host_key_dns},
+    {"nohostauthenticationforlocalhost", kw::no_host_authentication_for_localhost},
+    {"rekeylimit", kw::rekey_limit},
+    {"connecttimeout", kw::connect_timeout},
+    {"addressfamily", kw::address_family},
+    {"serveraliveinterval", kw::server_alive_interval},
+    {"serveralivecountmax", kw::server_alive_count_max},
+    {"sendenv", kw::send_env},
+    {"setenv", kw::set_env},
+    {"controlpath", kw::control_path},
+    {"controlmaster", kw::control_master},
+    {"controlpersist", kw::control_persist},
+    {"hashknownhosts", kw::hash_known_hosts},
+    {"include", kw::include},
+    {"tunnel", kw::tunnel},
+    {"tunneldevice", kw::tunnel_device},
+    {"localcommand", kw::local_command},
+    {"permitlocalcommand", kw::permit_local_command},
+    {"remotecommand", kw::remote_command},
+    {"visualhostkey", kw::visual_host_key},
+    {"kexalgorithms", kw::kex_algorithms},
+    {"ipqos", kw::ip_qos},
+    {"requesttty", kw::request_tty},
+    {"sessiontype", kw::session_type},
+    {"stdinnull", kw::stdin_null},
+    {"forkafterauthentication", kw::fork_after_authentication},
+    {"proxyusefdpass", kw::proxy_use_fdpass},
+    {"canonicaldomains", kw::canonical_domains},
+    {"canonicalizefallbacklocal", kw::canonicalize_fallback_local},
+    {"canonicalizehostname", kw::canonicalize_hostname},
+    {"canonicalizemaxdots", kw::canonicalize_max_dots},
+    {"canonicalizepermittedcnames", kw::canonicalize_permitted_cnames},
+    {"streamlocalbindmask", kw::stream_local_bind_mask},
+    {"streamlocalbindunlink", kw::stream_local_bind_unlink},
+    {"revokedhostkeys", kw::revoked_host_keys},
+    {"fingerprinthash", kw::fingerprint_hash},
+    {"updatehostkeys", kw::update_hostkeys},
+    {"hostbasedacceptedalgorithms", kw::hostbased_accepted_algorithms},
+    {"hostbasedkeytypes", kw::hostbased_accepted_algorithms},
+    {"pubkeyacceptedalgorithms", kw::pubkey_accepted_algorithms},
+    {"pubkeyacceptedkeytypes", kw::pubkey_accepted_algorithms},
+    {"ignoreunknown", kw::ignore_unknown},
+    {"proxyjump", kw::proxy_jump},
+    {"securitykeyprovider", kw::security_key_provider},
+    {"knownhostscommand", kw::known_hosts_command},
+    {"requiredrsasize", kw::required_rsa_size},
+    {"enableescapecommandline", kw::enable_escape_commandline},
+};
+
+// Limits, as OpenSSH's.
+constexpr std::size_t max_identity_files = 100;  // SSH_MAX_IDENTITY_FILES
+constexpr std::size_t max_certificate_files = 100;
+constexpr std::size_t max_hosts_files = 32;      // SSH_MAX_HOSTS_FILES
+constexpr std::size_t max_canonical_domains = 32;
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f'; }
+
+// The text after the keyword with leading blanks and '=' removed and
+// trailing blanks dropped: what ProxyCommand and friends take verbatim.
+std::string_view rest_of_line(std::string_view line)
+{
+    while (!line.empty() && is_space(line.back()))
+        line.remove_suffix(1);
+    std::size_t i = 0;
+    while (i < line.size() && is_space(line[i]))
+        ++i;
+    while (i < line.size() && !is_space(line[i]) && line[i] != '=' && line[i] != '"' && line[i] != '\'')
+        ++i;
+    while (i < line.size() && (is_space(line[i]) || line[i] == '='))
+        ++i;
+    return line.substr(i);
+}
+
+std::string lowercase(std::string_view s)
+{
+    std::string out(s);
+    for (auto& c : out)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+}
+
+// OpenSSH's atoi_err (strtonum 0..INT_MAX): nullptr on success.
+const char* parse_int(const std::string* arg, int& value)
+{
+    if (arg == nullptr)
+        return "missing";
+    const char* s = arg->c_str();
+    char* end = nullptr;
+    errno = 0;
+    const long long v = std::strtoll(s, &end, 10);
+    if (end == s || *end != '\0')
+        return "invalid";
+    if (v < 0)
+        return "too small";
+    if (v > INT_MAX || errno == ERANGE)
+        return "too large";
+    value = static_cast<int>(v);
+    return nullptr;
+}
+
+// One line being processed: the arguments, a cursor over them, and the
+// "file line N: " prefix of messages.
+class line_parser {
+public:
+    line_parser(parse_state& st, std::string_view filename, int linenum, std::string keyword,
+                const std::vector<std::string>& args, bool active)
+        : st_(st), filename_(filename), linenum_(linenum), keyword_(std::move(keyword)), args_(args),
+          active_(active)
+    {
+    }
+
+    const std::string* next() { return pos_ < args_.size() ? &args_[pos_++] : nullptr; }
+    std::size_t left() const { return args_.size() - pos_; }
+    void consume_all() { pos_ = args_.size(); }
+    bool active() const { return active_; }
+    const std::string& keyword() const { return keyword_; }
+    client_config& cfg() { return st_.cfg; }
+    parse_state& state() { return st_; }
+
+    // "file line N: text" (OpenSSH writes "%s line %d" or "%.200s line %d").
+    bool fail(const std::string& text, bool short_name = false)
+    {
+        st_.emit(log_level::error, where(short_name) + text);
+        return false;
+    }
+    std::string where(bool short_name = false) const
+    {
+        std::string f(filename_);
+        if (short_name && f.size() > 200)
+            f.resize(200);
+        return f + " line " + std::to_string(linenum_) + ": ";
+    }
+    [[noreturn]] void fatal(const std::string& text) { throw ssh_config_error(where() + text); }
+
+    template <class T>
+    void set(std::optional<T>& field, T value)
+    {
+        if (active_ && !field)
+            field = std::move(value);
+    }
+
+    bool missing_argument(const std::string* arg) { return arg == nullptr || arg->empty(); }
+
+    template <class T>
+    bool multistate(std::optional<T>& field, std::span<const state_word<T>> words)
+    {
+        const std::string* arg = next();
+        std::optional<T> v;
+        if (arg != nullptr)
+            v = parse_word(words, *arg);
+        if (!v)
+            return fail("unsupported option \"" + (arg ? *arg : std::string("(null)")) + "\".");
+        set(field, *v);
+        return true;
+    }
+    bool flag(std::optional<bool>& field) { return multistate(field, flag_words()); }
+
+    bool string(std::optional<std::string>& field)
+    {
+        const std::string* arg = next();
+        if (missing_argument(arg))
+            return fail("Missing argument.", true);
+        set(field, *arg);
+        return true;
+    }
+
+    bool integer(std::optional<int>& field)
+    {
+        int v = 0;
+        if (const char* err = parse_int(next(), v))
+            return fail(std::string("integer value ") + err + ".");
+        set(field, v);
+        return true;
+    }
+
+    bool time(std::optional<int>& field)
+    {
+        const std::string* arg = next();
+        if (missing_argument(arg))
+            return fail("missing time value.");
+        // "none" is OpenSSH's "unset" value (-1): it sets nothing, so a later
+        // line may still give a value.
+        if (*arg == "none")
+            return true;
+        auto t = parse_time_interval(*arg);
+        if (!t)
+            return fail("invalid time value.");
+        set(field, static_cast<int>(*t));
+        return true;
+    }
+
+    // The rest of the line, verbatim (ProxyCommand, LocalCommand, ...).
+    bool command(std::optional<std::string>& field, std::string_view raw)
+    {
+        if (active_ && !field)
+            field = std::string(raw);
+        consume_all();
+        return true;
+    }
+
+    // GlobalKnownHostsFile / UserKnownHostsFile / LogVerbose: a list set
+    // only if empty when the line started; "none" must stand alone.
+    bool list(std::vector<std::string>& field, std::size_t max_entries)
+    {
+        const bool was_empty = field.empty();
+        std::size_t i = 0;
+        while (const std::string* arg = next()) {
+            if (arg->empty())
+                return fail("keyword " + keyword_ + " empty argument");
+            if (iequals(*arg, "none") && (i > 0 || left() > 0))
+                return fail("keyword " + keyword_ + " \"none\" argument must appear alone.");
+            ++i;
+            if (active_ && was_empty) {
+                if (field.size() >= max_entries)
+                    return fail("too many " + keyword_ + " entries.");
+                field.push_back(*arg);
+            }
+        }
+        return true;
+    }
+
+    bool algorithms(std::optional<std::string>& field, kw op)
+    {
+        const std::string* arg = next();
+        if (missing_argument(arg))
+            return fail("Missing argument.", true);
+        const std::string& a = *arg;
+        if (a[0] != '-') {
+            std::string_view names = a;
+            if (a[0] == '+' || a[0] == '^')
+                names.remove_prefix(1);
+            switch (op) {
+            case kw::ciphers:
+                if (!cipher_list_valid(names))
+                    return fail("Bad SSH2 cipher spec '" + a + "'.", true);
+                break;
+            case kw::macs:
+                if (!mac_list_valid(names))
+                    return fail("Bad SSH2 MAC spec '" + a + "'.", true);
+                break;
+            case kw::kex_algorithms:
+            case kw::gssapi_kex_algorithms: {
+                std::string bad;
+                if (!kex_list_valid(names, bad) && op == kw::kex_algorithms) {
+                    if (!bad.empty())
+                        st_.emit(log_level::error, "Unsupported KEX algorithm \"" + bad.substr(0, 100) + "\"");
+                    return fail("Bad SSH2 KexAlgorithms '" + a + "'.", true);
+                }
+                break;
+            }
+            default:
+                if (!key_algorithm_list_valid(names))
+                    return fail("Bad key types '" + a + "'.");
+                break;
+            }
+        }
+        set(field, a);
+        return true;
+    }
+
+    bool agent_path(std::optional<std::string>& field, const std::string& arg)
+    {
+        std::string err;
+        if (!dollar_expand(arg, st_.env.getenv, err))
+            return fail("Invalid environment expansion " + arg + ".", true);
+        if (arg.size() > 1 && arg[0] == '$' && arg[1] != '{') {
+            // Legacy "$NAME": NAME must be a valid environment variable name.
+            bool ok = !std::isdigit(static_cast<unsigned char>(arg[1]));
+            for (std::size_t i = 1; i < arg.size() && ok; ++i)
+                ok = std::isalnum(static_cast<unsigned char>(arg[i])) || arg[i] == '_';
+            if (!ok)
+                return fail("Invalid environment name " + arg + ".", true);
+        }
+        set(field, arg);
+        return true;
+    }
+
+private:
+    parse_state& st_;
+    std::string_view filename_;
+    int linenum_;
+    std::string keyword_;
+    const std::vector<std::string>& args_;
+    std::size_t pos_ = 0;
+    bool active_;
+};
+
+const keyword* find_keyword(std::string_view name)
+{
+    for (const auto& k : keywords)
+        if (k.name == name)
+            return &k;
+    return nullptr;
+}
+
+void add_identity(std::vector<identity_file>& files, const std::string& path, bool user_provided)
+{
+    identity_file f{path, user_provided};
+    if (std::find(files.begin(), files.end(), f) == files.end())
+        files.push_back(std::move(f));
+}
+
+void add_forward(std::vector<forward_spec>& list, forward_spec fwd)
+{
+    if (std::find(list.begin(), list.end(), fwd) == list.end())
+        list.push_back(std::move(fwd));
+}
+
+bool process_keyword(line_parser& p, kw op, std::string_view raw, std::string_view filename, int linenum,
+                     bool* active, unsigned flags, int depth)
+{
+    auto& c = p.cfg();
+    auto& st = p.state();
+    (void)active;
+    switch (op) {
+    case kw::ignore:
+        p.consume_all();
+        return true;
+    case kw::ignored_unknown:
+        st.emit(log_level::debug1, p.where() + "Ignored unknown option \"" + p.keyword() + "\"");
+        p.consume_all();
+        return true;
+    case kw::deprecated:
+        st.emit(log_level::debug1, p.where() + "Deprecated option \"" + p.keyword() + "\"");
+        p.consume_all();
+        return true;
+    case kw::unsupported:
+        st.emit(log_level::error, p.where() + "Unsupported option \"" + p.keyword() + "\"");
+        p.consume_all();
+        return true;
+
+    case kw::host:
+    case kw::match:
+    case kw::include:
+    case kw::rekey_limit:
+        return false; // handled by process_config_line()
+
+    case kw::connect_timeout: return p.time(c.connect_timeout);
+    case kw::forward_x11_timeout: return p.time(c.forward_x11_timeout);
+    case kw::server_alive_interval: return p.time(c.server_alive_interval);
+
+    case kw::forward_agent: {
+        const std::string* arg = p.next();
+        if (p.missing_argument(arg))
+            return p.fail("missing argument.");
+        if (auto v = parse_word(flag_words(), *arg)) {
+            p.set(c.forward_agent, *v);
+            return true;
+        }
+        // Not yes/no: a socket path to forward instead of $SSH_AUTH_SOCK.
+        p.set(c.forward_agent, true);
+        return p.agent_path(c.forward_agent_sock_path, *arg);
+    }
+    case kw::forward_x11: return p.flag(c.forward_x11);
+    case kw::forward_x11_trusted: return p.flag(c.forward_x11_trusted);
+    case kw::gateway_ports: return p.flag(c.gateway_ports);
+    case kw::exit_on_forward_failure: return p.flag(c.exit_on_forward_failure);
+    case kw::password_authentication: return p.flag(c.password_authentication);
+    case kw::kbd_interactive_authentication: return p.flag(c.kbd_interactive_authentication);
+    case kw::kbd_interactive_devices: return p.string(c.kbd_interactive_devices);
+    case kw::pubkey_authentication: return p.multistate(c.pubkey_authentication, pubkey_auth_words());
+    case kw::hostbased_authentication: return p.flag(c.hostbased_authentication);
+    case kw::gssapi_authentication: return p.flag(c.gssapi_authentication);
+    case kw::gssapi_delegate_credentials: return p.flag(c.gssapi_delegate_credentials);
+    case kw::gssapi_key_exchange: return p.flag(c.gssapi_key_exchange);
+    case kw::gssapi_trust_dns: return p.flag(c.gssapi_trust_dns);
+    case kw::gssapi_renewal_forces_rekey: return p.flag(c.gssapi_renewal_forces_rekey);
+    case kw::gssapi_client_identity: return p.string(c.gssapi_client_identity);
+    case kw::gssapi_server_identity: return p.string(c.gssapi_server_identity);
+    case kw::gssapi_kex_algorithms: return p.algorithms(c.gssapi_kex_algorithms, op);
+    case kw::batch_mode: return p.flag(c.batch_mode);
+    case kw::check_host_ip: return p.flag(c.check_host_ip);
+    case kw::verify_host_key_dns: return p.multistate(c.verify_host_key_dns, yes_no_ask_words());
+    case kw::strict_host_key_checking: return p.multistate(c.strict_host_key_checking, strict_host_key_words());
+    case kw::compression: return p.multistate(c.compression, compression_words());
+    case kw::tcp_keep_alive: return p.flag(c.tcp_keep_alive);
+    case kw::no_host_authentication_for_localhost: return p.flag(c.no_host_authentication_for_localhost);
+    case kw::number_of_password_prompts: return p.integer(c.number_of_password_prompts);
+
+    case kw::identity_file:
+    case kw::certificate_file: {
+        const std::string* arg = p.next();
+        if (p.missing_argument(arg))
+            return p.fail("Missing argument.", true);
+        if (p.active()) {
+            auto& files = op == kw::identity_file ? c.identity_files : c.certificate_files;
+            const auto max = op == kw::identity_file ? max_identity_files : max_certificate_files;
+            if (files.size() >= max)
+                return p.fail(std::string("Too many ") + (op == kw::identity_file ? "identity" : "certificate") +
+                                  " files specified (max " + std::to_string(max) + ").",
+                              true);
+            add_identity(files, *arg, (flags & conf_user) != 0);
+        }
+        return true;
+    }
+
+    case kw::xauth_location: return p.string(c.xauth_location);
+    case kw::user: return p.string(c.user);
+    case kw::global_known_hosts_file: return p.list(c.global_known_hosts_files, max_hosts_files);
+    case kw::user_known_hosts_file: return p.list(c.user_known_hosts_files, max_hosts_files);
+    case kw::hostname: return p.string(c.hostname);
+    case kw::host_key_alias: return p.string(c.host_key_alias);
+    case kw::preferred_authentications: return p.string(c.preferred_authentications);
+    case kw::bind_address: return p.string(c.bind_address);
+    case kw::bind_interface: return p.string(c.bind_interface);
+    case kw::pkcs11_provider: return p.string(c.pkcs11_provider);
+    case kw::security_key_provider: return p.string(c.security_key_provider);
+    case kw::revoked_host_keys: return p.string(c.revoked_host_keys);
+    case kw::ignore_unknown: return p.string(c.ignore_unknown);
+
+    case kw::known_hosts_command: return p.command(c.known_hosts_command, raw);
+    case kw::local_command: return p.command(c.local_command, raw);
+    case kw::remote_command: return p.command(c.remote_command, raw);
+    case kw::proxy_command:
+        // A ProxyJump seen first wins over a later ProxyCommand, except
+        // "ProxyJump none" (OpenSSH 9.2 behaves so).
+        if (c.jump_host && *c.jump_host != "none") {
+            p.consume_all();
+            return true;
+        }
+        return p.command(c.proxy_command, raw);
+    case kw::proxy_jump:
+        if (!parse_proxy_jump(raw, c, p.active()))
+            return p.fail("Invalid ProxyJump \"" + std::string(raw) + "\"", true);
+        p.consume_all();
+        return true;
+
+    case kw::port: {
+        const std::string* arg = p.next();
+        if (p.missing_argument(arg))
+            return p.fail("Missing argument.", true);
+        const int port = parse_port(*arg);
+        if (port <= 0)
+            return p.fail("Bad port '" + *arg + "'.", true);
+        p.set(c.port, port);
+        return true;
+    }
+    case kw::connection_attempts: return p.integer(c.connection_attempts);
+
+    case kw::ciphers: return p.algorithms(c.ciphers, op);
+    case kw::macs: return p.algorithms(c.macs, op);
+    case kw::kex_algorithms: return p.algorithms(c.kex_algorithms, op);
+    case kw::host_key_algorithms: return p.algorithms(c.host_key_algorithms, op);
+    case kw::ca_signature_algorithms: return p.algorithms(c.ca_signature_algorithms, op);
+    case kw::hostbased_accepted_algorithms: return p.algorithms(c.hostbased_accepted_algorithms, op);
+    case kw::pubkey_accepted_algorithms: return p.algorithms(c.pubkey_accepted_algorithms, op);
+
+    case kw::log_level: {
+        const std::string* arg = p.next();
+        auto level = arg ? parse_log_level(*arg) : std::nullopt;
+        if (!level)
+            return p.fail("unsupported log level '" + (arg ? *arg : std::string("<NONE>")) + "'", true);
+        p.set(c.log_level, *level);
+        return true;
+    }
+    case kw::log_facility: {
+        const std::string* arg = p.next();
+        auto f = arg ? parse_syslog_facility(*arg) : std::nullopt;
+        if (!f)
+            return p.fail("unsupported log facility '" + (arg ? *arg : std::string("<NONE>")) + "'", true);
+        // OpenSSH sets the facility even inside inactive blocks; so do we.
+        if (!c.log_facility)
+            c.log_facility = *f;
+        return true;
+    }
+    case kw::log_verbose: return p.list(c.log_verbose, SIZE_MAX);
+
+    case kw::local_forward:
+    case kw::remote_forward:
+    case kw::dynamic_forward: {
+        const std::string* arg = p.next();
+        if (p.missing_argument(arg))
+            return p.fail("Missing argument.", true);
+        const bool remote = op == kw::remote_forward;
+        bool dynamic = op == kw::dynamic_forward;
+        std::string spec;
+        if (!dynamic) {
+            const std::string* arg2 = p.next();
+            if (arg2 == nullptr || arg2->empty()) {
+                if (!remote)
+                    return p.fail("Missing target argument.", true);
+                dynamic = true;
+            } else {
+                spec = *arg + ":" + *arg2;
+                if (spec.size() > 255)
+                    spec.resize(255); // OpenSSH builds the spec in a 256-byte buffer
+            }
+        }
+        if (dynamic)
+            spec = arg->size() > 255 ? arg->substr(0, 255) : *arg;
+        forward_spec fwd;
+        if (!parse_forward(spec, dynamic, remote, fwd, st.env.getenv))
+            return p.fail("Bad forwarding specification.", true);
+        if (p.active())
+            add_forward(remote ? c.remote_forwards : c.local_forwards, std::move(fwd));
+        return true;
+    }
+
+    case kw::permit_remote_open: {
+        const std::string* arg = p.next();
+        if (p.missing_argument(arg))
+            p.fatal("missing permitremoteopen specification");
+        const bool was_empty = c.permit_remote_open.empty();
+        if (*arg == "any" || *arg == "none") {
+            if (p.active() && was_empty)
+                c.permit_remote_open.push_back(*arg);
+            return true;
+        }
+        for (const std::string* a = arg; a != nullptr; a = p.next()) {
+            user_host_port hp;
+            // host:port with "*" allowed as the port.
+            const auto colon = a->rfind(':');
+            std::string host = colon == std::string::npos ? *a : a->substr(0, colon);
+            if (host.empty() || colon == std::string::npos) {
+                if (host.empty())
+                    p.fatal("missing host in permitremoteopen");
+                p.fatal("bad port number in permitremoteopen");
+            }
+            const std::string port = a->substr(colon + 1);
+            if (port != "*" && parse_port(port) <= 0)
+                p.fatal("bad port number in permitremoteopen");
+            if (p.active() && was_empty)
+                c.permit_remote_open.push_back(*a);
+        }
+        return true;
+    }
+
+    case kw::clear_all_forwardings: return p.flag(c.clear_all_forwardings);
+
+    case kw::escape_char: {
+        const std::string* arg = p.next();
+        if (p.missing_argument(arg))
+            return p.fail("Missing argument.", true);
+        const std::string& a = *arg;
+        int v;
+        if (a == "none")
+            v = escape_char_none;
+        else if (a.size() == 1)
+            v = static_cast<unsigned char>(a[0]);
+        else if (a.size() == 2 && a[0] == '^' && static_cast<unsigned char>(a[1]) >= 64 &&
+                 static_cast<unsigned char>(a[1]) < 128)
+            v = static_cast<unsigned char>(a[1]) & 31;
+        else
+            return p.fail("Bad escape character.", true);
+        p.set(c.escape_char, v);
+        return true;
+    }
+
+    case kw::address_family: return p.multistate(c.address_family, address_family_words());
+    case kw::enable_ssh_keysign: return p.flag(c.enable_ssh_keysign);
+    case kw::identities_only: return p.flag(c.identities_only);
+    case kw::server_alive_count_max: return p.integer(c.server_alive_count_max);
+
+    case kw::send_env:
+        while (const std::string* arg = p.next()) {
+            if (arg->empty() || arg->find('=') != std::string::npos)
+                return p.fail("Invalid environment name.");
+            if (!p.active())
+                continue;
+            if ((*arg)[0] == '-') {
+                // "-PATTERN" removes earlier SendEnv entries.
+                const std::string pattern = arg->substr(1);
+                std::erase_if(c.send_env, [&](const std::string& e) { return match_pattern(e, pattern); });
+                continue;
+            }
+            c.send_env.push_back(*arg);
+        }
+        return true;
+
+    case kw::set_env: {
+        const bool was_empty = c.set_env.empty();
+        while (const std::string* arg = p.next()) {
+            const auto eq = arg->find('=');
+            if (eq == std::string::npos)
+                return p.fail("Invalid SetEnv.");
+            if (!p.active() || !was_empty)
+                continue;
+            const auto name = arg->substr(0, eq);
+            const bool dup = std::any_of(c.set_env.begin(), c.set_env.end(), [&](const std::string& e) {
+                return e.substr(0, e.find('=')) == name;
+            });
+            if (dup) {
+                st.emit(log_level::debug2, p.where() + "ignoring duplicate env name \"" + name.substr(0, 64) + "\"");
+                continue;
+            }
+            c.set_env.push_back(*arg);
+        }
+        return true;
+    }
+
+    case kw::control_path: return p.string(c.control_path);
+    case kw::control_master: return p.multistate(c.control_master, control_master_words());
+    case kw::control_persist: {
+        const std::string* arg = p.next();
+        if (p.missing_argument(arg))
+            return p.fail("Missing ControlPersist argument.", true);
+        bool on = false;
+        int timeout = 0;
+        if (*arg == "no" || *arg == "false") {
+            on = false;
+        } else if (*arg == "yes" || *arg == "true") {
+            on = true;
+        } else if (auto t = parse_time_interval(*arg)) {
+            on = true;
+            timeout = static_cast<int>(*t);
+        } else {
+            return p.fail("Bad ControlPersist argument.", true);
+        }
+        if (p.active() && !c.control_persist) {
+            c.control_persist = on;
+            c.control_persist_timeout = timeout;
+        }
+        return true;
+    }
+    case kw::hash_known_hosts: return p.flag(c.hash_known_hosts);
+    case kw::tunnel: return p.multistate(c.tunnel, tunnel_words());
+    case kw::tunnel_device: {
+        const std::string* arg = p.next();
+        if (p.missing_argument(arg))
+            return p.fail("Missing argument.", true);
+        int remote = 0;
+        const int local = parse_tunnel_device(*arg, remote);
+        if (local == tun_id_error)
+            return p.fail("Bad tun device.", true);
+        if (p.active() && !c.tunnel_local) {
+            c.tunnel_local = local;
+            c.tunnel_remote = remote;
+        }
+        return true;
+    }
+    case kw::permit_local_command: return p.flag(c.permit_local_command);
+    case kw::visual_host_key: return p.flag(c.visual_host_key);
+
+    case kw::ip_qos: {
+        const std::string* arg = p.next();
+        const int interactive = arg ? parse_ipqos(*arg) : -1;
+        if (interactive == -1)
+            return p.fail("Bad IPQoS value: " + (arg ? *arg : std::string("(null)")));
+        int bulk = interactive;
+        if (const std::string* arg2 = p.next()) {
+            bulk = parse_ipqos(*arg2);
+            if (bulk == -1)
+                return p.fail("Bad IPQoS value: " + *arg2);
+        }
+        if (p.active() && !c.ip_qos_interactive) {
+            c.ip_qos_interactive = interactive;
+            c.ip_qos_bulk = bulk;
+        }
+        return true;
+    }
+
+    case kw::request_tty: return p.multistate(c.request_tty, request_tty_words());
+    case kw::session_type: return p.multistate(c.session_type, session_type_words());
+    case kw::stdin_null: return p.flag(c.stdin_null);
+    case kw::fork_after_authentication: return p.flag(c.fork_after_authentication);
+    case kw::proxy_use_fdpass: return p.flag(c.proxy_use_fdpass);
+
+    case kw::canonical_domains: {
+        const bool already = !c.canonical_domains.empty();
+        std::size_t i = 0;
+        while (const std::string* arg = p.next()) {
+            if (arg->empty())
+                return p.fail("keyword " + p.keyword() + " empty argument");
+            if (iequals(*arg, "none") && (i > 0 || p.left() > 0))
+                return p.fail("keyword " + p.keyword() + " \"none\" argument must appear alone.");
+            ++i;
+            if (!iequals(*arg, "none") && !valid_domain(*arg)) {
+                std::string why;
+                const std::string shown = arg->substr(0, 100);
+                if (!std::isalnum(static_cast<unsigned char>((*arg)[0])))
+                    why = "domain name \"" + shown + "\" starts with invalid character";
+                else if (arg->back() == '.')
+                    why = "domain name \"" + shown + "\" ends with invalid character";
+                else if (arg->find("..") != std::string::npos)
+                    why = "domain name \"" + shown + "\" contains consecutive separators";
+                else
+                    why = "domain name \"" + shown + "\" contains invalid characters";
+                return p.fail(why);
+            }
+            if (!p.active() || already)
+                continue;
+            if (c.canonical_domains.size() >= max_canonical_domains)
+                return p.fail("too many hostname suffixes.");
+            c.canonical_domains.push_back(*arg);
+        }
+        return true;
+    }
+    case kw::canonicalize_permitted_cnames: {
+        const bool already = !c.canonicalize_permitted_cnames.empty();
+        std::size_t i = 0;
+        while (const std::string* arg = p.next()) {
+            permitted_cname rule;
+            if (iequals(*arg, "none")) {
+                if (i > 0 || p.left() > 0)
+                    return p.fail("keyword " + p.keyword() + " \"none\" argument must appear alone.");
+                rule = {*arg, ""};
+            } else if (*arg == "*") {
+                rule = {*arg, *arg};
+            } else {
+                const std::string lower = lowercase(*arg);
+                const auto colon = lower.find(':');
+                if (colon == std::string::npos || colon + 1 == lower.size())
+                    return p.fail("Invalid permitted CNAME \"" + lower + "\"");
+                rule = {lower.substr(0, colon), lower.substr(colon + 1)};
+            }
+            ++i;
+            if (!p.active() || already)
+                continue;
+            if (c.canonicalize_permitted_cnames.size() >= max_canonical_domains)
+                return p.fail("too many permitted CNAMEs.");
+            c.canonicalize_permitted_cnames.push_back(std::move(rule));
+        }
+        return true;
+    }
+    case kw::canonicalize_hostname: return p.multistate(c.canonicalize_hostname, canonicalize_words());
+    case kw::canonicalize_max_dots: return p.integer(c.canonicalize_max_dots);
+    case kw::canonicalize_fallback_local: return p.flag(c.canonicalize_fallback_local);
+
+    case kw::stream_local_bind_mask: {
+        const std::string* arg = p.next();
+        if (p.missing_argument(arg))
+            return p.fail("Missing StreamLocalBindMask argument.", true);
+        char* end = nullptr;
+        const long v = std::strtol(arg->c_str(), &end, 8);
+        if (end == arg->c_str() || v < 0 || v > 0777)
+            return p.fail("Bad mask.", true);
+        // OpenSSH assigns this one unconditionally (last value wins).
+        c.stream_local_bind_mask = static_cast<unsigned>(v);
+        return true;
+    }
+    case kw::stream_local_bind_unlink: return p.flag(c.stream_local_bind_unlink);
+
+    case kw::fingerprint_hash: {
+        const std::string* arg = p.next();
+        if (p.missing_argument(arg))
+            return p.fail("Missing argument.", true);
+        auto h = parse_word(fingerprint_hash_words(), *arg);
+        if (!h)
+            return p.fail("Invalid hash algorithm \"" + *arg + "\".", true);
+        p.set(c.fingerprint_hash, *h);
+        return true;
+    }
+    case kw::update_hostkeys: return p.multistate(c.update_hostkeys, yes_no_ask_words());
+
+    case kw::add_keys_to_agent: {
+        const std::string* arg = p.next();
+        const std::string* arg2 = p.next();
+        std::optional<add_keys_to_agent> v = arg ? parse_word(add_keys_words(), *arg) : std::nullopt;
+        int lifespan = 0;
+        if (v == add_keys_to_agent::confirm && arg2 != nullptr) {
+            auto t = parse_time_interval(*arg2);
+            if (!t)
+                return p.fail("invalid time value.");
+            lifespan = static_cast<int>(*t);
+        } else if (!v && arg2 == nullptr && arg != nullptr) {
+            // A bare lifetime means "yes, for this long".
+            auto t = parse_time_interval(*arg);
+            if (!t)
+                return p.fail("unsupported option");
+            v = add_keys_to_agent::yes;
+            lifespan = static_cast<int>(*t);
+        } else if (!v || arg2 != nullptr) {
+            return p.fail("unsupported option");
+        }
+        if (p.active() && !c.add_keys_to_agent) {
+            c.add_keys_to_agent = v;
+            c.add_keys_to_agent_lifespan = lifespan;
+        }
+        return true;
+    }
+
+    case kw::identity_agent: {
+        const std::string* arg = p.next();
+        if (p.missing_argument(arg))
+            return p.fail("Missing argument.", true);
+        return p.agent_path(c.identity_agent, *arg);
+    }
+
+    case kw::required_rsa_size: return p.integer(c.required_rsa_size);
+    case kw::enable_escape_commandline: return p.flag(c.enable_escape_commandline);
+    }
+    (void)filename;
+    (void)linenum;
+    (void)depth;
+    return p.fail("Unimplemented opcode");
+}
+
+} // namespace
+
+bool process_config_line(parse_state& st, std::string_view line, std::string_view filename, int linenum,
+                         bool* active, unsigned flags, int depth)
+{
+    const std::string where = std::string(filename) + " line " + std::to_string(linenum) + ": ";
+    std::string lex_error;
+    auto lexed = lex_config_line(line, lex_error);
+    if (!lexed) {
+        if (lex_error == "invalid quotes") {
+            // OpenSSH looks the keyword up before splitting the arguments, so
+            // an unknown keyword is reported too.
+            std::string_view l = line;
+            while (!l.empty() && is_space(l.front()))
+                l.remove_prefix(1);
+            std::size_t n = 0;
+            while (n < l.size() && !is_space(l[n]) && l[n] != '=' && l[n] != '"' && l[n] != '\'')
+                ++n;
+            const std::string key = lowercase(l.substr(0, n));
+            const bool ignored = st.cfg.ignore_unknown &&
+                                 match_pattern_list(key, *st.cfg.ignore_unknown, true) == list_match::positive;
+            if (!find_keyword(key) && !ignored)
+                st.emit(log_level::error, std::string(filename) + ": line " + std::to_string(linenum) +
+                                              ": Bad configuration option: " + key);
+        }
+        st.emit(log_level::error, where + lex_error);
+        return false;
+    }
+    if (lexed->empty)
+        return true;
+    const config_line& cl = *lexed;
+
+    const keyword* k = find_keyword(cl.keyword);
+    kw op;
+    if (k != nullptr) {
+        op = k->op;
+    } else if (st.cfg.ignore_unknown &&
+               match_pattern_list(cl.keyword, *st.cfg.ignore_unknown, true) == list_match::positive) {
+        op = kw::ignored_unknown;
+    } else {
+        st.emit(log_level::error, std::string(filename) + ": line " + std::to_string(linenum) +
+                                      ": Bad configuration option: " + cl.keyword);
+        return false;
+    }
+
+    const bool cmdline = active == nullptr;
+    line_parser p(st, filename, linenum, cl.keyword, cl.args, cmdline ? true : *active);
+
+    if (op == kw::host || op == kw::match) {
+        if (cmdline) {
+            st.emit(log_level::error, "Host directive not supported as a command-line option");
+            return false;
+        }
+        return op == kw::host ? process_host_line(st, cl.args, filename, linenum, active, flags)
+                              : process_match_line(st, cl.args, filename, linenum, active, flags);
+    }
+    if (op == kw::include) {
+        if (cmdline) {
+            st.emit(log_level::error, "Include directive not supported as a command-line option");
+            return false;
+        }
+        return process_include_line(st, cl.args, filename, linenum, active, flags, depth);
+    }
+    if (op == kw::rekey_limit) {
+        // RekeyLimit size [interval]: handled here because the interval is
+        // an optional second argument parsed like a time value.
+        const std::string* arg = p.next();
+        if (p.missing_argument(arg))
+            return p.fail("Missing argument.", true);
+        long long v = 0;
+        if (*arg != "default") {
+            auto n = parse_size(*arg);
+            if (!n || *n > static_cast<unsigned long long>(LLONG_MAX))
+                return p.fail("Bad number '" + *arg + "': " +
+                                  (!n && n.error() == errc::malformed ? "Invalid argument"
+                                                                      : "Numerical result out of range"),
+                              true);
+            v = static_cast<long long>(*n);
+            if (v != 0 && v < 16)
+                return p.fail("RekeyLimit too small", true);
+        }
+        p.set(st.cfg.rekey_limit, v);
+        if (p.left() > 0) {
+            if (cl.args[1] == "none")
+                p.next();
+            else if (!p.time(st.cfg.rekey_interval))
+                return false;
+        }
+    } else if (!process_keyword(p, op, rest_of_line(line), filename, linenum, active, flags, depth)) {
+        return false;
+    }
+    if (p.left() > 0) {
+        st.emit(log_level::error,
+                (filename.size() > 200 ? std::string(filename.substr(0, 200)) : std::string(filename)) + " line " +
+                    std::to_string(linenum) + ": keyword " + cl.keyword + " extra arguments at end of line");
+        return false;
+    }
+    return true;
+}
+
+} // namespace longhaul::detail

@@ -1,0 +1,279 @@
+#include "ssh/destination.hpp"
+
+#include <netdb.h>
+#include <arpa/inet.h>
+
+#include <cctype>
+#include <cstring>
+
+namespace longhaul {
+
+namespace {
+
+// OpenSSH's hpdelim2(): splits off the first field of "host:port/..." where
+// the host may be "[bracketed]". Returns false when malformed. `rest` is
+// nullopt when there are no more fields.
+bool split_host_field(std::string_view& s, bool& more, std::string_view& field, char& delim)
+{
+    std::size_t end;
+    if (!s.empty() && s[0] == '[') {
+        end = s.find(']');
+        if (end == std::string_view::npos)
+            return false;
+        ++end;
+    } else {
+        end = s.find_first_of(":/");
+        if (end == std::string_view::npos)
+            end = s.size();
+    }
+    field = s.substr(0, end);
+    if (end == s.size()) {
+        more = false;
+        s = {};
+        return true;
+    }
+    if (s[end] != ':' && s[end] != '/')
+        return false;
+    delim = s[end];
+    more = true;
+    s.remove_prefix(end + 1);
+    return true;
+}
+
+std::string_view strip_brackets(std::string_view h)
+{
+    if (h.size() >= 2 && h.front() == '[' && h.back() == ']')
+        return h.substr(1, h.size() - 2);
+    return h;
+}
+
+int hex_value(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+// %XX and '+' decoding of URI components; like OpenSSH's C string, a
+// decoded NUL ends the text.
+std::optional<std::string> url_decode(std::string_view s)
+{
+    std::string out;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        if (s[i] == '+') {
+            out.push_back(' ');
+        } else if (s[i] == '%') {
+            if (i + 2 >= s.size())
+                return std::nullopt;
+            const int hi = hex_value(s[i + 1]);
+            const int lo = hex_value(s[i + 2]);
+            if (hi < 0 || lo < 0)
+                return std::nullopt;
+            const char c = static_cast<char>(hi * 16 + lo);
+            if (c == '\0')
+                return out;
+            out.push_back(c);
+            i += 2;
+        } else {
+            out.push_back(s[i]);
+        }
+    }
+    return out;
+}
+
+} // namespace
+
+int parse_port(std::string_view s)
+{
+    // strtonum(s, 0, 65535): optional leading space and sign, decimal digits to the end.
+    std::size_t i = 0;
+    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i])))
+        ++i;
+    bool negative = false;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-'))
+        negative = s[i++] == '-';
+    const std::size_t digits_start = i;
+    long long v = 0;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9' && v <= 65535)
+        v = v * 10 + (s[i++] - '0');
+    if (i == s.size() && i > digits_start && v <= 65535 && !(negative && v != 0))
+        return static_cast<int>(v);
+    if (s.empty() || s.find('\0') != std::string_view::npos || s.size() > 255)
+        return -1;
+    const std::string name(s);
+    struct servent se {};
+    struct servent* found = nullptr;
+    char buf[4096];
+    if (getservbyname_r(name.c_str(), "tcp", &se, buf, sizeof buf, &found) == 0 && found != nullptr)
+        return ntohs(static_cast<uint16_t>(found->s_port));
+    return -1;
+}
+
+bool valid_domain(std::string_view name)
+{
+    if (name.empty())
+        return false;
+    if (!std::isalnum(static_cast<unsigned char>(name[0])))
+        return false;
+    char last = 0;
+    for (char ch : name) {
+        const char c = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        if (last == '.' && c == '.')
+            return false;
+        if (c != '.' && c != '-' && c != '_' && !std::isalnum(static_cast<unsigned char>(c)))
+            return false;
+        last = c;
+    }
+    return name.back() != '.';
+}
+
+uri_result parse_ssh_uri(std::string_view s, user_host_port& out)
+{
+    constexpr std::string_view scheme = "ssh://";
+    if (s.substr(0, scheme.size()) != scheme)
+        return uri_result::not_uri;
+    s.remove_prefix(scheme.size());
+    user_host_port r;
+    if (auto at = s.find('@'); at != std::string_view::npos) {
+        auto info = s.substr(0, at);
+        info = info.substr(0, info.find(';')); // connection parameters are ignored
+        if (info.empty())
+            return uri_result::invalid;
+        auto user = url_decode(info);
+        if (!user)
+            return uri_result::invalid;
+        r.user = std::move(*user);
+        s.remove_prefix(at + 1);
+    }
+    std::string_view field;
+    bool more = false;
+    char delim = 0;
+    if (!split_host_field(s, more, field, delim) || field.empty())
+        return uri_result::invalid;
+    r.host = std::string(strip_brackets(field));
+    if (!valid_domain(r.host))
+        return uri_result::invalid;
+    if (more && !s.empty()) {
+        if (delim == ':') {
+            auto slash = s.find('/');
+            r.port = parse_port(s.substr(0, slash));
+            if (r.port <= 0)
+                return uri_result::invalid;
+            s = slash == std::string_view::npos ? std::string_view{} : s.substr(slash + 1);
+        }
+        if (!s.empty())
+            return uri_result::invalid; // a path: not allowed for ssh
+    }
+    out = std::move(r);
+    return uri_result::ok;
+}
+
+bool parse_user_host_port(std::string_view s, user_host_port& out)
+{
+    user_host_port r;
+    if (auto at = s.rfind('@'); at != std::string_view::npos) {
+        if (at == 0)
+            return false;
+        r.user = std::string(s.substr(0, at));
+        s.remove_prefix(at + 1);
+    }
+    std::string_view field;
+    bool more = false;
+    char delim = 0;
+    if (!split_host_field(s, more, field, delim) || field.empty())
+        return false;
+    r.host = std::string(strip_brackets(field));
+    if (more && !s.empty()) {
+        r.port = parse_port(s);
+        if (r.port <= 0)
+            return false;
+    }
+    out = std::move(r);
+    return true;
+}
+
+bool parse_proxy_jump(std::string_view s, client_config& cfg, bool apply)
+{
+    const bool active = apply && !cfg.proxy_command && !cfg.jump_host;
+    // Comments and trailing blanks are dropped before the hops are checked,
+    // but "none" and jump_extra are taken from the text as given (as OpenSSH).
+    std::string_view body = s.substr(0, s.find('#'));
+    while (!body.empty() && std::isspace(static_cast<unsigned char>(body.back())))
+        body.remove_suffix(1);
+    const bool is_none = s.size() == 4 && strncasecmp(s.data(), "none", 4) == 0;
+
+    user_host_port first;
+    if (!is_none) {
+        bool last = true;
+        while (true) {
+            const auto comma = body.rfind(',');
+            const auto hop = comma == std::string_view::npos ? body : body.substr(comma + 1);
+            user_host_port parsed;
+            const auto u = parse_ssh_uri(hop, parsed);
+            if (u == uri_result::invalid || (u == uri_result::not_uri && !parse_user_host_port(hop, parsed)))
+                return false;
+            if (last)
+                first = std::move(parsed);
+            last = false;
+            if (comma == std::string_view::npos)
+                break;
+            body = body.substr(0, comma);
+        }
+    }
+    if (!active)
+        return true;
+    if (is_none) {
+        cfg.jump_host = "none";
+        cfg.jump_port = 0;
+        return true;
+    }
+    cfg.jump_user = first.user;
+    cfg.jump_host = first.host;
+    cfg.jump_port = first.port;
+    cfg.proxy_command = "none";
+    if (auto comma = s.rfind(','); comma != std::string_view::npos && comma != 0)
+        cfg.jump_extra = std::string(s.substr(0, comma));
+    return true;
+}
+
+bool valid_hostname(std::string_view host)
+{
+    if (!host.empty() && host[0] == '-')
+        return false;
+    for (char c : host) {
+        if (std::strchr("'`\"$\\;&<>|(){}", c) != nullptr && c != '\0')
+            return false;
+        if (std::isspace(static_cast<unsigned char>(c)) || std::iscntrl(static_cast<unsigned char>(c)))
+            return false;
+    }
+    return true;
+}
+
+bool valid_remote_user(std::string_view user)
+{
+    if (!user.empty() && user[0] == '-')
+        return false;
+    for (std::size_t i = 0; i < user.size(); ++i) {
+        const char c = user[i];
+        if (c != '\0' && std::strchr("'`\";&<>|(){}", c) != nullptr)
+            return false;
+        if (std::isspace(static_cast<unsigned char>(c)) && i + 1 < user.size() && user[i + 1] == '-')
+            return false;
+        if (c == '\\' && i + 1 == user.size())
+            return false;
+    }
+    return true;
+}
+
+std::string host_with_port(std::string_view host, int port)
+{
+    if (port == 0 || port == 22)
+        return std::string(host);
+    return "[" + std::string(host) + "]:" + std::to_string(port);
+}
+
+} // namespace longhaul
