@@ -113,6 +113,17 @@ void server_auth::disconnect(disconnect_reason reason, std::string text, bool lo
     queued_.clear();
 }
 
+// sshd's auth_maxtries_exceeded.
+void server_auth::too_many_failures()
+{
+    log(auth_log_level::error, "maximum authentication attempts exceeded for " +
+                                   std::string(valid_ ? "" : "invalid user ") + std::string(truncated(user_, 100)) +
+                                   " from " + std::string(truncated(config_.remote_ip, 200)) + " port " +
+                                   std::to_string(config_.remote_port) + " ssh2 [preauth]");
+    max_tries_exceeded_ = true;
+    disconnect(disconnect_reason::protocol_error, "Too many authentication failures");
+}
+
 // A message that does not decode. OpenSSH dies with "ssh_dispatch_run_fatal:
 // Connection from ...: invalid format"; this says so in a DISCONNECT too.
 void server_auth::protocol_failure(std::string text)
@@ -270,12 +281,7 @@ void server_auth::handle_request(byte_span payload)
         "userauth-request for user " + user + " service " + req->service + " method " + req->method + " [preauth]");
 
     if (attempts_ >= max_requests) {
-        log(auth_log_level::error, "maximum authentication attempts exceeded for " +
-                                       std::string(valid_ ? "" : "invalid user ") + std::string(truncated(user_, 100)) +
-                                       " from " + std::string(truncated(config_.remote_ip, 200)) + " port " +
-                                       std::to_string(config_.remote_port) + " ssh2 [preauth]");
-        max_tries_exceeded_ = true;
-        disconnect(disconnect_reason::protocol_error, "Too many authentication failures");
+        too_many_failures();
         return;
     }
     if (attempts_++ == 0) {
@@ -416,12 +422,7 @@ void server_auth::finish(bool authenticated, bool server_caused_failure)
         ++failures_;
     const auto delay = is_none ? std::chrono::microseconds(0) : failure_delay();
     if (failures_ >= settings_.max_auth_tries) {
-        log(auth_log_level::error, "maximum authentication attempts exceeded for " +
-                                       std::string(valid_ ? "" : "invalid user ") + std::string(truncated(user_, 100)) +
-                                       " from " + std::string(truncated(config_.remote_ip, 200)) + " port " +
-                                       std::to_string(config_.remote_port) + " ssh2 [preauth]");
-        max_tries_exceeded_ = true;
-        disconnect(disconnect_reason::protocol_error, "Too many authentication failures");
+        too_many_failures();
         events_.back().min_elapsed = delay;
         return;
     }

@@ -234,6 +234,7 @@ private:
     void log(auth_log_level level, std::string text);
     void disconnect(disconnect_reason reason, std::string text, bool log_it = true);
     void protocol_failure(std::string text);
+    void too_many_failures();
     void unimplemented(std::uint32_t seq);
     std::chrono::microseconds failure_delay() const;
 

@@ -534,3 +534,51 @@ TEST_CASE("log lines escape what the client chose")
     d.feed(none_request("eve\nAccepted password for root"));
     CHECK(d.logged("Invalid user eve\\012Accepted password for root from 192.0.2.7 port 40022"));
 }
+
+TEST_CASE("sshd's hard limit of 1024 requests")
+{
+    server_auth_settings s;
+    s.max_auth_tries = 100000;
+    server_driver d(s, alice());
+    d.feed(service("ssh-userauth"));
+    for (int i = 0; i < 1024; ++i)
+        d.feed(password_request("alice", "x"));
+    CHECK(!d.disconnect);
+    d.feed(password_request("alice", "x"));
+    REQUIRE(d.disconnect);
+    CHECK(d.disconnect->second == "Too many authentication failures");
+    CHECK(d.server->max_tries_exceeded());
+}
+
+TEST_CASE("AuthenticationMethods naming only disabled methods")
+{
+    server_auth_settings s;
+    s.password_authentication = false;
+    s.authentication_methods = {"password", "publickey,password"};
+    server_driver d(s, alice());
+    d.feed(service("ssh-userauth"));
+    d.feed(none_request("alice"));
+    REQUIRE(d.disconnect);
+    CHECK(d.disconnect->second == "no authentication methods enabled");
+    CHECK(d.logged("No AuthenticationMethods left after eliminating disabled methods [preauth]"));
+}
+
+TEST_CASE("methods list helpers")
+{
+    CHECK(list_starts_with("publickey,password", "publickey", "") == method_match::method);
+    CHECK(list_starts_with("publickeyx,password", "publickey", "") == method_match::none);
+    CHECK(list_starts_with("keyboard-interactive:pam,password", "keyboard-interactive", "") == method_match::partial);
+    CHECK(list_starts_with("keyboard-interactive:pam,password", "keyboard-interactive", "pam") == method_match::both);
+    CHECK(list_starts_with("keyboard-interactive:bsdauth", "keyboard-interactive", "pam") == method_match::none);
+    std::string l = "keyboard-interactive:pam,password";
+    CHECK(remove_leading_method(l, "keyboard-interactive", "pam"));
+    CHECK(l == "password");
+    CHECK(!remove_leading_method(l, "publickey", ""));
+    CHECK(remove_leading_method(l, "password", ""));
+    CHECK(l.empty());
+    CHECK(check_methods_list("publickey,password").empty());
+    CHECK(check_methods_list("publickey,passwd") == "Unknown authentication method \"passwd\" in list");
+    CHECK(check_methods_list("") == "empty authentication method list");
+    CHECK(check_methods_list("publickey,password", [](std::string_view m) { return m != "password"; }) ==
+          "Disabled method \"password\" in AuthenticationMethods list \"publickey,password\"");
+}
