@@ -489,3 +489,32 @@ TEST_CASE("prompts name HostKeyAlias, messages the host")
     REQUIRE(p.client_failed);
     CHECK(*p.client_failed == "alice@testhost: Permission denied (publickey,password,keyboard-interactive).");
 }
+
+TEST_CASE("keyboard-interactive for an invalid user runs the device and fails")
+{
+    auth_pair p;
+    p.client_config.user = "bob";
+    p.client_config.preferred_authentications = "keyboard-interactive";
+    p.client_config.number_of_password_prompts = 1;
+    p.on_kbdint = [](const server_auth_event& ev) {
+        kbdint_reply r;
+        CHECK(!ev.user_valid);
+        if (ev.type == server_auth_event_type::kbdint_start) {
+            r.result = kbdint_reply::kind::prompts;
+            r.prompts = {{"Password: ", false}};
+        } else {
+            // Even a device that says yes cannot log in a user that does not exist.
+            r.result = kbdint_reply::kind::success;
+        }
+        return r;
+    };
+    p.on_prompt = answer_all({"pw"});
+    p.start();
+    p.run();
+    INFO(p.dump_logs());
+    CHECK(!p.server_authenticated);
+    CHECK(p.server_logged("Invalid user bob from 127.0.0.1 port 50000"));
+    CHECK(p.server_logged("Postponed keyboard-interactive for invalid user bob from 127.0.0.1 port 50000 ssh2 [preauth]"));
+    CHECK(p.server_logged("Failed keyboard-interactive/pam for invalid user bob from 127.0.0.1 port 50000 ssh2"));
+    CHECK(p.prompts.size() == 1);
+}
