@@ -397,11 +397,13 @@ public:
     bool agent_path(std::optional<std::string>& field, const std::string& arg)
     {
         std::string err;
-        if (!dollar_expand(arg, st_.env.getenv, err))
+        if (!dollar_expand(arg, st_.env.getenv, err)) {
+            st_.emit(log_level::error, err);
             return fail("Invalid environment expansion " + arg + ".", true);
-        if (arg.size() > 1 && arg[0] == '$' && arg[1] != '{') {
+        }
+        if (!arg.empty() && arg[0] == '$' && (arg.size() == 1 || arg[1] != '{')) {
             // Legacy "$NAME": NAME must be a valid environment variable name.
-            bool ok = !std::isdigit(static_cast<unsigned char>(arg[1]));
+            bool ok = arg.size() > 1;
             for (std::size_t i = 1; i < arg.size() && ok; ++i)
                 ok = std::isalnum(static_cast<unsigned char>(arg[i])) || arg[i] == '_';
             if (!ok)
