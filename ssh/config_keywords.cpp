@@ -1,195 +1,28 @@
 // One ssh_config line: keyword lookup, argument checks and the first-value-
-// wins assignment into client_config, with OpenSSH 9.2's keywords, aliases,
-// deprecated and unsupported names, and its error wording.
+// wins assignment into client_config, with OpenSSH 9.2's error wording.
 #include "ssh/detail/config_parser.hpp"
 
 #include "common/config_line.hpp"
 #include "common/match.hpp"
-#include "ssh/algorithm_names.hpp"
 #include "ssh/destination.hpp"
+#include "ssh/detail/config_keywords.hpp"
 #include "ssh/detail/config_values.hpp"
+#include "ssh/detail/line_parser.hpp"
 #include "ssh/forward_spec.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <climits>
-#include <cstdlib>
 
 namespace longhaul::detail {
 
 namespace {
-
-enum class kw {
-    ignore, ignored_unknown, deprecated, unsupported,
-    host, match, include,
-    forward_agent, forward_x11, forward_x11_trusted, forward_x11_timeout, gateway_ports, exit_on_forward_failure,
-    password_authentication, kbd_interactive_authentication, kbd_interactive_devices, pubkey_authentication,
-    hostbased_authentication, xauth_location, identity_file, identities_only, certificate_file, add_keys_to_agent,
-    identity_agent, hostname, host_key_alias, proxy_command, port, ciphers, macs, remote_forward, local_forward,
-    permit_remote_open, user, escape_char, global_known_hosts_file, user_known_hosts_file, connection_attempts,
-    batch_mode, check_host_ip, strict_host_key_checking, compression, tcp_keep_alive, number_of_password_prompts,
-    log_facility, log_level, log_verbose, dynamic_forward, preferred_authentications, host_key_algorithms,
-    ca_signature_algorithms, bind_address, bind_interface, clear_all_forwardings, enable_ssh_keysign,
-    verify_host_key_dns, no_host_authentication_for_localhost, rekey_limit, connect_timeout, address_family,
-    server_alive_interval, server_alive_count_max, send_env, set_env, control_path, control_master, control_persist,
-    hash_known_hosts, tunnel, tunnel_device, local_command, permit_local_command, remote_command, visual_host_key,
-    kex_algorithms, ip_qos, request_tty, session_type, stdin_null, fork_after_authentication, proxy_use_fdpass,
-    canonical_domains, canonicalize_fallback_local, canonicalize_hostname, canonicalize_max_dots,
-    canonicalize_permitted_cnames, stream_local_bind_mask, stream_local_bind_unlink, revoked_host_keys,
-    fingerprint_hash, update_hostkeys, hostbased_accepted_algorithms, pubkey_accepted_algorithms, ignore_unknown,
-    proxy_jump, security_key_provider, known_hosts_command, required_rsa_size, enable_escape_commandline,
-    pkcs11_provider, gssapi_authentication, gssapi_delegate_credentials, gssapi_key_exchange, gssapi_trust_dns,
-    gssapi_renewal_forces_rekey, gssapi_client_identity, gssapi_server_identity, gssapi_kex_algorithms,
-};
-
-struct keyword {
-    std::string_view name;
-    kw op;
-};
-
-// OpenSSH 9.2's client keywords (lowercase), with Debian's GSSAPI additions.
-constexpr keyword keywords[] = {
-    // Deprecated and unsupported names are accepted with a message.
-    {"protocol", kw::ignore},
-    {"cipher", kw::deprecated},
-    {"fallbacktorsh", kw::deprecated},
-    {"globalknownhostsfile2", kw::deprecated},
-    {"rhostsauthentication", kw::deprecated},
-    {"userknownhostsfile2", kw::deprecated},
-    {"useroaming", kw::deprecated},
-    {"usersh", kw::deprecated},
-    {"useprivilegedport", kw::deprecated},
-    {"useblacklistedkeys", kw::deprecated},
-    {"afstokenpassing", kw::unsupported},
-    {"kerberosauthentication", kw::unsupported},
-    {"kerberostgtpassing", kw::unsupported},
-    {"rsaauthentication", kw::unsupported},
-    {"rhostsrsaauthentication", kw::unsupported},
-    {"compressionlevel", kw::unsupported},
-
-    {"gssapiauthentication", kw::gssapi_authentication},
-    {"gssapidelegatecredentials", kw::gssapi_delegate_credentials},
-    {"gssapikeyexchange", kw::gssapi_key_exchange},
-    {"gssapitrustdns", kw::gssapi_trust_dns},
-    {"gssapirenewalforcesrekey", kw::gssapi_renewal_forces_rekey},
-    {"gssapiclientidentity", kw::gssapi_client_identity},
-    {"gssapiserveridentity", kw::gssapi_server_identity},
-    {"gssapikexalgorithms", kw::gssapi_kex_algorithms},
-    {"pkcs11provider", kw::pkcs11_provider},
-    {"smartcarddevice", kw::pkcs11_provider},
-
-    {"forwardagent", kw::forward_agent},
-    {"forwardx11", kw::forward_x11},
-    {"forwardx11trusted", kw::forward_x11_trusted},
-    {"forwardx11timeout", kw::forward_x11_timeout},
-    {"exitonforwardfailure", kw::exit_on_forward_failure},
-    {"xauthlocation", kw::xauth_location},
-    {"gatewayports", kw::gateway_ports},
-    {"passwordauthentication", kw::password_authentication},
-    {"kbdinteractiveauthentication", kw::kbd_interactive_authentication},
-    {"kbdinteractivedevices", kw::kbd_interactive_devices},
-    {"challengeresponseauthentication", kw::kbd_interactive_authentication},
-    {"skeyauthentication", kw::kbd_interactive_authentication},
-    {"tisauthentication", kw::kbd_interactive_authentication},
-    {"pubkeyauthentication", kw::pubkey_authentication},
-    {"dsaauthentication", kw::pubkey_authentication},
-    {"hostbasedauthentication", kw::hostbased_authentication},
-    {"identityfile", kw::identity_file},
-    {"identityfile2", kw::identity_file},
-    {"identitiesonly", kw::identities_only},
-    {"certificatefile", kw::certificate_file},
-    {"addkeystoagent", kw::add_keys_to_agent},
-    {"identityagent", kw::identity_agent},
-    {"hostname", kw::hostname},
-    {"hostkeyalias", kw::host_key_alias},
-    {"proxycommand", kw::proxy_command},
-    {"port", kw::port},
-    {"ciphers", kw::ciphers},
-    {"macs", kw::macs},
-    {"remoteforward", kw::remote_forward},
-    {"localforward", kw::local_forward},
-    {"permitremoteopen", kw::permit_remote_open},
-    {"user", kw::user},
-    {"host", kw::host},
-    {"match", kw::match},
-    {"escapechar", kw::escape_char},
-    {"globalknownhostsfile", kw::global_known_hosts_file},
-    {"userknownhostsfile", kw::user_known_hosts_file},
-    {"connectionattempts", kw::connection_attempts},
-    {"batchmode", kw::batch_mode},
-    {"checkhostip", kw::check_host_ip},
-    {"stricthostkeychecking", kw::strict_host_key_checking},
-    {"compression", kw::compression},
-    {"tcpkeepalive", kw::tcp_keep_alive},
-    {"keepalive", kw::tcp_keep_alive},
-    {"numberofpasswordprompts", kw::number_of_password_prompts},
-    {"syslogfacility", kw::log_facility},
-    {"loglevel", kw::log_level},
-    {"logverbose", kw::log_verbose},
-    {"dynamicforward", kw::dynamic_forward},
-    {"preferredauthentications", kw::preferred_authentications},
-    {"hostkeyalgorithms", kw::host_key_algorithms},
-    {"casignaturealgorithms", kw::ca_signature_algorithms},
-    {"bindaddress", kw::bind_address},
-    {"bindinterface", kw::bind_interface},
-    {"clearallforwardings", kw::clear_all_forwardings},
-    {"enablesshkeysign", kw::enable_ssh_keysign},
-    {"verifyhostkeydns", kw::verify_host_key_dns},
-    {"nohostauthenticationforlocalhost", kw::no_host_authentication_for_localhost},
-    {"rekeylimit", kw::rekey_limit},
-    {"connecttimeout", kw::connect_timeout},
-    {"addressfamily", kw::address_family},
-    {"serveraliveinterval", kw::server_alive_interval},
-    {"serveralivecountmax", kw::server_alive_count_max},
-    {"sendenv", kw::send_env},
-    {"setenv", kw::set_env},
-    {"controlpath", kw::control_path},
-    {"controlmaster", kw::control_master},
-    {"controlpersist", kw::control_persist},
-    {"hashknownhosts", kw::hash_known_hosts},
-    {"include", kw::include},
-    {"tunnel", kw::tunnel},
-    {"tunneldevice", kw::tunnel_device},
-    {"localcommand", kw::local_command},
-    {"permitlocalcommand", kw::permit_local_command},
-    {"remotecommand", kw::remote_command},
-    {"visualhostkey", kw::visual_host_key},
-    {"kexalgorithms", kw::kex_algorithms},
-    {"ipqos", kw::ip_qos},
-    {"requesttty", kw::request_tty},
-    {"sessiontype", kw::session_type},
-    {"stdinnull", kw::stdin_null},
-    {"forkafterauthentication", kw::fork_after_authentication},
-    {"proxyusefdpass", kw::proxy_use_fdpass},
-    {"canonicaldomains", kw::canonical_domains},
-    {"canonicalizefallbacklocal", kw::canonicalize_fallback_local},
-    {"canonicalizehostname", kw::canonicalize_hostname},
-    {"canonicalizemaxdots", kw::canonicalize_max_dots},
-    {"canonicalizepermittedcnames", kw::canonicalize_permitted_cnames},
-    {"streamlocalbindmask", kw::stream_local_bind_mask},
-    {"streamlocalbindunlink", kw::stream_local_bind_unlink},
-    {"revokedhostkeys", kw::revoked_host_keys},
-    {"fingerprinthash", kw::fingerprint_hash},
-    {"updatehostkeys", kw::update_hostkeys},
-    {"hostbasedacceptedalgorithms", kw::hostbased_accepted_algorithms},
-    {"hostbasedkeytypes", kw::hostbased_accepted_algorithms},
-    {"pubkeyacceptedalgorithms", kw::pubkey_accepted_algorithms},
-    {"pubkeyacceptedkeytypes", kw::pubkey_accepted_algorithms},
-    {"ignoreunknown", kw::ignore_unknown},
-    {"proxyjump", kw::proxy_jump},
-    {"securitykeyprovider", kw::security_key_provider},
-    {"knownhostscommand", kw::known_hosts_command},
-    {"requiredrsasize", kw::required_rsa_size},
-    {"enableescapecommandline", kw::enable_escape_commandline},
-};
 
 // Limits, as OpenSSH's.
 constexpr std::size_t max_identity_files = 100;  // SSH_MAX_IDENTITY_FILES
 constexpr std::size_t max_certificate_files = 100;
 constexpr std::size_t max_hosts_files = 32;      // SSH_MAX_HOSTS_FILES
 constexpr std::size_t max_canonical_domains = 32;
-
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f'; }
 
 // The text after the keyword with leading blanks and '=' removed and
 // trailing blanks dropped: what ProxyCommand and friends take verbatim.
@@ -213,222 +46,6 @@ std::string lowercase(std::string_view s)
     for (auto& c : out)
         c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     return out;
-}
-
-// OpenSSH's atoi_err (strtonum 0..INT_MAX): nullptr on success.
-const char* parse_int(const std::string* arg, int& value)
-{
-    if (arg == nullptr)
-        return "missing";
-    const char* s = arg->c_str();
-    char* end = nullptr;
-    errno = 0;
-    const long long v = std::strtoll(s, &end, 10);
-    if (end == s || *end != '\0')
-        return "invalid";
-    if (v < 0)
-        return "too small";
-    if (v > INT_MAX || errno == ERANGE)
-        return "too large";
-    value = static_cast<int>(v);
-    return nullptr;
-}
-
-// One line being processed: the arguments, a cursor over them, and the
-// "file line N: " prefix of messages.
-class line_parser {
-public:
-    line_parser(parse_state& st, std::string_view filename, int linenum, std::string keyword,
-                const std::vector<std::string>& args, bool active)
-        : st_(st), filename_(filename), linenum_(linenum), keyword_(std::move(keyword)), args_(args),
-          active_(active)
-    {
-    }
-
-    const std::string* next() { return pos_ < args_.size() ? &args_[pos_++] : nullptr; }
-    std::size_t left() const { return args_.size() - pos_; }
-    void consume_all() { pos_ = args_.size(); }
-    bool active() const { return active_; }
-    const std::string& keyword() const { return keyword_; }
-    client_config& cfg() { return st_.cfg; }
-    parse_state& state() { return st_; }
-
-    // "file line N: text" (OpenSSH writes "%s line %d" or "%.200s line %d").
-    bool fail(const std::string& text, bool short_name = false)
-    {
-        st_.emit(log_level::error, where(short_name) + text);
-        return false;
-    }
-    std::string where(bool short_name = false) const
-    {
-        std::string f(filename_);
-        if (short_name && f.size() > 200)
-            f.resize(200);
-        return f + " line " + std::to_string(linenum_) + ": ";
-    }
-    [[noreturn]] void fatal(const std::string& text) { throw ssh_config_error(where() + text); }
-
-    template <class T>
-    void set(std::optional<T>& field, T value)
-    {
-        if (active_ && !field)
-            field = std::move(value);
-    }
-
-    bool missing_argument(const std::string* arg) { return arg == nullptr || arg->empty(); }
-
-    template <class T>
-    bool multistate(std::optional<T>& field, std::span<const state_word<T>> words)
-    {
-        const std::string* arg = next();
-        std::optional<T> v;
-        if (arg != nullptr)
-            v = parse_word(words, *arg);
-        if (!v)
-            return fail("unsupported option \"" + (arg ? *arg : std::string("(null)")) + "\".");
-        set(field, *v);
-        return true;
-    }
-    bool flag(std::optional<bool>& field) { return multistate(field, flag_words()); }
-
-    bool string(std::optional<std::string>& field)
-    {
-        const std::string* arg = next();
-        if (missing_argument(arg))
-            return fail("Missing argument.", true);
-        set(field, *arg);
-        return true;
-    }
-
-    bool integer(std::optional<int>& field)
-    {
-        int v = 0;
-        if (const char* err = parse_int(next(), v))
-            return fail(std::string("integer value ") + err + ".");
-        set(field, v);
-        return true;
-    }
-
-    bool time(std::optional<int>& field)
-    {
-        const std::string* arg = next();
-        if (missing_argument(arg))
-            return fail("missing time value.");
-        // "none" is OpenSSH's "unset" value (-1): it sets nothing, so a later
-        // line may still give a value.
-        if (*arg == "none")
-            return true;
-        auto t = parse_time_interval(*arg);
-        if (!t)
-            return fail("invalid time value.");
-        set(field, static_cast<int>(*t));
-        return true;
-    }
-
-    // The rest of the line, verbatim (ProxyCommand, LocalCommand, ...).
-    bool command(std::optional<std::string>& field, std::string_view raw)
-    {
-        if (active_ && !field)
-            field = std::string(raw);
-        consume_all();
-        return true;
-    }
-
-    // GlobalKnownHostsFile / UserKnownHostsFile / LogVerbose: a list set
-    // only if empty when the line started; "none" must stand alone.
-    bool list(std::vector<std::string>& field, std::size_t max_entries)
-    {
-        const bool was_empty = field.empty();
-        std::size_t i = 0;
-        while (const std::string* arg = next()) {
-            if (arg->empty())
-                return fail("keyword " + keyword_ + " empty argument");
-            if (iequals(*arg, "none") && (i > 0 || left() > 0))
-                return fail("keyword " + keyword_ + " \"none\" argument must appear alone.");
-            ++i;
-            if (active_ && was_empty) {
-                if (field.size() >= max_entries)
-                    return fail("too many " + keyword_ + " entries.");
-                field.push_back(*arg);
-            }
-        }
-        return true;
-    }
-
-    bool algorithms(std::optional<std::string>& field, kw op)
-    {
-        const std::string* arg = next();
-        if (missing_argument(arg))
-            return fail("Missing argument.", true);
-        const std::string& a = *arg;
-        if (a[0] != '-') {
-            std::string_view names = a;
-            if (a[0] == '+' || a[0] == '^')
-                names.remove_prefix(1);
-            switch (op) {
-            case kw::ciphers:
-                if (!cipher_list_valid(names))
-                    return fail("Bad SSH2 cipher spec '" + a + "'.", true);
-                break;
-            case kw::macs:
-                if (!mac_list_valid(names))
-                    return fail("Bad SSH2 MAC spec '" + a + "'.", true);
-                break;
-            case kw::kex_algorithms:
-            case kw::gssapi_kex_algorithms: {
-                std::string bad;
-                if (!kex_list_valid(names, bad) && op == kw::kex_algorithms) {
-                    if (!bad.empty())
-                        st_.emit(log_level::error, "Unsupported KEX algorithm \"" + bad.substr(0, 100) + "\"");
-                    return fail("Bad SSH2 KexAlgorithms '" + a + "'.", true);
-                }
-                break;
-            }
-            default:
-                if (!key_algorithm_list_valid(names))
-                    return fail("Bad key types '" + a + "'.");
-                break;
-            }
-        }
-        set(field, a);
-        return true;
-    }
-
-    bool agent_path(std::optional<std::string>& field, const std::string& arg)
-    {
-        std::string err;
-        if (!dollar_expand(arg, st_.env.getenv, err)) {
-            st_.emit(log_level::error, err);
-            return fail("Invalid environment expansion " + arg + ".", true);
-        }
-        if (!arg.empty() && arg[0] == '$' && (arg.size() == 1 || arg[1] != '{')) {
-            // Legacy "$NAME": NAME must be a valid environment variable name.
-            bool ok = arg.size() > 1;
-            for (std::size_t i = 1; i < arg.size() && ok; ++i)
-                ok = std::isalnum(static_cast<unsigned char>(arg[i])) || arg[i] == '_';
-            if (!ok)
-                return fail("Invalid environment name " + arg + ".", true);
-        }
-        set(field, arg);
-        return true;
-    }
-
-private:
-    parse_state& st_;
-    std::string_view filename_;
-    int linenum_;
-    std::string keyword_;
-    const std::vector<std::string>& args_;
-    std::size_t pos_ = 0;
-    bool active_;
-};
-
-const keyword* find_keyword(std::string_view name)
-{
-    for (const auto& k : keywords)
-        if (k.name == name)
-            return &k;
-    return nullptr;
 }
 
 void add_identity(std::vector<identity_file>& files, const std::string& path, bool user_provided)
@@ -955,10 +572,10 @@ bool process_config_line(parse_state& st, std::string_view line, std::string_vie
         return true;
     const config_line& cl = *lexed;
 
-    const keyword* k = find_keyword(cl.keyword);
+    const auto k = find_keyword(cl.keyword);
     kw op;
-    if (k != nullptr) {
-        op = k->op;
+    if (k) {
+        op = *k;
     } else if (st.cfg.ignore_unknown &&
                match_pattern_list(cl.keyword, *st.cfg.ignore_unknown, true) == list_match::positive) {
         op = kw::ignored_unknown;

@@ -38,6 +38,9 @@ struct parse_state {
     }
 };
 
+// The ssh service port (getservbyname("ssh"), else 22).
+int default_ssh_port();
+
 // Processes one line. Returns false for a bad line, already logged (the
 // caller counts it). `active` is nullptr for a command-line option.
 // Throws ssh_config_error for errors OpenSSH makes fatal.
