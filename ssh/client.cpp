@@ -1,0 +1,748 @@
+#include "ssh/client.hpp"
+
+#include "channel/connection.hpp"
+#include "common/auth/agent_client.hpp"
+#include "common/auth/client_auth.hpp"
+#include "common/io/connection_runner.hpp"
+#include "common/match.hpp"
+#include "common/random.hpp"
+#include "common/text.hpp"
+#include "ssh/connect.hpp"
+#include "ssh/host_key_check.hpp"
+#include "ssh/known_hosts.hpp"
+#include "ssh/prompt.hpp"
+#include "ssh/session.hpp"
+#include "ssh/terminal.hpp"
+#include "ssh/tokens.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <arpa/inet.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <iostream>
+
+extern char** environ;
+
+namespace longhaul {
+
+namespace asio = boost::asio;
+
+namespace {
+
+log_level to_log_level(auth_log_level l)
+{
+    switch (l) {
+    case auth_log_level::error: return log_level::error;
+    case auth_log_level::info: return log_level::info;
+    case auth_log_level::verbose: return log_level::verbose;
+    case auth_log_level::debug1: return log_level::debug1;
+    case auth_log_level::debug2: return log_level::debug2;
+    case auth_log_level::debug3: return log_level::debug3;
+    }
+    return log_level::debug1;
+}
+
+bool is_loopback(const std::string& address)
+{
+    in_addr a4{};
+    in6_addr a6{};
+    if (inet_pton(AF_INET, address.c_str(), &a4) == 1)
+        return (ntohl(a4.s_addr) >> 24) == 127;
+    if (inet_pton(AF_INET6, address.c_str(), &a6) == 1)
+        return IN6_IS_ADDR_LOOPBACK(&a6);
+    return false;
+}
+
+// SendEnv patterns (a leading '-' removes earlier patterns, as ssh 9.x) and
+// SetEnv, in the order ssh sends them.
+std::vector<std::pair<std::string, std::string>> session_environment(const client_config& cfg)
+{
+    std::vector<std::pair<std::string, std::string>> out;
+    std::vector<std::string> patterns;
+    for (const auto& p : cfg.send_env) {
+        if (!p.empty() && p[0] == '-') {
+            const std::string gone = p.substr(1);
+            std::erase_if(patterns, [&](const std::string& q) { return match_pattern(q, gone); });
+        } else {
+            patterns.push_back(p);
+        }
+    }
+    for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+        std::string_view kv(*e);
+        auto eq = kv.find('=');
+        if (eq == std::string_view::npos)
+            continue;
+        std::string name(kv.substr(0, eq));
+        for (const auto& p : patterns) {
+            if (match_pattern(name, p)) {
+                out.emplace_back(name, std::string(kv.substr(eq + 1)));
+                break;
+            }
+        }
+    }
+    for (const auto& s : cfg.set_env) {
+        auto eq = s.find('=');
+        if (eq != std::string::npos)
+            out.emplace_back(s.substr(0, eq), s.substr(eq + 1));
+    }
+    return out;
+}
+
+class ssh_client {
+public:
+    explicit ssh_client(client_invocation& inv)
+        : inv_(inv), cfg_(*inv.cfg), log_(*inv.log), signals_(io_), banner_timer_(io_), alive_timer_(io_)
+    {
+        sink_ = [this](log_level l, std::string_view m) { log_.log(l, m); };
+    }
+
+    int run();
+
+private:
+    bool connect_stream();
+    transport_config make_transport_config();
+    void on_transport_event(const transport_event& ev);
+    void on_host_key(const public_key& key);
+    void on_first_kex();
+    void log_algorithms();
+    void pump_auth();
+    void answer_prompt(const client_auth_event& ev);
+    void sign_with_agent(const client_auth_event& ev);
+    void on_authenticated();
+    void start_session();
+    void on_escape(escape_action a);
+    void report_disconnect(const transport_event& ev);
+    void arm_keepalive();
+    void finish(int status);
+    std::vector<client_identity> collect_identities();
+
+    client_invocation& inv_;
+    client_config& cfg_;
+    logger& log_;
+    log_sink sink_;
+    asio::io_context io_;
+    asio::signal_set signals_;
+    asio::steady_timer banner_timer_;
+    asio::steady_timer alive_timer_;
+    system_random rng_;
+    connected_stream stream_;
+    std::string host_;
+    int port_ = 22;
+    std::unique_ptr<transport> core_;
+    std::unique_ptr<transport_driver> driver_;
+    std::unique_ptr<connection> conn_;
+    std::unique_ptr<connection_runner> runner_;
+    std::unique_ptr<client_auth> auth_;
+    std::optional<agent_client> agent_;
+    std::shared_ptr<client_session> session_;
+    std::unique_ptr<raw_terminal> raw_;
+    bool kex_done_ = false;
+    bool finished_ = false;
+    int status_ = 255;
+    std::uint64_t last_bytes_in_ = 0;
+    int alive_misses_ = 0;
+};
+
+bool ssh_client::connect_stream()
+{
+    std::string error;
+    if (cfg_.jump_host) {
+        log_.error("ProxyJump (-J) is not supported yet");
+        return false;
+    }
+    if (cfg_.proxy_command && *cfg_.proxy_command != "none") {
+        token_map tokens = {{'h', host_}, {'p', std::to_string(port_)}, {'r', cfg_.user.value_or("")},
+                            {'n', cfg_.host_arg}};
+        std::string cmd;
+        try {
+            cmd = percent_expand(*cfg_.proxy_command, tokens);
+        } catch (const expansion_error& e) {
+            log_.error(e.what());
+            return false;
+        }
+        log_.debug("Executing proxy command: exec " + cmd);
+        auto s = connect_proxy_command("exec " + cmd, error);
+        if (!s) {
+            log_.error(error);
+            return false;
+        }
+        stream_ = *s;
+        return true;
+    }
+    connect_params p;
+    p.host = host_;
+    p.port = port_;
+    p.family = cfg_.address_family == address_family::inet    ? AF_INET
+               : cfg_.address_family == address_family::inet6 ? AF_INET6
+                                                              : AF_UNSPEC;
+    p.bind_address = cfg_.bind_address.value_or("");
+    p.timeout = std::chrono::seconds(std::max(0, cfg_.connect_timeout.value_or(-1)));
+    p.attempts = cfg_.connection_attempts.value_or(1);
+    auto s = connect_tcp(p, error);
+    if (!s) {
+        log_.error(error);
+        return false;
+    }
+    stream_ = *s;
+    log_.debug("Connecting to " + host_ + " [" + stream_.peer_address + "] port " + std::to_string(port_) + ".");
+    log_.debug("Connection established.");
+    return true;
+}
+
+transport_config ssh_client::make_transport_config()
+{
+    transport_config tc;
+    tc.role = transport_role::client;
+    tc.kex_algorithms = cfg_.kex_algorithms.value_or(default_kex_algorithms());
+    tc.ciphers = cfg_.ciphers.value_or(default_ciphers());
+    tc.macs = cfg_.macs.value_or(default_macs());
+    if (cfg_.host_key_algorithms) {
+        tc.host_key_algorithms = *cfg_.host_key_algorithms;
+    } else {
+        // As OpenSSH: prefer the algorithms whose keys we already know for this host.
+        host_keys known;
+        const std::string name = known_hosts_name(host_, port_, cfg_.host_key_alias);
+        for (const auto& f : cfg_.user_known_hosts_files)
+            known.load_file(name, f, sink_);
+        for (const auto& f : cfg_.global_known_hosts_files)
+            known.load_file(name, f, sink_);
+        tc.host_key_algorithms = order_host_key_algorithms(default_host_key_algorithms(), known);
+    }
+    tc.compression = cfg_.compression.value_or(false) ? "zlib@openssh.com,zlib,none" : "none";
+    if (cfg_.rekey_limit && *cfg_.rekey_limit > 0)
+        tc.rekey_limit_bytes = static_cast<std::uint64_t>(*cfg_.rekey_limit);
+    if (cfg_.rekey_interval)
+        tc.rekey_interval = std::chrono::seconds(*cfg_.rekey_interval);
+    return tc;
+}
+
+int ssh_client::run()
+{
+    host_ = cfg_.hostname.value_or(cfg_.host_arg);
+    port_ = cfg_.port.value_or(22);
+    if (!connect_stream())
+        return 255;
+
+    core_ = std::make_unique<transport>(make_transport_config(), rng_, std::chrono::steady_clock::now());
+    log_.debug("Local version string " + core_->local_identification());
+    driver_ = std::make_unique<transport_driver>(io_, stream_.fd, *core_);
+    conn_ = std::make_unique<connection>(*core_);
+    runner_ = std::make_unique<connection_runner>(io_, *driver_, *conn_);
+    runner_->on_global_request = [this](std::string_view name, bool want_reply, byte_span) {
+        log_.debug("client_input_global_request: rtype " + printable(name) + " want_reply " +
+                   std::to_string(want_reply));
+        if (want_reply)
+            conn_->reply_global(false);
+    };
+    runner_->on_global_reply = [this](bool, byte_span) { alive_misses_ = 0; };
+
+    // ConnectTimeout also bounds the banner exchange, as in ssh.
+    if (cfg_.connect_timeout && *cfg_.connect_timeout > 0) {
+        banner_timer_.expires_after(std::chrono::seconds(*cfg_.connect_timeout));
+        banner_timer_.async_wait([this](const boost::system::error_code& ec) {
+            if (ec || finished_)
+                return;
+            log_.error("Connection timed out during banner exchange");
+            log_.error("Connection to " + host_ + " port " + std::to_string(port_) + " timed out");
+            finish(255);
+        });
+    }
+    signals_.add(SIGINT);
+    signals_.add(SIGTERM);
+    signals_.add(SIGHUP);
+    signals_.add(SIGWINCH);
+    std::function<void(const boost::system::error_code&, int)> on_signal = [this, &on_signal](
+                                                                                const boost::system::error_code& ec,
+                                                                                int sig) {
+        if (ec || finished_)
+            return;
+        if (sig == SIGWINCH) {
+            if (session_)
+                session_->window_changed();
+            signals_.async_wait(on_signal);
+            return;
+        }
+        log_.error("Killed by signal " + std::to_string(sig) + ".");
+        finish(255);
+    };
+    signals_.async_wait(on_signal);
+
+    driver_->start([this](const transport_event& ev) { on_transport_event(ev); },
+                   [this](std::error_code) {
+                       if (!finished_)
+                           finish(status_);
+                   });
+    io_.run();
+    raw_.reset();
+    if (stream_.proxy_pid > 0)
+        kill(stream_.proxy_pid, SIGHUP);
+    return status_;
+}
+
+void ssh_client::finish(int status)
+{
+    if (finished_)
+        return;
+    finished_ = true;
+    status_ = status;
+    banner_timer_.cancel();
+    alive_timer_.cancel();
+    boost::system::error_code ignored;
+    signals_.cancel(ignored);
+    if (runner_)
+        runner_->stop();
+    if (core_ && !core_->closed())
+        core_->disconnect(disconnect_reason::by_application, "disconnected by user");
+    if (driver_)
+        driver_->close();
+    if (raw_) {
+        raw_.reset();
+        log_.set_raw_terminal(false);
+    }
+}
+
+void ssh_client::on_transport_event(const transport_event& ev)
+{
+    switch (ev.type) {
+    case transport_event_type::banner_line: log_.debug("kex_exchange_identification: banner line: " + std::string(ev.text)); break;
+    case transport_event_type::peer_version:
+        banner_timer_.cancel();
+        log_.debug("Remote protocol version " + core_->peer_identification().proto + ", remote software version " +
+                   printable(core_->peer_identification().software));
+        break;
+    case transport_event_type::host_key: on_host_key(*ev.host_key); break;
+    case transport_event_type::kex_complete:
+        if (!kex_done_) {
+            kex_done_ = true;
+            on_first_kex();
+        } else {
+            log_.debug("rekey completed");
+        }
+        break;
+    case transport_event_type::ext_info:
+        if (auth_)
+            auth_->update_session(client_auth_session_from(*core_));
+        pump_auth();
+        break;
+    case transport_event_type::payload: {
+        const std::uint8_t type = ev.payload[0];
+        if (type == msg::service_request || type == msg::service_accept || (type >= 50 && type < 80)) {
+            if (auth_) {
+                auth_->handle(ev.payload, ev.seq);
+                pump_auth();
+            } else {
+                core_->send_unimplemented(ev.seq);
+            }
+        } else if (msg::is_connection_message(type) && auth_ && auth_->authenticated()) {
+            runner_->handle_payload(ev.payload);
+        } else {
+            core_->send_unimplemented(ev.seq);
+        }
+        break;
+    }
+    case transport_event_type::debug:
+        if (ev.always_display)
+            log_.info(std::string(ev.text));
+        else
+            log_.debug("Remote: " + std::string(ev.text));
+        break;
+    case transport_event_type::unimplemented:
+        log_.debug("Received SSH2_MSG_UNIMPLEMENTED for " + std::to_string(ev.seq));
+        break;
+    case transport_event_type::disconnected: report_disconnect(ev); break;
+    default: break;
+    }
+}
+
+void ssh_client::report_disconnect(const transport_event& ev)
+{
+    if (finished_)
+        return;
+    const std::string where = host_ + " port " + std::to_string(port_);
+    const std::string addr = stream_.peer_address == "UNKNOWN" ? "UNKNOWN" : stream_.peer_address;
+    const std::string from = addr + " port " + std::to_string(stream_.proxy_pid > 0 ? 65535 : port_);
+    std::string text(ev.text);
+    if (!ev.local) {
+        log_.info("Received disconnect from " + from + ":" + std::to_string(static_cast<std::uint32_t>(ev.reason)) +
+                  ": " + text);
+        log_.info("Disconnected from " + from);
+    } else if (ev.error == errc::connection_closed) {
+        log_.error(kex_done_ ? "Connection closed by " + from : "kex_exchange_identification: Connection closed by remote host");
+        if (!kex_done_)
+            log_.error("Connection closed by " + from);
+    } else if (ev.error == errc::no_matching_algorithm) {
+        log_.error("Unable to negotiate with " + from + ": " + text);
+    } else if (ev.error == errc::host_key_rejected) {
+        // verify_host_key already printed why.
+    } else if (ev.error != errc::ok) {
+        log_.error(text);
+        log_.error("ssh_dispatch_run_fatal: Connection to " + from + ": " + std::string(to_string(ev.error)));
+    }
+    (void)where;
+    finish(session_ && status_ != 255 ? status_ : 255);
+}
+
+void ssh_client::on_host_key(const public_key& key)
+{
+    log_.debug("Server host key: " + std::string(key.type_name()) + " " +
+               key_fingerprint_text(key, cfg_.fingerprint_hash.value_or(key_fingerprint_hash::sha256)));
+    host_key_target target;
+    target.hostname = host_;
+    target.port = port_;
+    if (stream_.proxy_pid < 0) {
+        target.address = stream_.peer_address;
+        target.loopback = is_loopback(stream_.peer_address);
+    }
+    host_key_prompter ui;
+    ui.read_line = [](const std::string& prompt) { return read_line(prompt); };
+    host_key_verdict v = verify_host_key(cfg_, target, key, *inv_.env, ui, rng_, sink_);
+    if (!v.fatal.empty())
+        log_.error(v.fatal);
+    if (!v.accepted) {
+        log_.error(std::string(host_key_verification_failed));
+        core_->reject_host_key(host_key_verification_failed);
+        driver_->flush();
+        finish(255);
+        return;
+    }
+    core_->accept_host_key();
+}
+
+void ssh_client::log_algorithms()
+{
+    const auto& a = core_->algorithms();
+    log_.debug("kex: algorithm: " + a.kex);
+    log_.debug("kex: host key algorithm: " + a.host_key);
+    log_.debug("kex: server->client cipher: " + a.cipher_s2c + " MAC: " + (a.mac_s2c.empty() ? "<implicit>" : a.mac_s2c) +
+               " compression: " + a.compression_s2c);
+    log_.debug("kex: client->server cipher: " + a.cipher_c2s + " MAC: " + (a.mac_c2s.empty() ? "<implicit>" : a.mac_c2s) +
+               " compression: " + a.compression_c2s);
+}
+
+std::vector<client_identity> ssh_client::collect_identities()
+{
+    std::vector<client_identity> files;
+    if (cfg_.pubkey_authentication.value_or(pubkey_authentication::all) == pubkey_authentication::no)
+        return files;
+    for (const auto& f : cfg_.identity_files) {
+        std::string path;
+        try {
+            path = expand_identity_path(f.path, cfg_, *inv_.env);
+        } catch (const std::exception& e) {
+            log_.error(e.what());
+            continue;
+        }
+        files.push_back(identity_from_key_file(path, f.user_provided));
+    }
+    // OpenSSH's pubkey_prepare: agent keys first (file keys the agent holds
+    // are used through it), then the remaining files; IdentitiesOnly drops
+    // agent keys that no IdentityFile names.
+    std::vector<client_identity> out;
+    std::string sock;
+    const std::string agent_setting = cfg_.identity_agent.value_or("SSH_AUTH_SOCK");
+    if (agent_setting == "SSH_AUTH_SOCK") {
+        if (const char* s = std::getenv("SSH_AUTH_SOCK"))
+            sock = s;
+    } else if (agent_setting != "none") {
+        sock = agent_setting;
+        if (sock.size() > 1 && sock[0] == '$')
+            if (const char* s = std::getenv(sock.c_str() + 1))
+                sock = s;
+    }
+    if (!sock.empty()) {
+        auto a = agent_client::connect(sock);
+        if (!a) {
+            log_.debug("get_agent_identities: ssh_get_authentication_socket: " + std::string(to_string(a.error())));
+        } else {
+            agent_.emplace(std::move(*a));
+            auto ids = agent_->request_identities();
+            if (ids) {
+                for (const auto& id : *ids) {
+                    if (!id.key)
+                        continue;
+                    auto match = std::find_if(files.begin(), files.end(), [&](const client_identity& f) {
+                        return f.key && *f.key == *id.key;
+                    });
+                    if (match != files.end()) {
+                        client_identity ci = identity_from_agent(id);
+                        ci.name = match->name;
+                        ci.user_provided = match->user_provided;
+                        files.erase(match);
+                        out.push_back(std::move(ci));
+                    } else if (!cfg_.identities_only.value_or(false)) {
+                        out.push_back(identity_from_agent(id));
+                    }
+                }
+            }
+        }
+    }
+    for (auto& f : files)
+        out.push_back(std::move(f));
+    return out;
+}
+
+void ssh_client::on_first_kex()
+{
+    log_algorithms();
+    client_auth_config ac;
+    ac.user = cfg_.user.value_or(inv_.env->local_user);
+    ac.host = host_;
+    ac.host_key_alias = cfg_.host_key_alias.value_or("");
+    ac.remote_ip = stream_.peer_address;
+    ac.remote_port = port_;
+    ac.via_proxy = stream_.proxy_pid > 0;
+    ac.preferred_authentications = cfg_.preferred_authentications.value_or(ac.preferred_authentications);
+    ac.pubkey_authentication =
+        cfg_.pubkey_authentication.value_or(pubkey_authentication::all) != pubkey_authentication::no;
+    ac.hostbound = cfg_.pubkey_authentication.value_or(pubkey_authentication::all) != pubkey_authentication::unbound;
+    ac.password_authentication = cfg_.password_authentication.value_or(true);
+    ac.kbd_interactive_authentication = cfg_.kbd_interactive_authentication.value_or(true);
+    ac.kbd_interactive_devices = cfg_.kbd_interactive_devices.value_or("");
+    ac.number_of_password_prompts = cfg_.number_of_password_prompts.value_or(3);
+    ac.batch_mode = cfg_.batch_mode.value_or(false);
+    if (cfg_.pubkey_accepted_algorithms)
+        ac.pubkey_accepted_algorithms = *cfg_.pubkey_accepted_algorithms;
+    ac.identities = collect_identities();
+    auth_ = std::make_unique<client_auth>(std::move(ac), client_auth_session_from(*core_));
+    auth_->start();
+    pump_auth();
+}
+
+void ssh_client::pump_auth()
+{
+    if (!auth_)
+        return;
+    for (;;) {
+        if (finished_)
+            return;
+        client_auth_event ev = auth_->poll();
+        switch (ev.type) {
+        case client_auth_event_type::none: driver_->flush(); return;
+        case client_auth_event_type::send: (void)core_->send(ev.payload); break;
+        case client_auth_event_type::log: log_.log(to_log_level(ev.level), ev.text); break;
+        case client_auth_event_type::banner:
+            if (log_.enabled(log_level::info)) {
+                (void)!::write(STDERR_FILENO, ev.text.data(), ev.text.size());
+            }
+            break;
+        case client_auth_event_type::prompt: answer_prompt(ev); break;
+        case client_auth_event_type::sign: sign_with_agent(ev); break;
+        case client_auth_event_type::authenticated: on_authenticated(); break;
+        case client_auth_event_type::failed:
+            log_.error(ev.text);
+            finish(255);
+            return;
+        case client_auth_event_type::disconnect:
+            core_->disconnect(ev.reason, ev.text);
+            log_.error(ev.text);
+            finish(255);
+            return;
+        }
+    }
+}
+
+void ssh_client::answer_prompt(const client_auth_event& ev)
+{
+    if (ev.kind == prompt_kind::kbdint) {
+        if (!ev.name.empty())
+            std::cerr << ev.name << "\n";
+        if (!ev.instruction.empty())
+            std::cerr << ev.instruction << "\n";
+    }
+    std::vector<secret_bytes> answers;
+    for (const auto& p : ev.prompts) {
+        auto a = read_passphrase(p.text, p.echo ? prompt_echo::on : prompt_echo::off);
+        if (!a) {
+            auth_->cancel_prompt();
+            return;
+        }
+        answers.push_back(std::move(*a));
+    }
+    auth_->answer_prompt(std::move(answers));
+}
+
+void ssh_client::sign_with_agent(const client_auth_event& ev)
+{
+    if (!agent_ || ev.identity == nullptr || !ev.identity->key) {
+        auth_->signature_failed("agent unavailable");
+        return;
+    }
+    auto sig = agent_->sign(ev.identity->key->blob(), ev.data, ev.agent_flags);
+    if (!sig) {
+        auth_->signature_failed(to_string(sig.error()));
+        return;
+    }
+    auth_->answer_signature(*sig);
+}
+
+void ssh_client::on_authenticated()
+{
+    core_->user_authenticated();
+    runner_->start_timers();
+    arm_keepalive();
+    if (cfg_.fork_after_authentication.value_or(false)) {
+        pid_t pid = fork();
+        if (pid < 0) {
+            log_.error(std::string("fork: ") + std::strerror(errno));
+            finish(255);
+            return;
+        }
+        if (pid > 0)
+            _exit(0);
+        setsid();
+        io_.notify_fork(asio::io_context::fork_child);
+    }
+    if (cfg_.session_type.value_or(session_type::normal) == session_type::none) {
+        log_.debug("Not requesting a session (SessionType none / -N)");
+        return;
+    }
+    start_session();
+}
+
+void ssh_client::start_session()
+{
+    session_params sp;
+    const bool subsystem = inv_.subsystem || cfg_.session_type.value_or(session_type::normal) == session_type::subsystem;
+    std::string command = inv_.command;
+    if (!inv_.have_command && cfg_.remote_command && *cfg_.remote_command != "none")
+        command = *cfg_.remote_command;
+    sp.kind = subsystem ? session_kind::subsystem : command.empty() ? session_kind::shell : session_kind::exec;
+    sp.command = command;
+    sp.stdin_null = cfg_.stdin_null.value_or(false);
+    const auto rt = cfg_.request_tty.value_or(request_tty::automatic);
+    const bool stdin_tty = isatty(STDIN_FILENO) != 0;
+    bool want = rt == request_tty::force || (rt == request_tty::yes) ||
+                (rt == request_tty::automatic && sp.kind == session_kind::shell);
+    if (want && rt != request_tty::force && !stdin_tty) {
+        if (rt == request_tty::yes)
+            log_.info("Pseudo-terminal will not be allocated because stdin is not a terminal.");
+        want = false;
+    }
+    sp.want_tty = want;
+    if (want) {
+        const char* term = std::getenv("TERM");
+        sp.term = term ? term : "";
+        if (auto sz = query_terminal_size(STDIN_FILENO))
+            sp.size = *sz;
+        sp.modes = encode_local_terminal_modes(STDIN_FILENO);
+    }
+    const int esc = cfg_.escape_char.value_or('~');
+    sp.escape_char = esc == escape_char_none ? -1 : esc;
+    sp.env = session_environment(cfg_);
+    sp.host = host_;
+    session_ = std::make_shared<client_session>(std::move(sp), log_);
+    session_->on_done = [this](int status) {
+        if (session_ && session_->tty() && raw_) {
+            raw_.reset();
+            log_.set_raw_terminal(false);
+        }
+        if (session_ && session_->tty())
+            log_.info("Connection to " + host_ + " closed.");
+        finish(status);
+    };
+    session_->on_escape = [this](escape_action a) { on_escape(a); };
+    auto id = conn_->open("session");
+    if (!id) {
+        log_.error("cannot open a session channel");
+        finish(255);
+        return;
+    }
+    runner_->attach(*id, session_);
+    if (want && stdin_tty) {
+        raw_ = std::make_unique<raw_terminal>(STDIN_FILENO);
+        log_.set_raw_terminal(raw_->active());
+    }
+    driver_->flush();
+}
+
+void ssh_client::on_escape(escape_action a)
+{
+    switch (a) {
+    case escape_action::disconnect:
+        if (raw_) {
+            raw_.reset();
+            log_.set_raw_terminal(false);
+        }
+        log_.info("Connection to " + host_ + " closed.");
+        finish(255);
+        break;
+    case escape_action::suspend:
+        if (raw_)
+            raw_->leave();
+        ::kill(getpid(), SIGTSTP);
+        if (raw_)
+            raw_->enter();
+        if (session_)
+            session_->window_changed();
+        break;
+    case escape_action::rekey:
+        core_->request_rekey();
+        driver_->flush();
+        break;
+    case escape_action::more_verbose:
+        if (log_.level() < log_level::debug3)
+            log_.set_level(static_cast<log_level>(static_cast<int>(log_.level()) + 1));
+        log_.info(std::string("LogLevel: ") + std::string(log_level_name(log_.level())));
+        break;
+    case escape_action::less_verbose:
+        if (log_.level() > log_level::quiet)
+            log_.set_level(static_cast<log_level>(static_cast<int>(log_.level()) - 1));
+        log_.info(std::string("LogLevel: ") + std::string(log_level_name(log_.level())));
+        break;
+    case escape_action::list_forwardings: {
+        std::string s = "The following connections are open:\r\n  #0 client-session (open)\r\n";
+        (void)!::write(STDERR_FILENO, s.data(), s.size());
+        break;
+    }
+    case escape_action::command_line: {
+        const char* s = "commandline disabled\r\n";
+        (void)!::write(STDERR_FILENO, s, std::strlen(s));
+        break;
+    }
+    case escape_action::background: {
+        const char* s = "~& is not supported yet (no forwarded connections to wait for)\r\n";
+        (void)!::write(STDERR_FILENO, s, std::strlen(s));
+        break;
+    }
+    default: break;
+    }
+}
+
+void ssh_client::arm_keepalive()
+{
+    const int interval = cfg_.server_alive_interval.value_or(0);
+    if (interval <= 0)
+        return;
+    alive_timer_.expires_after(std::chrono::seconds(interval));
+    alive_timer_.async_wait([this](const boost::system::error_code& ec) {
+        if (ec || finished_)
+            return;
+        if (core_->stats().bytes_in != last_bytes_in_) {
+            last_bytes_in_ = core_->stats().bytes_in;
+            alive_misses_ = 0;
+        } else if (++alive_misses_ > cfg_.server_alive_count_max.value_or(3)) {
+            log_.error("Timeout, server " + host_ + " not responding.");
+            finish(255);
+            return;
+        }
+        // Anything the server sends resets the count; the reply is certain to come.
+        conn_->send_global_request("keepalive@openssh.com", true);
+        driver_->flush();
+        arm_keepalive();
+    });
+}
+
+} // namespace
+
+int run_client(client_invocation& inv)
+{
+    ssh_client c(inv);
+    return c.run();
+}
+
+} // namespace longhaul

@@ -1,0 +1,136 @@
+// ssh: OpenSSH's command line, configuration and behaviour over Longhaul's
+// protocol core.
+#include "ssh/client.hpp"
+#include "ssh/options.hpp"
+#include "ssh/ssh_config.hpp"
+
+#include <openssl/crypto.h>
+
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+
+using namespace longhaul;
+
+namespace {
+
+// Command-line features that a later issue brings: refused loudly.
+struct unsupported_flag {
+    char flag;
+    const char* what;
+};
+constexpr unsupported_flag unsupported_flags[] = {
+    {'L', "local port forwarding (-L)"},  {'R', "remote port forwarding (-R)"},
+    {'D', "dynamic forwarding (-D)"},     {'W', "stdio forwarding (-W)"},
+    {'J', "ProxyJump (-J)"},              {'M', "connection multiplexing (-M)"},
+    {'S', "control sockets (-S)"},        {'O', "multiplexing control (-O)"},
+    {'A', "agent forwarding (-A)"},       {'X', "X11 forwarding (-X)"},
+    {'Y', "X11 forwarding (-Y)"},         {'w', "tunnel forwarding (-w)"},
+    {'I', "PKCS#11 (-I)"},
+};
+
+// The same features set in a configuration file: said out loud, then ignored,
+// so that an existing ~/.ssh/config keeps working.
+void warn_unsupported_config(const client_config& cfg, logger& log)
+{
+    auto warn = [&](const char* what) { log.info(std::string(what) + " is not supported yet; ignored"); };
+    if (!cfg.local_forwards.empty())
+        warn("LocalForward/DynamicForward");
+    if (!cfg.remote_forwards.empty())
+        warn("RemoteForward");
+    if (cfg.forward_agent.value_or(false))
+        warn("ForwardAgent");
+    if (cfg.forward_x11.value_or(false))
+        warn("ForwardX11");
+    if (cfg.control_master && *cfg.control_master != control_master::no)
+        warn("ControlMaster");
+    if (cfg.tunnel && *cfg.tunnel != tunnel_request::no)
+        warn("Tunnel");
+}
+
+log_level initial_level(const client_options& o)
+{
+    if (o.config.log_level)
+        return *o.config.log_level;
+    return log_level::info;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    std::signal(SIGPIPE, SIG_IGN);
+    logger log("ssh");
+    config_environment env = config_environment::from_system();
+    client_options opts;
+    try {
+        opts = parse_command_line(argc, argv, env);
+    } catch (const usage_error& e) {
+        if (*e.what())
+            std::cerr << e.what() << "\n";
+        std::cerr << usage_text();
+        return 255;
+    } catch (const command_line_error& e) {
+        std::cerr << e.what() << "\n";
+        return 255;
+    }
+    for (const auto& w : opts.warnings)
+        std::cerr << w << "\n";
+    log.set_level(initial_level(opts));
+    for (const auto& [level, text] : opts.log_messages)
+        log.log(level, text);
+    if (opts.action == command_line_action::version) {
+        std::cerr << "Longhaul_0.1 (OpenSSH_9.2 compatible), " << OpenSSL_version(OPENSSL_VERSION) << "\n";
+        return 0;
+    }
+    if (opts.action == command_line_action::query) {
+        for (const auto& l : opts.query_lines)
+            std::cout << l << "\n";
+        return 0;
+    }
+    for (const auto& u : unsupported_flags) {
+        if (opts.saw(u.flag)) {
+            std::cerr << "ssh: " << u.what << " is not supported yet\n";
+            return 255;
+        }
+    }
+    if (opts.log_file && !log.to_file(*opts.log_file)) {
+        std::cerr << "Couldn't open logfile " << *opts.log_file << "\n";
+        return 255;
+    }
+    client_config cfg = opts.config;
+    try {
+        load_client_config(cfg, opts.request(), env, [&](log_level l, std::string_view m) { log.log(l, m); });
+    } catch (const ssh_config_error& e) {
+        std::cerr << e.what() << "\n";
+        return 255;
+    } catch (const std::exception& e) {
+        std::cerr << e.what() << "\n";
+        return 255;
+    }
+    if (opts.dump_config) {
+        std::cout << dump_config(cfg);
+        return 0;
+    }
+    // -v on the command line wins over LogLevel in the files.
+    log.set_level(cfg.log_level.value_or(log_level::info));
+    if (opts.config.log_level)
+        log.set_level(*opts.config.log_level);
+    warn_unsupported_config(cfg, log);
+    if (opts.have_command() && cfg.remote_command && *cfg.remote_command != "none") {
+        std::cerr << "Cannot execute command-line and remote command.\n";
+        return 255;
+    }
+    if (cfg.jump_host) {
+        std::cerr << "ssh: ProxyJump is not supported yet\n";
+        return 255;
+    }
+    client_invocation inv;
+    inv.cfg = &cfg;
+    inv.env = &env;
+    inv.log = &log;
+    inv.command = opts.command;
+    inv.have_command = opts.have_command();
+    inv.subsystem = cfg.session_type.value_or(session_type::normal) == session_type::subsystem;
+    return run_client(inv);
+}

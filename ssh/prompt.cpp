@@ -1,0 +1,158 @@
+#include "ssh/prompt.hpp"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+
+namespace longhaul {
+
+namespace {
+
+// Reads one line from `fd` a byte at a time (the tty is shared; reading
+// ahead would steal the user's next input).
+std::optional<secret_bytes> read_line_fd(int fd)
+{
+    std::string line;
+    for (;;) {
+        char c;
+        ssize_t n = ::read(fd, &c, 1);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            if (line.empty()) {
+                cleanse(line.data(), line.size());
+                return std::nullopt;
+            }
+            break;
+        }
+        if (c == '\n' || c == '\r')
+            break;
+        line.push_back(c);
+    }
+    secret_bytes out(as_bytes(line));
+    cleanse(line.data(), line.size());
+    return out;
+}
+
+std::optional<secret_bytes> askpass(const std::string& prompt)
+{
+    const char* program = std::getenv("SSH_ASKPASS");
+    if (program == nullptr || *program == '\0')
+        return std::nullopt;
+    int p[2];
+    if (pipe(p) != 0)
+        return std::nullopt;
+    pid_t pid = fork();
+    if (pid < 0) {
+        ::close(p[0]);
+        ::close(p[1]);
+        return std::nullopt;
+    }
+    if (pid == 0) {
+        ::close(p[0]);
+        dup2(p[1], STDOUT_FILENO);
+        execlp(program, program, prompt.c_str(), static_cast<char*>(nullptr));
+        _exit(1);
+    }
+    ::close(p[1]);
+    auto answer = read_line_fd(p[0]);
+    ::close(p[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        return std::nullopt;
+    return answer;
+}
+
+// Restores echo if a signal ends us at a password prompt (the user's shell
+// would otherwise be left typing blind). Process-wide because a signal
+// handler cannot reach an object.
+struct prompt_restore {
+    volatile sig_atomic_t active = 0;
+    int fd = -1;
+    termios saved{};
+};
+prompt_restore g_prompt;
+
+void restore_and_reraise(int sig)
+{
+    if (g_prompt.active)
+        tcsetattr(g_prompt.fd, TCSAFLUSH, &g_prompt.saved);
+    std::signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+bool askpass_wanted(bool have_tty)
+{
+    const char* req = std::getenv("SSH_ASKPASS_REQUIRE");
+    if (req != nullptr && std::strcmp(req, "force") == 0)
+        return true;
+    if (req != nullptr && std::strcmp(req, "never") == 0)
+        return false;
+    // As ssh: only without a terminal, and only when a display could show it.
+    return !have_tty && std::getenv("SSH_ASKPASS") != nullptr &&
+           (std::getenv("DISPLAY") != nullptr || std::getenv("WAYLAND_DISPLAY") != nullptr || req != nullptr);
+}
+
+} // namespace
+
+std::optional<secret_bytes> read_passphrase(const std::string& prompt, prompt_echo echo, bool allow_askpass)
+{
+    int tty = ::open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
+    if (allow_askpass && askpass_wanted(tty >= 0)) {
+        if (tty >= 0)
+            ::close(tty);
+        return askpass(prompt);
+    }
+    if (tty < 0)
+        return std::nullopt;
+    termios saved{};
+    const bool is_term = tcgetattr(tty, &saved) == 0;
+    if (is_term && echo == prompt_echo::off) {
+        termios quiet = saved;
+        quiet.c_lflag &= ~(ECHO | ECHONL);
+        quiet.c_lflag |= ICANON;
+        tcsetattr(tty, TCSAFLUSH, &quiet);
+    }
+    struct sigaction act {}, old_int{}, old_term{}, old_quit{}, old_hup{};
+    if (is_term && echo == prompt_echo::off) {
+        g_prompt.fd = tty;
+        g_prompt.saved = saved;
+        g_prompt.active = 1;
+        act.sa_handler = restore_and_reraise;
+        sigaction(SIGINT, &act, &old_int);
+        sigaction(SIGTERM, &act, &old_term);
+        sigaction(SIGQUIT, &act, &old_quit);
+        sigaction(SIGHUP, &act, &old_hup);
+    }
+    (void)!::write(tty, prompt.data(), prompt.size());
+    auto answer = read_line_fd(tty);
+    if (is_term && echo == prompt_echo::off) {
+        tcsetattr(tty, TCSAFLUSH, &saved);
+        g_prompt.active = 0;
+        sigaction(SIGINT, &old_int, nullptr);
+        sigaction(SIGTERM, &old_term, nullptr);
+        sigaction(SIGQUIT, &old_quit, nullptr);
+        sigaction(SIGHUP, &old_hup, nullptr);
+        (void)!::write(tty, "\n", 1);
+    }
+    ::close(tty);
+    return answer;
+}
+
+std::optional<std::string> read_line(const std::string& prompt)
+{
+    auto s = read_passphrase(prompt, prompt_echo::on, true);
+    if (!s)
+        return std::nullopt;
+    return std::string(as_string_view(s->span()));
+}
+
+} // namespace longhaul

@@ -1,0 +1,75 @@
+// The client's session channel: pty, environment and command requests, the
+// local stdin/stdout/stderr streams, escape sequences, window changes, and
+// the remote exit status.
+#pragma once
+
+#include "common/io/fd_pump.hpp"
+#include "common/log.hpp"
+#include "ssh/escape.hpp"
+#include "ssh/terminal.hpp"
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace longhaul {
+
+enum class session_kind { shell, exec, subsystem };
+
+struct session_params {
+    session_kind kind = session_kind::shell;
+    std::string command; // exec: the command; subsystem: its name
+    bool want_tty = false;
+    std::string term;
+    terminal_size size;
+    bytes modes;
+    std::vector<std::pair<std::string, std::string>> env;
+    bool stdin_null = false;
+    int escape_char = '~'; // -1: none; only active with a tty
+    std::string host;      // for "Connection to host closed."
+};
+
+class client_session : public channel_handler, public std::enable_shared_from_this<client_session> {
+public:
+    client_session(session_params params, logger& log);
+    ~client_session() override;
+
+    // Called once: the remote program's exit status (255 for a signal or a
+    // failure), after all of its output reached our stdout and stderr.
+    std::function<void(int status)> on_done;
+    // Escape actions that concern the whole connection (~., ~R, ~^Z, ...).
+    std::function<void(escape_action)> on_escape;
+
+    void on_open_confirmed(byte_span) override;
+    void on_open_failed(std::uint32_t reason, std::string_view text) override;
+    void on_data(byte_span data, std::uint32_t extended) override;
+    void on_eof() override;
+    void on_close() override;
+    void on_request(std::string_view name, bool want_reply, byte_span data) override;
+    void on_request_reply(bool success) override;
+    void on_writable() override;
+
+    void window_changed();
+    bool tty() const noexcept { return params_.want_tty; }
+    void send_break();
+
+private:
+    void start_streams();
+    void maybe_done();
+    void fail(std::string message);
+
+    session_params params_;
+    logger& log_;
+    std::shared_ptr<fd_source> stdin_;
+    std::shared_ptr<fd_sink> stdout_, stderr_;
+    std::unique_ptr<escape_filter> escapes_;
+    std::vector<std::string> pending_replies_; // request names awaiting replies, in order
+    std::optional<int> exit_status_;
+    bool closed_ = false;
+    bool done_ = false;
+};
+
+} // namespace longhaul
