@@ -365,13 +365,20 @@ bool read_config_file(parse_state& st, const std::string& path, unsigned flags, 
     close(fd);
 
     st.emit(log_level::debug1, "Reading configuration data " + truncated(path, 200));
+    process_config_text(st, text, path, flags, active, depth);
+    return true;
+}
+
+void process_config_text(parse_state& st, std::string_view text, const std::string& path, unsigned flags, bool* active,
+                         int depth)
+{
     int linenum = 0;
     int bad_options = 0;
     std::size_t pos = 0;
     while (pos < text.size()) {
         auto nl = text.find('\n', pos);
-        std::string_view line(text.data() + pos, (nl == std::string::npos ? text.size() : nl) - pos);
-        pos = nl == std::string::npos ? text.size() : nl + 1;
+        std::string_view line = text.substr(pos, (nl == std::string_view::npos ? text.size() : nl) - pos);
+        pos = nl == std::string_view::npos ? text.size() : nl + 1;
         ++linenum;
         // Lines are C strings to OpenSSH: a NUL ends them.
         line = line.substr(0, line.find('\0'));
@@ -380,7 +387,6 @@ bool read_config_file(parse_state& st, const std::string& path, unsigned flags, 
     }
     if (bad_options > 0)
         throw ssh_config_error(path + ": terminating, " + std::to_string(bad_options) + " bad configuration options");
-    return true;
 }
 
 } // namespace detail

@@ -53,6 +53,11 @@ bool process_config_line(parse_state& st, std::string_view line, std::string_vie
 bool read_config_file(parse_state& st, const std::string& path, unsigned flags, bool* active, int depth,
                       std::string& open_error);
 
+// The lines of one file already in memory (what read_config_file() does
+// after reading it; the fuzzer calls it directly).
+void process_config_text(parse_state& st, std::string_view text, const std::string& path, unsigned flags, bool* active,
+                         int depth);
+
 // Host / Match / Include lines (config_reader.cpp). `args` are the lexed
 // arguments; `raw` the text after the keyword.
 bool process_host_line(parse_state& st, const std::vector<std::string>& args, std::string_view filename, int linenum,

@@ -196,6 +196,9 @@ TEST_CASE("dump_config matches the installed ssh -G on generated configs (regres
         {"-F", d + "/final.conf", "short"},
         {"-F", d + "/final.conf", "-J", "u@[::1]:2200,x:2", "-o", "ProxyCommand=y", "short"},
         {"-F", d + "/final.conf", "-o", "ProxyJump=10.0.0.1", "-o", "ControlPath=~/%C", "short"},
+        // The user's and the system's own files (Debian's includes ssh_config.d).
+        {"somehost"},
+        {"-l", "someone", "-p", "2200", "Other.Host"},
     };
     const auto env = config_environment::from_system();
     for (const auto& args : cases) {
