@@ -3,8 +3,12 @@
 #include <netdb.h>
 #include <arpa/inet.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <stdexcept>
 
 namespace longhaul {
 
@@ -238,6 +242,33 @@ bool parse_proxy_jump(std::string_view s, client_config& cfg, bool apply)
     if (auto comma = s.rfind(','); comma != std::string_view::npos && comma != 0)
         cfg.jump_extra = std::string(s.substr(0, comma));
     return true;
+}
+
+std::string proxy_jump_command(const client_config& cfg, std::string_view argv0,
+                               const std::optional<std::string>& config_file, int verbose)
+{
+    const int port = cfg.port.value_or(0) > 0 ? *cfg.port : 22;
+    const int jump_port = cfg.jump_port.value_or(0) > 0 ? *cfg.jump_port : 22;
+    const std::string& host = cfg.hostname.value_or(cfg.host_arg);
+    const std::string jump_user = cfg.jump_user.value_or(cfg.user.value_or(""));
+    if (cfg.jump_host && *cfg.jump_host == host && port == jump_port && jump_user == cfg.user.value_or(""))
+        throw std::runtime_error("jumphost loop via " + *cfg.jump_host);
+    std::string ssh(argv0);
+    if (ssh.find('/') != std::string::npos && access(ssh.c_str(), X_OK) != 0)
+        ssh = "ssh";
+    std::string cmd = ssh;
+    if (cfg.jump_user)
+        cmd += " -l " + *cfg.jump_user;
+    if (cfg.jump_port.value_or(0) > 0)
+        cmd += " -p " + std::to_string(*cfg.jump_port);
+    if (cfg.jump_extra)
+        cmd += " -J " + *cfg.jump_extra;
+    if (config_file)
+        cmd += " -F " + *config_file;
+    if (verbose > 0)
+        cmd += " -" + std::string("vvv").substr(0, static_cast<std::size_t>(std::min(verbose, 3)));
+    cmd += " -W '[%h]:%p' " + cfg.jump_host.value_or("");
+    return cmd;
 }
 
 bool valid_hostname(std::string_view host)

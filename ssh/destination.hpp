@@ -37,6 +37,14 @@ bool parse_user_host_port(std::string_view s, user_host_port& out);
 // value wins); every hop is syntax-checked either way. False when malformed.
 bool parse_proxy_jump(std::string_view s, client_config& cfg, bool apply);
 
+// The ProxyCommand ssh runs for ProxyJump: "ssh [-l user] [-p port]
+// [-J earlier,hops] [-F config] [-vvv] -W '[%h]:%p' jumphost", with the ssh
+// binary named by argv[0] when it is usable (else "ssh"). The %h and %p are
+// expanded later, as for any ProxyCommand. Throws std::runtime_error("jumphost
+// loop via HOST") when the jump host is the destination itself.
+std::string proxy_jump_command(const client_config& cfg, std::string_view argv0,
+                               const std::optional<std::string>& config_file, int verbose);
+
 // The checks ssh makes on the destination host and a command-line user:
 // no leading '-', no shell metacharacters, whitespace or control characters.
 bool valid_hostname(std::string_view host);
