@@ -172,6 +172,24 @@ connection_tokens make_connection_tokens(const client_config& cfg, const config_
     return t;
 }
 
+std::string expand_proxy_command(const client_config& cfg)
+{
+    const token_map tokens = {
+        {'h', cfg.hostname.value_or(cfg.host_arg)},
+        {'n', cfg.host_arg},
+        {'p', std::to_string(cfg.port.value_or(22))},
+        {'r', cfg.user.value_or("")},
+    };
+    return percent_expand(cfg.proxy_command.value_or(""), tokens);
+}
+
+std::string expand_local_command(const client_config& cfg, const config_environment& env, std::string_view tunnel)
+{
+    auto tokens = make_connection_tokens(cfg, env).map();
+    tokens.emplace_back('T', tunnel.empty() ? std::string("NONE") : std::string(tunnel));
+    return percent_expand(cfg.local_command.value_or(""), tokens);
+}
+
 std::string expand_identity_path(std::string_view path, const client_config& cfg, const config_environment& env)
 {
     return expand_path(std::string(path), make_connection_tokens(cfg, env), env);

@@ -94,6 +94,13 @@ connection_tokens make_connection_tokens(const client_config& cfg, const config_
 // when it loads the keys. Throws expansion_error.
 std::string expand_identity_path(std::string_view path, const client_config& cfg, const config_environment& env);
 
+// ProxyCommand with its tokens (%h %n %p %r, %%) expanded. ssh runs it as
+// `$SHELL -c "exec <command>"`. Throws expansion_error.
+std::string expand_proxy_command(const client_config& cfg);
+// LocalCommand: the client tokens plus %T, the tunnel interface name ("NONE"
+// without one). Throws expansion_error.
+std::string expand_local_command(const client_config& cfg, const config_environment& env, std::string_view tunnel);
+
 // `ssh -G`: lowercase "keyword value" lines in OpenSSH's order and formats,
 // each ending in '\n', for a loaded configuration.
 std::string dump_config(const client_config& cfg);

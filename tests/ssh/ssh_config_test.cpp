@@ -390,6 +390,15 @@ TEST_CASE("ssh_config: tokens and expansions")
     CHECK(make_connection_tokens(cfg, env).conn_hash ==
           connection_hash("client.example.org", "h.example.org", "2022", "bob"));
 
+    home.write(".ssh/config", "ProxyCommand nc %h %p %r %n %%\nLocalCommand echo %T %u %h\nPermitLocalCommand yes\n");
+    cfg = load(home, {"-p", "2200", "bob@Target"});
+    CHECK(expand_proxy_command(cfg) == "nc target 2200 bob Target %");
+    CHECK(expand_local_command(cfg, env, "") == "echo NONE alice target");
+    CHECK(expand_local_command(cfg, env, "tun0") == "echo tun0 alice target");
+    home.write(".ssh/config", "ProxyCommand nc %u\n");
+    cfg = load(home, {"h"});
+    CHECK_THROWS_AS(expand_proxy_command(cfg), expansion_error);
+
     home.write(".ssh/config", "ControlPath /x/%j\n");
     CHECK(load_error(home, {"h"}) == "vdollar_percent_expand: unknown key %j\npercent_dollar_expand: failed");
     home.write(".ssh/config", "UserKnownHostsFile ${NOPE}/x\n");
