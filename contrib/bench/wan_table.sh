@@ -47,8 +47,10 @@ function jnum(v) { return v == "" ? "null" : v }
     if (m == "raw") { add(link "|raw", field($0, "mbit")); add(c "|raw", field($0, "mbit")); add(c "|raw_wanem", field($0, "wanem_cpu_pct")) }
     if (m == "ssh") {
         add(c "|ssh", field($0, "mbit")); add(c "|ssh_wanem", field($0, "wanem_cpu_pct"))
-        gib = field($0, "bytes") / 1073741824
-        if (gib > 0) { add(c "|ccpu", field($0, "client_cpu_s") / gib); add(c "|scpu", field($0, "server_cpu_s") / gib) }
+        # CPU per GiB is worked out at the end, once the set-up CPU of the
+        # cell (from the ttfb connections) is known.
+        nssh[c]++; sshb[c, nssh[c]] = field($0, "bytes")
+        sshc[c, nssh[c]] = field($0, "client_cpu_s"); sshs[c, nssh[c]] = field($0, "server_cpu_s")
         add(c "|crss", field($0, "client_rss_kb") / 1024); add(c "|srss", field($0, "server_rss_kb") / 1024)
     }
     if (m == "scp") {
@@ -56,11 +58,26 @@ function jnum(v) { return v == "" ? "null" : v }
         gib = field($0, "bytes") / 1073741824
         if (gib > 0) { add(c "|scp_ccpu", field($0, "client_cpu_s") / gib); add(c "|scp_scpu", field($0, "server_cpu_s") / gib) }
     }
-    if (m == "ttfb") add(c "|ttfb", field($0, "ttfb_ms"))
+    if (m == "ttfb") {
+        add(c "|ttfb", field($0, "ttfb_ms"))
+        v = field($0, "client_cpu_s"); if (v != "") add(c "|setc", v * 1000)
+        v = field($0, "server_cpu_s"); if (v != "") add(c "|sets", v * 1000)
+    }
 }
 END {
-    print "| RTT ms (ping) | link Mbit/s | SSH | raw TCP Mbit/s | ssh cat Mbit/s | ×raw | scp Mbit/s | ×raw | 2 MiB/RTT Mbit/s | TTFB ms | ssh CPU s/GiB client / server | peak RSS MiB client / server | wanem CPU % raw / ssh | runs | load |" > table
-    print "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|" > table
+    # Bulk CPU per GiB: the CPU of each ssh run less the median set-up CPU of
+    # its cell (nothing subtracted where older data has no set-up figure).
+    for (i = 1; i <= ncells; i++) {
+        c = order[i]; sc = med(c "|setc"); ss = med(c "|sets")
+        for (k = 1; k <= nssh[c]; k++) {
+            gib = sshb[c, k] / 1073741824
+            if (gib <= 0) continue
+            if (sshc[c, k] != "") add(c "|ccpu", (sshc[c, k] - (sc == "" ? 0 : sc / 1000)) / gib)
+            if (sshs[c, k] != "") add(c "|scpu", (sshs[c, k] - (ss == "" ? 0 : ss / 1000)) / gib)
+        }
+    }
+    print "| RTT ms (ping) | link Mbit/s | SSH | raw TCP Mbit/s | ssh cat Mbit/s | ×raw | scp Mbit/s | ×raw | 2 MiB/RTT Mbit/s | TTFB ms | set-up CPU ms client / server | bulk CPU s/GiB client / server | peak RSS MiB client / server | wanem CPU % raw / ssh | runs | load |" > table
+    print "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|" > table
     printf "[\n" > summary
     for (i = 1; i <= ncells; i++) {
         c = order[i]; split(c, p, "|"); rate = p[1]; rtt = p[2]; impl = p[3]; link = rate "|" rtt
@@ -72,15 +89,16 @@ END {
             capstr = (cap > 10 * rate) ? "—" : sprintf("%.0f", cap)
         } else { cap = ""; capstr = "n/a" }
         rawm = med(c "|raw"); sshm = med(c "|ssh"); scpm = med(c "|scp")
-        printf "| %s (%s) | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s / %s | %s / %s | %s / %s | %d | %s |\n", \
+        printf "| %s (%s) | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s / %s | %s / %s | %s / %s | %s / %s | %d | %s |\n", \
             rtt, fmt(ping, 1), rate, impl, spread(c "|raw", 0), spread(c "|ssh", 0), ratio(sshm, rawm), \
             spread(c "|scp", 0), ratio(scpm, rawm), capstr, fmt(med(c "|ttfb"), 0), \
+            fmt(med(c "|setc"), 0), fmt(med(c "|sets"), 0), \
             fmt(med(c "|ccpu"), 2), fmt(med(c "|scpu"), 2), fmt(med(c "|crss"), 1), fmt(med(c "|srss"), 1), \
             fmt(med(c "|raw_wanem"), 0), fmt(med(c "|ssh_wanem"), 0), cnt[c "|ssh"], fmt(med(c "|load"), 1) > table
         printf "  {\"rtt_ms\": %s, \"rate_mbit\": %s, \"impl\": \"%s\", \"ping_ms\": %s, \"runs\": %d,\n", rtt, rate, impl, jnum(ping), cnt[c "|ssh"] > summary
         printf "   \"window_2mib_ceiling_mbit\": %s,\n", jnum(cap) > summary
-        n = split("raw ssh scp ttfb ccpu scpu crss srss scp_ccpu scp_scpu raw_wanem ssh_wanem load", keys, " ")
-        names = "raw_tcp_mbit ssh_mbit scp_mbit ttfb_ms ssh_client_cpu_s_per_gib ssh_server_cpu_s_per_gib ssh_client_rss_mib ssh_server_rss_mib scp_client_cpu_s_per_gib scp_server_cpu_s_per_gib wanem_cpu_pct_raw wanem_cpu_pct_ssh load1"
+        n = split("raw ssh scp ttfb setc sets ccpu scpu crss srss scp_ccpu scp_scpu raw_wanem ssh_wanem load", keys, " ")
+        names = "raw_tcp_mbit ssh_mbit scp_mbit ttfb_ms setup_client_cpu_ms setup_server_cpu_ms ssh_client_cpu_s_per_gib ssh_server_cpu_s_per_gib ssh_client_rss_mib ssh_server_rss_mib scp_client_cpu_s_per_gib scp_server_cpu_s_per_gib wanem_cpu_pct_raw wanem_cpu_pct_ssh load1"
         split(names, jn, " ")
         for (k = 1; k <= n; k++)
             printf "   \"%s\": {\"median\": %s, \"min\": %s, \"max\": %s, \"n\": %d}%s\n", jn[k], jnum(med(c "|" keys[k])), \
