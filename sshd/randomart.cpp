@@ -1,0 +1,129 @@
+#include "sshd/randomart.hpp"
+
+#include "common/crypto/hash.hpp"
+#include "common/keys/base64.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+
+namespace longhaul {
+
+namespace {
+
+hash_alg to_hash(fingerprint_hash h)
+{
+    switch (h) {
+    case fingerprint_hash::md5: return hash_alg::md5;
+    case fingerprint_hash::sha1: return hash_alg::sha1;
+    case fingerprint_hash::sha256: return hash_alg::sha256;
+    case fingerprint_hash::sha384: return hash_alg::sha384;
+    case fingerprint_hash::sha512: return hash_alg::sha512;
+    }
+    return hash_alg::sha256;
+}
+
+// The field: a 17x9 board the bishop walks on, two bits of the digest per
+// step; a square's symbol says how often it was visited.
+constexpr int field_x = 17;
+constexpr int field_y = 9;
+constexpr std::string_view symbols = " .o+=*BOX@%&#/^SE";
+
+std::string border(std::string_view label)
+{
+    std::string line = "+";
+    const int pad = (field_x - static_cast<int>(label.size())) / 2;
+    int i = 0;
+    for (; i < pad; ++i)
+        line.push_back('-');
+    line.append(label);
+    for (i += static_cast<int>(label.size()); i < field_x; ++i)
+        line.push_back('-');
+    line.push_back('+');
+    return line;
+}
+
+} // namespace
+
+std::string_view fingerprint_hash_name(fingerprint_hash h) noexcept
+{
+    switch (h) {
+    case fingerprint_hash::md5: return "MD5";
+    case fingerprint_hash::sha1: return "SHA1";
+    case fingerprint_hash::sha256: return "SHA256";
+    case fingerprint_hash::sha384: return "SHA384";
+    case fingerprint_hash::sha512: return "SHA512";
+    }
+    return "SHA256";
+}
+
+std::optional<fingerprint_hash> parse_fingerprint_hash(std::string_view name)
+{
+    std::string up(name);
+    std::transform(up.begin(), up.end(), up.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+    for (auto h : {fingerprint_hash::md5, fingerprint_hash::sha1, fingerprint_hash::sha256, fingerprint_hash::sha384,
+                   fingerprint_hash::sha512})
+        if (fingerprint_hash_name(h) == up)
+            return h;
+    return std::nullopt;
+}
+
+bytes key_digest(const public_key& key, fingerprint_hash h) { return digest(to_hash(h), key.blob()); }
+
+std::string key_fingerprint(const public_key& key, fingerprint_hash h)
+{
+    const bytes d = key_digest(key, h);
+    std::string out(fingerprint_hash_name(h));
+    out.push_back(':');
+    if (h == fingerprint_hash::md5) {
+        char hex[4];
+        for (std::size_t i = 0; i < d.size(); ++i) {
+            std::snprintf(hex, sizeof hex, i == 0 ? "%02x" : ":%02x", d[i]);
+            out += hex;
+        }
+        return out;
+    }
+    return out + base64_encode(d, false);
+}
+
+std::string randomart(byte_span digest, std::string_view key_type, int bits, std::string_view hash_name)
+{
+    unsigned char field[field_x][field_y] = {};
+    const int len = static_cast<int>(symbols.size()) - 1; // 'E' marks the end, 'S' (len - 1) the start
+    int x = field_x / 2, y = field_y / 2;
+    for (std::uint8_t byte : digest) {
+        unsigned input = byte;
+        for (int step = 0; step < 4; ++step) {
+            x += (input & 0x1) ? 1 : -1;
+            y += (input & 0x2) ? 1 : -1;
+            x = std::clamp(x, 0, field_x - 1);
+            y = std::clamp(y, 0, field_y - 1);
+            if (field[x][y] < len - 2)
+                ++field[x][y];
+            input >>= 2;
+        }
+    }
+    field[field_x / 2][field_y / 2] = static_cast<unsigned char>(len - 1);
+    field[x][y] = static_cast<unsigned char>(len);
+
+    std::string title = "[" + std::string(key_type) + " " + std::to_string(bits) + "]";
+    // Too wide for the border: just the type, as OpenSSH falls back to.
+    if (title.size() > field_x)
+        title = "[" + std::string(key_type) + "]";
+    std::string out = border(title) + "\n";
+    for (int row = 0; row < field_y; ++row) {
+        out.push_back('|');
+        for (int col = 0; col < field_x; ++col)
+            out.push_back(symbols[std::min<int>(field[col][row], len)]);
+        out += "|\n";
+    }
+    out += border("[" + std::string(hash_name) + "]");
+    return out;
+}
+
+std::string key_randomart(const public_key& key, fingerprint_hash h)
+{
+    return randomart(key_digest(key, h), key_type_short_name(key.type()), key.bits(), fingerprint_hash_name(h));
+}
+
+} // namespace longhaul

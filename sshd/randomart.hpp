@@ -1,0 +1,28 @@
+// Key fingerprints in every hash OpenSSH offers (FingerprintHash,
+// ssh-keygen -E) and the "drunken bishop" randomart picture ssh-keygen
+// prints below them.
+#pragma once
+
+#include "common/bytes.hpp"
+#include "common/keys/public_key.hpp"
+#include "sshd/sshd_config.hpp"
+
+#include <string>
+#include <string_view>
+
+namespace longhaul {
+
+std::string_view fingerprint_hash_name(fingerprint_hash h) noexcept; // "SHA256", "MD5", ...
+std::optional<fingerprint_hash> parse_fingerprint_hash(std::string_view name); // case-insensitive
+
+// The digest of the key blob.
+bytes key_digest(const public_key& key, fingerprint_hash h);
+// "SHA256:<unpadded base64>", "MD5:aa:bb:..." (OpenSSH's default representations).
+std::string key_fingerprint(const public_key& key, fingerprint_hash h);
+
+// The 17x9 picture, with "+--[ED25519 256]--+" above and
+// "+----[SHA256]-----+" below, lines joined by "\n" (no final newline).
+std::string randomart(byte_span digest, std::string_view key_type, int bits, std::string_view hash_name);
+std::string key_randomart(const public_key& key, fingerprint_hash h);
+
+} // namespace longhaul

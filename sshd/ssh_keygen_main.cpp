@@ -1,0 +1,148 @@
+// ssh-keygen: key generation (-t -b -f -N -C -q -a -m), host keys (-A),
+// fingerprints (-l -E -v), public keys (-y), passphrase changes (-p -P -N)
+// and public key export (-e -m). Other OpenSSH options are refused with a
+// message rather than misbehaving.
+#include "sshd/keygen_commands.hpp"
+#include "sshd/randomart.hpp"
+
+#include <unistd.h>
+
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+using namespace longhaul;
+
+namespace {
+
+void usage()
+{
+    std::fprintf(stderr,
+                 "usage: ssh-keygen [-q] [-a rounds] [-b bits] [-C comment] [-f output_keyfile]\n"
+                 "                  [-m format] [-N new_passphrase] [-t ecdsa | ed25519 | rsa]\n"
+                 "       ssh-keygen -p [-a rounds] [-f keyfile] [-m format] [-N new_passphrase]\n"
+                 "                   [-P old_passphrase]\n"
+                 "       ssh-keygen -e [-f input_keyfile] [-m key_format]\n"
+                 "       ssh-keygen -y [-f input_keyfile]\n"
+                 "       ssh-keygen -l [-v] [-E fingerprint_hash] [-f input_keyfile]\n"
+                 "       ssh-keygen -A [-a rounds] [-f prefix_path]\n");
+    std::exit(1);
+}
+
+// strtonum(3) over [lo, hi]; the error text OpenSSH prints.
+long long number(const char* s, long long lo, long long hi, const char*& why)
+{
+    why = nullptr;
+    char* end = nullptr;
+    errno = 0;
+    const long long v = std::strtoll(s, &end, 10);
+    if (end == s || *end != '\0') {
+        why = "invalid";
+        return 0;
+    }
+    if ((errno == ERANGE && v == LLONG_MIN) || v < lo) {
+        why = "too small";
+        return 0;
+    }
+    if ((errno == ERANGE && v == LLONG_MAX) || v > hi) {
+        why = "too large";
+        return 0;
+    }
+    return v;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    keygen_options o;
+    bool gen_all = false, fingerprint = false, print_public = false, change = false, export_key = false;
+    try {
+        ::opterr = 0;
+        int c;
+        // The letters OpenSSH's ssh-keygen takes that this one does not.
+        static const std::string unsupported_flags = "BDFGHIKLMORTUVXYZcghijknorsuwxz";
+        while ((c = ::getopt(argc, argv, ":AC:E:N:P:a:b:ef:lm:pqt:vyBD:F:G:HI:KLM:O:QR:T:UV:XY:Z:cghij:kn:or:s:uw:xz:")) != -1) {
+            switch (c) {
+            case 'A': gen_all = true; break;
+            case 'C': o.comment = optarg; break;
+            case 'E': {
+                auto h = parse_fingerprint_hash(optarg);
+                if (!h)
+                    throw keygen_exit(255, std::string("Invalid hash algorithm \"") + optarg + "\"");
+                o.hash = *h;
+                break;
+            }
+            case 'N': o.new_passphrase = optarg; break;
+            case 'P': o.old_passphrase = optarg; break;
+            case 'a': {
+                const char* why;
+                o.rounds = static_cast<int>(number(optarg, 1, INT_MAX, why));
+                if (why)
+                    throw keygen_exit(255, std::string("Invalid number: ") + optarg + " (" + why + ")");
+                break;
+            }
+            case 'b': {
+                const char* why;
+                o.bits = static_cast<int>(number(optarg, 1, 0xffffffffLL, why));
+                if (why || o.bits <= 0)
+                    throw keygen_exit(255, std::string("Bits has bad value ") + optarg + " (" + (why ? why : "too large") + ")");
+                break;
+            }
+            case 'e': export_key = true; break;
+            case 'f': o.file = optarg; break;
+            case 'l': fingerprint = true; break;
+            case 'm':
+                if (std::strcmp(optarg, "RFC4716") != 0 && std::strcmp(optarg, "PKCS8") != 0 &&
+                    std::strcmp(optarg, "PEM") != 0)
+                    throw keygen_exit(255, std::string("Unsupported conversion format \"") + optarg + "\"");
+                o.format = optarg;
+                break;
+            case 'p': change = true; break;
+            case 'q': o.quiet = true; break;
+            case 't': o.key_type = optarg; break;
+            case 'v': o.verbose = true; break;
+            case 'y': print_public = true; break;
+            case ':':
+                std::fprintf(stderr, "option requires an argument -- %c\n", optopt);
+                usage();
+                break;
+            case '?':
+                std::fprintf(stderr, "unknown option -- %c\n", optopt);
+                usage();
+                break;
+            default:
+                if (unsupported_flags.find(static_cast<char>(c)) != std::string::npos)
+                    throw keygen_exit(1, std::string("ssh-keygen: -") + static_cast<char>(c) +
+                                             " is not supported by this ssh-keygen");
+                usage();
+            }
+        }
+        if (optind < argc) {
+            std::fprintf(stderr, "Too many arguments.\n");
+            usage();
+        }
+        int status;
+        if (fingerprint)
+            status = keygen_fingerprint(o);
+        else if (change)
+            status = keygen_change_passphrase(o);
+        else if (export_key)
+            status = keygen_export(o);
+        else if (print_public)
+            status = keygen_print_public(o);
+        else if (gen_all)
+            status = keygen_host_keys(o);
+        else
+            status = keygen_generate(o);
+        std::fflush(stdout);
+        return status;
+    } catch (const keygen_exit& e) {
+        std::fflush(stdout);
+        if (!e.message().empty())
+            std::fprintf(stderr, "%s\r\n", e.message().c_str()); // OpenSSH's log lines end in CR LF
+        return e.status();
+    }
+}

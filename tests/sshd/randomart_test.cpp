@@ -1,0 +1,51 @@
+#include "sshd/randomart.hpp"
+
+#include "common/keys/key_lines.hpp"
+#include "tests/sshd/sshd_test_util.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace longhaul;
+
+TEST_CASE("randomart: ssh-keygen -lv output for every hash and key type")
+{
+    const std::string dir = std::string(LONGHAUL_TEST_DATA) + "/sshd/";
+    for (const char* name : {"ed25519", "rsa2048", "ecdsa521"}) {
+        auto line = load_public_key_file(dir + name + ".pub");
+        REQUIRE(line);
+        for (auto h : {fingerprint_hash::sha256, fingerprint_hash::md5, fingerprint_hash::sha1, fingerprint_hash::sha384,
+                       fingerprint_hash::sha512}) {
+            std::string hash(fingerprint_hash_name(h));
+            for (auto& c : hash)
+                c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+            const std::string want = longhaul::test::read_file(dir + name + "." + hash + ".lv");
+            const std::string got = std::to_string(line->key.bits()) + " " + key_fingerprint(line->key, h) + " " +
+                                    line->comment + " (" + std::string(key_type_short_name(line->key.type())) + ")\n" +
+                                    key_randomart(line->key, h) + "\n";
+            INFO(name << " " << hash);
+            CHECK(got == want);
+        }
+    }
+}
+
+TEST_CASE("randomart: the walk, its clamping at the walls and the borders")
+{
+    // An all-zero digest walks diagonally up-left from the centre, along the
+    // top wall, and stays in the corner where it ends.
+    const bytes zeros(32, 0);
+    const std::string art = randomart(zeros, "ED25519", 256, "SHA256");
+    CHECK(art == "+--[ED25519 256]--+\n"
+                 "|E....            |\n"
+                 "|     .           |\n"
+                 "|      .          |\n"
+                 "|       .         |\n"
+                 "|        S        |\n"
+                 "|                 |\n"
+                 "|                 |\n"
+                 "|                 |\n"
+                 "|                 |\n"
+                 "+----[SHA256]-----+");
+    CHECK(parse_fingerprint_hash("sha256") == fingerprint_hash::sha256);
+    CHECK(parse_fingerprint_hash("MD5") == fingerprint_hash::md5);
+    CHECK_FALSE(parse_fingerprint_hash("sha3"));
+}
