@@ -14,6 +14,7 @@ LH_TMP=$(mktemp -d "${TMPDIR:-/tmp}/longhaul-regress.XXXXXX")
 
 lh_cleanup() {
     local pid
+    declare -F lh_cleanup_users >/dev/null && lh_cleanup_users
     for pid in "${LH_PIDS[@]:-}"; do
         [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
     done
@@ -67,6 +68,11 @@ lh_start_sshd() {
         [ -d /run/sshd ] || { mkdir -p /run/sshd && chmod 0755 /run/sshd; }
     fi
     {
+        # The caller's lines first: sshd_config is first-value-wins.
+        local line
+        for line in "$@"; do
+            echo "$line"
+        done
         echo "Port $port"
         echo "ListenAddress 127.0.0.1"
         local k
@@ -80,10 +86,6 @@ lh_start_sshd() {
         echo "LogLevel VERBOSE"
         echo "MaxStartups 100:30:200"
         echo "Subsystem sftp ${LH_SFTP_SERVER:-/usr/lib/openssh/sftp-server}"
-        local line
-        for line in "$@"; do
-            echo "$line"
-        done
     } >"$dir/sshd_config"
     "$LH_SSHD" -t -f "$dir/sshd_config" || lh_fail "sshd -t rejected the test config"
     "$LH_SSHD" -D -e -f "$dir/sshd_config" 2>"$dir/sshd.log" &
@@ -98,4 +100,53 @@ lh_start_sshd() {
     done
     cat "$dir/sshd.log" >&2
     lh_fail "sshd did not start listening on port $port"
+}
+
+# lh_make_user PASSWORD: creates a test user with a unique name, a home
+# directory and the given password; removed by the cleanup trap. Echoes
+# the name. Needs root.
+LH_USERS=()
+lh_make_user() {
+    local name="lhtest$$_${#LH_USERS[@]}"
+    useradd -m -s /bin/bash "$name" >/dev/null 2>&1 || lh_fail "useradd $name failed"
+    LH_USERS+=("$name")
+    echo "$name:$1" | chpasswd || lh_fail "chpasswd failed"
+    echo "$name"
+}
+
+lh_cleanup_users() {
+    local u
+    for u in "${LH_USERS[@]:-}"; do
+        [ -n "$u" ] || continue
+        pkill -u "$u" 2>/dev/null || true
+        userdel -r "$u" >/dev/null 2>&1 || true
+    done
+}
+
+# Counts checks and reports them; lh_check NAME COMMAND... runs the command.
+LH_CHECKS=0
+LH_FAILED=0
+lh_check() {
+    local name=$1
+    shift
+    LH_CHECKS=$((LH_CHECKS + 1))
+    if "$@"; then
+        echo "ok   $name"
+    else
+        echo "FAIL $name"
+        LH_FAILED=$((LH_FAILED + 1))
+    fi
+}
+
+lh_summary() {
+    echo "$LH_CHECKS checks, $LH_FAILED failed"
+    [ "$LH_FAILED" = 0 ]
+}
+
+# An askpass helper that answers every prompt with $LH_ASKPASS_ANSWER.
+lh_askpass() {
+    local f="$LH_TMP/askpass.sh"
+    printf '#!/bin/sh\nprintf "%%s\\n" "$LH_ASKPASS_ANSWER"\n' >"$f"
+    chmod +x "$f"
+    echo "$f"
 }

@@ -142,6 +142,7 @@ private:
     std::shared_ptr<client_session> session_;
     std::unique_ptr<raw_terminal> raw_;
     bool kex_done_ = false;
+    bool version_seen_ = false;
     bool finished_ = false;
     int status_ = 255;
     std::uint64_t last_bytes_in_ = 0;
@@ -311,6 +312,7 @@ void ssh_client::on_transport_event(const transport_event& ev)
     switch (ev.type) {
     case transport_event_type::banner_line: log_.debug("kex_exchange_identification: banner line: " + std::string(ev.text)); break;
     case transport_event_type::peer_version:
+        version_seen_ = true;
         banner_timer_.cancel();
         log_.debug("Remote protocol version " + core_->peer_identification().proto + ", remote software version " +
                    printable(core_->peer_identification().software));
@@ -372,9 +374,9 @@ void ssh_client::report_disconnect(const transport_event& ev)
                   ": " + text);
         log_.info("Disconnected from " + from);
     } else if (ev.error == errc::connection_closed) {
-        log_.error(kex_done_ ? "Connection closed by " + from : "kex_exchange_identification: Connection closed by remote host");
-        if (!kex_done_)
-            log_.error("Connection closed by " + from);
+        if (!version_seen_)
+            log_.error("kex_exchange_identification: Connection closed by remote host");
+        log_.error("Connection closed by " + from);
     } else if (ev.error == errc::no_matching_algorithm) {
         log_.error("Unable to negotiate with " + from + ": " + text);
     } else if (ev.error == errc::host_key_rejected) {
