@@ -157,12 +157,10 @@ bool ssh_client::connect_stream()
         return false;
     }
     if (cfg_.proxy_command && *cfg_.proxy_command != "none") {
-        token_map tokens = {{'h', host_}, {'p', std::to_string(port_)}, {'r', cfg_.user.value_or("")},
-                            {'n', cfg_.host_arg}};
         std::string cmd;
         try {
-            cmd = percent_expand(*cfg_.proxy_command, tokens);
-        } catch (const expansion_error& e) {
+            cmd = expand_proxy_command(cfg_);
+        } catch (const std::exception& e) {
             log_.error(e.what());
             return false;
         }
