@@ -97,6 +97,12 @@ void fd_source::stop()
 
 void fd_source::start() { pump(); }
 
+void fd_source::finish_when_drained()
+{
+    drain_only_ = true;
+    pump();
+}
+
 void fd_source::finish(int error)
 {
     if (finished_)
@@ -165,9 +171,12 @@ void fd_source::pump()
             continue;
         if (errno == EAGAIN || errno == EWOULDBLOCK) {
             runner_.flush();
+            if (drain_only_)
+                return finish(0);
             return wait_readable();
         }
-        return finish(errno);
+        // A pty master reads EIO once the last slave descriptor is closed: that is its EOF.
+        return finish(errno == EIO ? 0 : errno);
     }
     // Yield to other channels, then carry on.
     runner_.flush();

@@ -38,6 +38,10 @@ public:
     void start();
     // Read as much as the window and the output queue allow now.
     void pump();
+    // The writer is gone (a session's process exited): read what is left
+    // and then report EOF at the first read that would block, instead of
+    // waiting for an EOF that other holders of the descriptor may delay.
+    void finish_when_drained();
     void stop();
     bool finished() const noexcept { return finished_; }
     std::uint64_t bytes_read() const noexcept { return bytes_; }
@@ -55,6 +59,7 @@ private:
     bool waiting_ = false;
     bool finished_ = false;
     bool stopped_ = false;
+    bool drain_only_ = false;
     bytes filtered_;
     std::uint64_t bytes_ = 0;
     struct watcher;

@@ -1,0 +1,231 @@
+#include "sshd/auth_policy.hpp"
+
+#include "common/match.hpp"
+#include "common/text.hpp"
+#include "sshd/authorized_keys_command.hpp"
+#include "sshd/secure_path.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <ctime>
+#include <fstream>
+#include <sstream>
+
+namespace longhaul {
+
+log_level to_log_level(syslog_level l) noexcept
+{
+    return static_cast<log_level>(static_cast<int>(l));
+}
+
+sshd_auth_policy::sshd_auth_policy(const sshd_config& config, connection_facts facts, logger& log)
+    : config_(config), facts_(std::move(facts)), log_(log),
+      user_config_(std::make_unique<server_config>(config.global()))
+{
+}
+
+void sshd_auth_policy::log_all(const std::vector<log_message>& msgs)
+{
+    for (const auto& m : msgs)
+        log_.log(to_log_level(m.level), m.text);
+}
+
+server_auth_settings sshd_auth_policy::settings_for(const server_config& c) const
+{
+    server_auth_settings s;
+    s.pubkey_authentication = c.pubkey_authentication;
+    s.password_authentication = c.password_authentication;
+    s.kbd_interactive_authentication = c.kbd_interactive_authentication;
+    s.permit_empty_passwords = c.permit_empty_passwords;
+    switch (c.permit_root_login) {
+    case permit_root_login_mode::yes: s.root_login = permit_root_login::yes; break;
+    case permit_root_login_mode::no: s.root_login = permit_root_login::no; break;
+    case permit_root_login_mode::forced_commands_only: s.root_login = permit_root_login::forced_commands_only; break;
+    case permit_root_login_mode::prohibit_password: s.root_login = permit_root_login::prohibit_password; break;
+    }
+    s.authentication_methods = c.authentication_methods;
+    s.max_auth_tries = c.max_auth_tries;
+    s.pubkey_accepted_algorithms = c.pubkey_accepted_algorithms;
+    if (!c.banner.empty() && c.banner != "none") {
+        std::ifstream f(c.banner);
+        std::stringstream ss;
+        ss << f.rdbuf();
+        s.banner = ss.str();
+    }
+    // Keyboard-interactive needs a device; on Linux that is PAM only.
+    s.kbdint_device = c.use_pam ? "pam" : "";
+    return s;
+}
+
+bool sshd_auth_policy::allowed_user(const user_account& u, const user_groups& g)
+{
+    const std::string& who = u.name;
+    const std::string& from = facts_.remote_host;
+    // As sshd: the shell must exist and be executable.
+    struct stat st {};
+    const std::string shell = u.shell.empty() ? "/bin/sh" : u.shell;
+    if (::stat(shell.c_str(), &st) != 0) {
+        log_.info("User " + who + " not allowed because shell " + shell + " does not exist");
+        return false;
+    }
+    if (!S_ISREG(st.st_mode) || (st.st_mode & (S_IXOTH | S_IXUSR | S_IXGRP)) == 0) {
+        log_.info("User " + who + " not allowed because shell " + shell + " is not executable");
+        return false;
+    }
+    const server_config& c = *user_config_;
+    // "user@host" patterns test the host part against name and address.
+    auto user_matches = [&](const std::string& pattern) {
+        auto at = pattern.find('@');
+        if (at == std::string::npos)
+            return match_pattern(who, pattern);
+        if (!match_pattern(who, pattern.substr(0, at)))
+            return false;
+        const std::string host_pat = pattern.substr(at + 1);
+        bool ok = true;
+        return match_hostname(facts_.remote_host, host_pat) == list_match::positive ||
+               match_address_list(facts_.remote_address, host_pat, ok) == list_match::positive;
+    };
+    for (const auto& p : c.deny_users) {
+        if (user_matches(p)) {
+            log_.info("User " + who + " from " + from + " not allowed because listed in DenyUsers");
+            return false;
+        }
+    }
+    if (!c.allow_users.empty()) {
+        bool any = false;
+        for (const auto& p : c.allow_users)
+            any = any || user_matches(p);
+        if (!any) {
+            log_.info("User " + who + " from " + from + " not allowed because not listed in AllowUsers");
+            return false;
+        }
+    }
+    auto group_listed = [&](const std::vector<std::string>& patterns) {
+        for (const auto& name : g.names)
+            for (const auto& p : patterns)
+                if (match_pattern(name, p))
+                    return true;
+        return false;
+    };
+    if (!c.deny_groups.empty() && group_listed(c.deny_groups)) {
+        log_.info("User " + who + " from " + from + " not allowed because a group is listed in DenyGroups");
+        return false;
+    }
+    if (!c.allow_groups.empty() && !group_listed(c.allow_groups)) {
+        log_.info("User " + who + " from " + from +
+                  " not allowed because none of user's groups are listed in AllowGroups");
+        return false;
+    }
+    if (!c.use_pam) {
+        auto acct = shadow_.check_account(who, std::time(nullptr));
+        log_all(acct.log);
+        if (!acct.allowed)
+            return false;
+    }
+    return true;
+}
+
+user_lookup sshd_auth_policy::lookup(std::string_view user)
+{
+    user_lookup out;
+    auto u = lookup_user(std::string(user));
+    // A server not started as root can only be its own user.
+    if (u && geteuid() != 0 && u->uid != geteuid())
+        u.reset();
+    if (!u) {
+        out.status = user_status::unknown;
+        return out;
+    }
+    account_ = u;
+    groups_ = lookup_groups(*u);
+    connection_info info;
+    info.user = u->name;
+    info.groups = groups_.names;
+    info.host = facts_.remote_host;
+    info.address = facts_.remote_address;
+    info.local_address = facts_.local_address;
+    info.local_port = facts_.local_port;
+    try {
+        user_config_ = std::make_unique<server_config>(config_.for_connection(info));
+    } catch (const config_error& e) {
+        log_.error(e.what());
+        out.status = user_status::refused;
+        return out;
+    }
+    out.is_root = u->uid == 0;
+    out.settings = settings_for(*user_config_);
+    out.status = allowed_user(*u, groups_) ? user_status::valid : user_status::refused;
+    return out;
+}
+
+key_decision sshd_auth_policy::key_allowed(std::string_view, const public_key& key, bool)
+{
+    key_decision d;
+    if (!account_)
+        return d;
+    const server_config& c = *user_config_;
+    authorized_keys_context ctx;
+    ctx.user = account_->name;
+    ctx.remote_address = facts_.remote_address;
+    ctx.remote_host = facts_.remote_host;
+    ctx.now = std::time(nullptr);
+    ctx.fingerprint = c.fingerprint;
+    ctx.permit_user_environment = c.permit_user_environment;
+    ctx.permit_user_environment_patterns = c.permit_user_environment_patterns;
+    std::vector<log_message> notes;
+    std::optional<authorized_key_match> found;
+    {
+        // Read as the user, not as root (OpenSSH's temporarily_use_uid).
+        temporary_identity as_user(*account_, groups_);
+        for (const auto& path : authorized_keys_paths(c, *account_, notes)) {
+            auto file = read_user_file(path, *account_, c.strict_modes);
+            log_all(file.log);
+            if (!file.contents)
+                continue;
+            auto r = check_authorized_keys(*file.contents, path, key, ctx);
+            log_all(r.log);
+            if (r.match) {
+                found = std::move(r.match);
+                break;
+            }
+        }
+    }
+    log_all(notes);
+    if (!found && !c.authorized_keys_command.empty() && c.authorized_keys_command != "none") {
+        keys_command_request req;
+        req.command = c.authorized_keys_command;
+        req.target = *account_;
+        if (!c.authorized_keys_command_user.empty())
+            req.run_as = lookup_user(c.authorized_keys_command_user);
+        req.key = key;
+        req.fingerprint = c.fingerprint;
+        req.connection_id = facts_.remote_address + " " + std::to_string(facts_.remote_port) + " " +
+                            facts_.local_address + " " + std::to_string(facts_.local_port);
+        auto out = run_authorized_keys_command(req);
+        log_all(out.log);
+        if (out.output) {
+            auto r = check_authorized_keys(*out.output, c.authorized_keys_command, key, ctx);
+            log_all(r.log);
+            found = std::move(r.match);
+        }
+    }
+    if (!found)
+        return d;
+    d.allowed = true;
+    d.forced_command = found->options.force_command.has_value();
+    d.options = std::make_shared<const authorized_key_match>(std::move(*found));
+    return d;
+}
+
+server_auth_policy sshd_auth_policy::make_policy()
+{
+    server_auth_policy p;
+    p.lookup_user = [this](std::string_view user) { return lookup(user); };
+    p.key_allowed = [this](std::string_view user, const public_key& key, bool sig) {
+        return key_allowed(user, key, sig);
+    };
+    return p;
+}
+
+} // namespace longhaul

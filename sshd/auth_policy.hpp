@@ -1,0 +1,58 @@
+// sshd's answers to the authentication machine's questions: who a user is
+// (AllowUsers/DenyUsers/AllowGroups/DenyGroups, shells, Match settings,
+// account expiry), whether a key is in their authorized_keys (read with the
+// user's identity, StrictModes applied) or AuthorizedKeysCommand output.
+#pragma once
+
+#include "common/auth/server_auth.hpp"
+#include "common/log.hpp"
+#include "sshd/authorized_keys.hpp"
+#include "sshd/password_backend.hpp"
+#include "sshd/privileges.hpp"
+#include "sshd/sshd_config.hpp"
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace longhaul {
+
+struct connection_facts {
+    std::string remote_address;
+    int remote_port = 0;
+    std::string remote_host; // the canonical name with UseDNS, else the address
+    std::string local_address;
+    int local_port = 0;
+};
+
+class sshd_auth_policy {
+public:
+    sshd_auth_policy(const sshd_config& config, connection_facts facts, logger& log);
+
+    server_auth_policy make_policy();
+
+    // The effective settings for the user who authenticated (after Match).
+    const server_config& user_config() const noexcept { return *user_config_; }
+    const std::optional<user_account>& account() const noexcept { return account_; }
+    const user_groups& groups() const noexcept { return groups_; }
+    server_auth_settings settings_for(const server_config& c) const;
+
+private:
+    user_lookup lookup(std::string_view user);
+    key_decision key_allowed(std::string_view user, const public_key& key, bool with_signature);
+    bool allowed_user(const user_account& u, const user_groups& g);
+    void log_all(const std::vector<log_message>& msgs);
+
+    const sshd_config& config_;
+    connection_facts facts_;
+    logger& log_;
+    std::optional<user_account> account_;
+    user_groups groups_;
+    std::unique_ptr<server_config> user_config_;
+    password_backend shadow_;
+};
+
+log_level to_log_level(syslog_level l) noexcept;
+
+} // namespace longhaul

@@ -1,0 +1,266 @@
+#include "sshd/listener.hpp"
+
+#include "common/match.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace longhaul {
+
+std::string address_string(const sockaddr_storage& sa)
+{
+    char host[NI_MAXHOST] = "unknown";
+    getnameinfo(reinterpret_cast<const sockaddr*>(&sa), sizeof sa, host, sizeof host, nullptr, 0, NI_NUMERICHOST);
+    std::string h = host;
+    // IPv4-mapped IPv6 peers are reported as plain IPv4, as OpenSSH does.
+    if (h.starts_with("::ffff:") && h.find('.') != std::string::npos)
+        h = h.substr(7);
+    return h;
+}
+
+int address_port(const sockaddr_storage& sa)
+{
+    if (sa.ss_family == AF_INET)
+        return ntohs(reinterpret_cast<const sockaddr_in&>(sa).sin_port);
+    if (sa.ss_family == AF_INET6)
+        return ntohs(reinterpret_cast<const sockaddr_in6&>(sa).sin6_port);
+    return 0;
+}
+
+int open_listen_socket(const std::string& host, int port, int family, std::string& error)
+{
+    addrinfo hints{};
+    hints.ai_family = family;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+    addrinfo* res = nullptr;
+    const std::string service = std::to_string(port);
+    int rc = getaddrinfo(host.empty() ? nullptr : host.c_str(), service.c_str(), &hints, &res);
+    if (rc != 0) {
+        error = "bad addr or host: " + host + " (" + gai_strerror(rc) + ")";
+        return -1;
+    }
+    int fd = -1;
+    for (addrinfo* ai = res; ai != nullptr && fd < 0; ai = ai->ai_next) {
+        fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+        if (fd < 0)
+            continue;
+        int one = 1;
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        if (ai->ai_family == AF_INET6)
+            setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+        if (::bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || ::listen(fd, 128) != 0) {
+            error = "Bind to port " + service + " on " + (host.empty() ? "0.0.0.0" : host) +
+                    " failed: " + std::strerror(errno) + ".";
+            ::close(fd);
+            fd = -1;
+        }
+    }
+    freeaddrinfo(res);
+    return fd;
+}
+
+listener::listener(std::vector<int> listen_fds, max_startups ms, source_penalties penalties, log_fn log)
+    : listen_fds_(std::move(listen_fds)), max_startups_(ms), penalties_(std::move(penalties)), log_(std::move(log)),
+      rng_(std::random_device{}())
+{
+}
+
+bool listener::should_drop(const max_startups& ms, int startups, std::mt19937& rng)
+{
+    if (startups >= ms.full)
+        return true;
+    if (startups < ms.start)
+        return false;
+    // Random early drop: rate% at `start`, rising linearly to 100% at `full`.
+    const double p = ms.rate + (100.0 - ms.rate) * (startups - ms.start) / std::max(1, ms.full - ms.start);
+    return std::uniform_real_distribution<double>(0, 100)(rng) < p;
+}
+
+bool listener::penalised(const std::string& source)
+{
+    auto it = penalty_until_.find(source);
+    if (it == penalty_until_.end())
+        return false;
+    if (std::chrono::steady_clock::now() >= it->second) {
+        penalty_until_.erase(it);
+        return false;
+    }
+    return true;
+}
+
+void listener::penalise(const std::string& source, std::chrono::seconds d)
+{
+    if (!penalties_.enabled || d.count() <= 0)
+        return;
+    for (const auto& pattern : penalties_.exempt) {
+        bool ok = true;
+        if (match_address_list(source, pattern, ok) == list_match::positive)
+            return;
+    }
+    auto now = std::chrono::steady_clock::now();
+    auto& until = penalty_until_[source];
+    // Penalties accumulate up to the maximum.
+    auto base = until > now ? until : now;
+    until = std::min(base + d, now + penalties_.max);
+}
+
+void listener::accept_one(int listen_fd, const serve_fn& serve)
+{
+    accepted_connection c;
+    socklen_t len = sizeof c.peer;
+    c.fd = ::accept4(listen_fd, reinterpret_cast<sockaddr*>(&c.peer), &len, SOCK_CLOEXEC);
+    if (c.fd < 0)
+        return;
+    len = sizeof c.local;
+    getsockname(c.fd, reinterpret_cast<sockaddr*>(&c.local), &len);
+    const std::string source = address_string(c.peer);
+    const int port = address_port(c.peer);
+    if (penalised(source)) {
+        log_("drop connection #" + std::to_string(startups_) + " from [" + source + "]:" + std::to_string(port) +
+             " on [" + address_string(c.local) + "]:" + std::to_string(address_port(c.local)) + " penalty");
+        ::close(c.fd);
+        return;
+    }
+    if (should_drop(max_startups_, startups_, rng_)) {
+        log_("drop connection #" + std::to_string(startups_) + " from [" + source + "]:" + std::to_string(port) +
+             " on [" + address_string(c.local) + "]:" + std::to_string(address_port(c.local)) +
+             " past MaxStartups");
+        ::close(c.fd);
+        return;
+    }
+    int startup[2];
+    if (pipe2(startup, O_CLOEXEC) != 0) {
+        ::close(c.fd);
+        return;
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+        log_(std::string("fork: ") + std::strerror(errno));
+        ::close(c.fd);
+        ::close(startup[0]);
+        ::close(startup[1]);
+        return;
+    }
+    if (pid == 0) {
+        for (int fd : listen_fds_)
+            ::close(fd);
+        for (auto& [p, ch] : children_)
+            ::close(ch.startup_fd);
+        ::close(startup[0]);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, nullptr);
+        c.startup_fd = startup[1];
+        _exit(serve(c));
+    }
+    ::close(startup[1]);
+    ::close(c.fd);
+    children_[pid] = child{startup[0], source, false, false};
+    ++startups_;
+}
+
+void listener::startup_readable(pid_t pid)
+{
+    auto it = children_.find(pid);
+    if (it == children_.end() || it->second.startup_fd < 0)
+        return;
+    char b = 0;
+    ssize_t n = ::read(it->second.startup_fd, &b, 1);
+    if (n == 1 && b == 'f') {
+        it->second.auth_failed = true;
+        return;
+    }
+    // Authenticated, or the child ended: either way no longer a startup.
+    if (n == 1 && b == 'a')
+        it->second.authenticated = true;
+    else if (n == 0 && !it->second.authenticated)
+        penalise(it->second.source, it->second.auth_failed ? penalties_.authfail : penalties_.noauth);
+    ::close(it->second.startup_fd);
+    it->second.startup_fd = -1;
+    --startups_;
+}
+
+void listener::reap()
+{
+    int status = 0;
+    pid_t pid;
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+        auto it = children_.find(pid);
+        if (it == children_.end())
+            continue;
+        if (it->second.startup_fd >= 0) {
+            // Drain a last byte the child may have written before dying.
+            startup_readable(pid);
+            if (it->second.startup_fd >= 0) {
+                ::close(it->second.startup_fd);
+                --startups_;
+            }
+        }
+        children_.erase(it);
+    }
+}
+
+int listener::run(const serve_fn& serve)
+{
+    sigset_t mask;
+    sigemptyset(&mask);
+    for (int sig : {SIGCHLD, SIGHUP, SIGTERM, SIGINT, SIGQUIT})
+        sigaddset(&mask, sig);
+    sigprocmask(SIG_BLOCK, &mask, nullptr);
+    int sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+    if (sfd < 0)
+        return 2;
+    for (;;) {
+        std::vector<pollfd> fds;
+        fds.push_back({sfd, POLLIN, 0});
+        for (int fd : listen_fds_)
+            fds.push_back({fd, POLLIN, 0});
+        std::vector<pid_t> owners;
+        for (auto& [pid, ch] : children_) {
+            if (ch.startup_fd >= 0) {
+                fds.push_back({ch.startup_fd, POLLIN, 0});
+                owners.push_back(pid);
+            }
+        }
+        if (::poll(fds.data(), fds.size(), -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            return 2;
+        }
+        if (fds[0].revents & POLLIN) {
+            signalfd_siginfo si{};
+            while (::read(sfd, &si, sizeof si) == sizeof si) {
+                if (si.ssi_signo == SIGCHLD) {
+                    reap();
+                } else if (si.ssi_signo == SIGHUP) {
+                    ::close(sfd);
+                    return 1;
+                } else {
+                    log_("Received signal " + std::to_string(si.ssi_signo) + "; terminating.");
+                    ::close(sfd);
+                    return 0;
+                }
+                break;
+            }
+        }
+        for (std::size_t i = 0; i < listen_fds_.size(); ++i)
+            if (fds[1 + i].revents & POLLIN)
+                accept_one(listen_fds_[i], serve);
+        for (std::size_t i = 0; i < owners.size(); ++i)
+            if (fds[1 + listen_fds_.size() + i].revents & (POLLIN | POLLHUP))
+                startup_readable(owners[i]);
+    }
+}
+
+} // namespace longhaul

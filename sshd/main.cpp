@@ -1,0 +1,345 @@
+// sshd: OpenSSH's server command line, sshd_config and process model over
+// Longhaul's protocol core.
+#include "common/keys/key_file.hpp"
+#include "common/log.hpp"
+#include "sshd/listener.hpp"
+#include "sshd/moduli_provider.hpp"
+#include "sshd/server_connection.hpp"
+#include "sshd/sshd_config.hpp"
+
+#include <openssl/crypto.h>
+
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+
+using namespace longhaul;
+
+namespace {
+
+struct options {
+    std::string config_path = "/etc/ssh/sshd_config";
+    std::vector<std::string> option_lines;
+    std::vector<int> ports;
+    std::vector<std::string> host_keys;
+    std::optional<std::string> log_file;
+    std::optional<std::string> test_spec; // -C
+    int debug = 0;                        // -d count
+    bool no_detach = false;               // -D
+    bool log_stderr = false;              // -e
+    bool inetd = false;                   // -i
+    bool quiet = false;                   // -q
+    bool test = false;                    // -t
+    bool extended_test = false;           // -T
+    int family = AF_UNSPEC;               // -4 / -6
+    std::optional<int> grace;             // -g
+};
+
+[[noreturn]] void usage()
+{
+    std::cerr << "usage: sshd [-46DdeiqTtV] [-C connection_spec] [-c host_cert_file]\n"
+                 "            [-E log_file] [-f config_file] [-g login_grace_time]\n"
+                 "            [-h host_key_file] [-o option] [-p port] [-u len]\n";
+    std::exit(1);
+}
+
+options parse_args(int argc, char** argv)
+{
+    options o;
+    int c;
+    opterr = 1;
+    while ((c = getopt(argc, argv, "46C:c:DdE:ef:g:h:ik:o:p:qTtu:V")) != -1) {
+        switch (c) {
+        case '4': o.family = AF_INET; break;
+        case '6': o.family = AF_INET6; break;
+        case 'C': o.test_spec = optarg; break;
+        case 'c':
+            std::cerr << "sshd: host certificates (-c) are not supported yet\n";
+            std::exit(1);
+        case 'D': o.no_detach = true; break;
+        case 'd': ++o.debug; break;
+        case 'E': o.log_file = optarg; break;
+        case 'e': o.log_stderr = true; break;
+        case 'f': o.config_path = optarg; break;
+        case 'g': o.grace = std::atoi(optarg); break;
+        case 'h': o.host_keys.push_back(optarg); break;
+        case 'i': o.inetd = true; break;
+        case 'k': break; // key regeneration: protocol 1 only, ignored as by OpenSSH
+        case 'o': o.option_lines.push_back(optarg); break;
+        case 'p': {
+            char* end = nullptr;
+            long p = std::strtol(optarg, &end, 10);
+            if (end == optarg || *end != 0 || p <= 0 || p > 65535) {
+                std::cerr << "Bad port number.\n";
+                std::exit(1);
+            }
+            o.ports.push_back(static_cast<int>(p));
+            break;
+        }
+        case 'q': o.quiet = true; break;
+        case 'T': o.extended_test = true; break;
+        case 't': o.test = true; break;
+        case 'u': break; // utmp host length: no utmp records yet
+        case 'V':
+            std::cerr << "Longhaul_0.1 (OpenSSH_9.2 compatible), " << OpenSSL_version(OPENSSL_VERSION) << "\n";
+            std::exit(0);
+        default: usage();
+        }
+    }
+    if (optind < argc) {
+        std::cerr << "Extra argument " << argv[optind] << ".\n";
+        std::exit(1);
+    }
+    if (o.test_spec && !o.extended_test) {
+        std::cerr << "sshd: -C requires -T\n";
+        std::exit(1);
+    }
+    return o;
+}
+
+// sshd refuses a private host key others can read, as OpenSSH's key loader does.
+bool host_key_permissions_ok(const std::string& path, logger& log)
+{
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0)
+        return true; // the loader reports the missing file
+    if ((st.st_mode & 077) != 0 && st.st_uid == geteuid()) {
+        char mode[8];
+        std::snprintf(mode, sizeof mode, "0%3.3o", st.st_mode & 0777);
+        log.error("@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@");
+        log.error("@         WARNING: UNPROTECTED PRIVATE KEY FILE!          @");
+        log.error("@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@");
+        log.error(std::string("Permissions ") + mode + " for '" + path + "' are too open.");
+        log.error("It is required that your private key files are NOT accessible by others.");
+        log.error("This private key will be ignored.");
+        return false;
+    }
+    return true;
+}
+
+std::vector<std::shared_ptr<const private_key>> load_host_keys(const server_config& cfg, logger& log)
+{
+    std::vector<std::shared_ptr<const private_key>> keys;
+    for (const auto& path : cfg.host_key_files) {
+        if (!host_key_permissions_ok(path, log)) {
+            log.error("Unable to load host key \"" + path + "\": bad permissions");
+            continue;
+        }
+        auto k = load_private_key_file(path, std::nullopt);
+        if (!k) {
+            if (k.error() == errc::io_error)
+                log.error("Unable to load host key: " + path);
+            else
+                log.error("Unable to load host key \"" + path + "\": " + std::string(to_string(k.error())));
+            continue;
+        }
+        log.debug("private host key #" + std::to_string(keys.size()) + ": " + std::string(k->public_part().type_name()) +
+                  " " + k->public_part().fingerprint_sha256());
+        keys.push_back(std::make_shared<const private_key>(std::move(*k)));
+    }
+    return keys;
+}
+
+connection_facts facts_for(int fd, bool use_dns)
+{
+    connection_facts f;
+    sockaddr_storage peer{}, local{};
+    socklen_t plen = sizeof peer, llen = sizeof local;
+    if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &plen) != 0 ||
+        getsockname(fd, reinterpret_cast<sockaddr*>(&local), &llen) != 0) {
+        // Not a socket (sshd -i on pipes): OpenSSH's placeholders.
+        f.remote_address = "UNKNOWN";
+        f.remote_port = 65535;
+        f.remote_host = "UNKNOWN";
+        f.local_address = "UNKNOWN";
+        f.local_port = 65535;
+        return f;
+    }
+    f.remote_address = address_string(peer);
+    f.remote_port = address_port(peer);
+    f.local_address = address_string(local);
+    f.local_port = address_port(local);
+    f.remote_host = f.remote_address;
+    if (use_dns) {
+        char host[NI_MAXHOST];
+        if (getnameinfo(reinterpret_cast<sockaddr*>(&peer), plen, host, sizeof host, nullptr, 0, NI_NAMEREQD) == 0)
+            f.remote_host = host;
+    }
+    return f;
+}
+
+void daemonize()
+{
+    pid_t pid = fork();
+    if (pid < 0) {
+        std::perror("fork");
+        std::exit(1);
+    }
+    if (pid > 0)
+        _exit(0);
+    setsid();
+    if (chdir("/") != 0) {
+    }
+    int null = ::open("/dev/null", O_RDWR);
+    if (null >= 0) {
+        dup2(null, 0);
+        dup2(null, 1);
+        dup2(null, 2);
+        if (null > 2)
+            ::close(null);
+    }
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    std::signal(SIGPIPE, SIG_IGN);
+    options opt = parse_args(argc, argv);
+    logger log("sshd", opt.debug > 0 ? static_cast<log_level>(static_cast<int>(log_level::info) + 1 + opt.debug)
+                                     : log_level::info);
+    config_load_options lo;
+    lo.path = opt.config_path;
+    lo.command_line = opt.option_lines;
+    lo.command_line_ports = opt.ports;
+    lo.command_line_host_keys = opt.host_keys;
+    std::optional<sshd_config> config;
+    try {
+        config.emplace(sshd_config::load(lo));
+    } catch (const config_error& e) {
+        std::cerr << e.what() << (std::string_view(e.what()).ends_with("\n") ? "" : "\n");
+        return e.exit_status();
+    }
+    const server_config& global = config->global();
+    if (opt.debug == 0)
+        log.set_level(opt.quiet ? log_level::quiet : to_log_level(global.log_level));
+    if (opt.log_file) {
+        if (!log.to_file(*opt.log_file)) {
+            std::cerr << "Couldn't open logfile " << *opt.log_file << ": " << std::strerror(errno) << "\n";
+            return 1;
+        }
+    } else if (!(opt.debug > 0 || opt.log_stderr || opt.test || opt.extended_test)) {
+        log.to_syslog(LOG_AUTH);
+    }
+    for (const auto& n : config->notices())
+        log.log(to_log_level(n.level), n.text);
+
+    if (opt.extended_test) {
+        try {
+            if (opt.test_spec) {
+                std::string error;
+                auto info = parse_connection_spec(*opt.test_spec, error);
+                if (!info) {
+                    std::cerr << error << "\n";
+                    return 1;
+                }
+                std::cout << dump(config->for_connection(*info));
+            } else {
+                std::cout << dump(global);
+            }
+        } catch (const config_error& e) {
+            std::cerr << e.what() << "\n";
+            return e.exit_status();
+        }
+        return 0;
+    }
+
+    server_context ctx;
+    ctx.config = &*config;
+    ctx.log = &log;
+    ctx.host_keys = load_host_keys(global, log);
+    if (ctx.host_keys.empty()) {
+        log.error("sshd: no hostkeys available -- exiting.");
+        return 1;
+    }
+    if (opt.test)
+        return 0;
+    for (const auto& s : unsupported_settings(global))
+        log.info(s);
+    std::vector<log_message> moduli_log;
+    ctx.moduli = moduli_groups::load(global.moduli_file, moduli_log);
+    for (const auto& m : moduli_log)
+        log.log(to_log_level(m.level), m.text);
+
+    if (opt.inetd) {
+        connection_facts f = facts_for(0, global.use_dns);
+        return serve_connection(ctx, 0, 1, -1, f);
+    }
+
+    // Listen on every address before detaching, so errors reach the terminal.
+    std::vector<int> fds;
+    for (const auto& la : global.listen_addresses) {
+        if (opt.family != AF_UNSPEC && la.addr.ss_family != opt.family)
+            continue;
+        std::string error;
+        int fd = open_listen_socket(la.host, la.port, la.addr.ss_family, error);
+        if (fd < 0) {
+            log.error(error);
+            continue;
+        }
+        log.info("Server listening on " + (la.host.empty() ? std::string("0.0.0.0") : la.host) + " port " +
+                 std::to_string(la.port) + ".");
+        fds.push_back(fd);
+    }
+    if (fds.empty()) {
+        log.error("Cannot bind any address.");
+        return 1;
+    }
+    if (opt.debug == 0 && !opt.no_detach)
+        daemonize();
+    if (opt.debug == 0 && !global.pid_file.empty() && global.pid_file != "none") {
+        std::ofstream(global.pid_file) << getpid() << "\n";
+    }
+
+    auto serve = [&](accepted_connection& c) {
+        if (global.tcp_keep_alive) {
+            int one = 1;
+            setsockopt(c.fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+        }
+        int one = 1;
+        setsockopt(c.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        return serve_connection(ctx, c.fd, c.fd, c.startup_fd, facts_for(c.fd, global.use_dns));
+    };
+
+    if (opt.debug > 0) {
+        // Debug mode: one connection, served in this process.
+        sockaddr_storage peer{};
+        socklen_t len = sizeof peer;
+        int cfd = ::accept4(fds[0], reinterpret_cast<sockaddr*>(&peer), &len, SOCK_CLOEXEC);
+        if (cfd < 0)
+            return 1;
+        for (int fd : fds)
+            ::close(fd);
+        accepted_connection c;
+        c.fd = cfd;
+        return serve(c);
+    }
+
+    max_startups ms{global.max_startups_begin, global.max_startups_rate, global.max_startups};
+    source_penalties pen;
+    pen.enabled = global.per_source_penalties == "yes";
+    listener l(fds, ms, pen, [&](const std::string& m) { log.info(m); });
+    int rc = l.run(serve);
+    for (int fd : fds)
+        ::close(fd);
+    if (!global.pid_file.empty() && global.pid_file != "none")
+        ::unlink(global.pid_file.c_str());
+    if (rc == 1) {
+        log.info("Received SIGHUP; restarting.");
+        execv("/proc/self/exe", argv);
+        log.error(std::string("RESTART FAILED: /proc/self/exe: ") + std::strerror(errno));
+        return 1;
+    }
+    return 0;
+}

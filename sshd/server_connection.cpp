@@ -1,0 +1,632 @@
+#include "sshd/server_connection.hpp"
+
+#include "channel/connection.hpp"
+#include "common/auth/server_auth.hpp"
+#include "common/io/connection_runner.hpp"
+#include "common/random.hpp"
+#include "common/text.hpp"
+#include "sshd/pam_backend.hpp"
+#include "sshd/password_backend.hpp"
+#include "sshd/privileges.hpp"
+#include "sshd/server_session.hpp"
+#include "sshd/sshd_algorithms.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <sys/select.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstring>
+#include <deque>
+#include <map>
+
+namespace longhaul {
+
+namespace asio = boost::asio;
+
+namespace {
+
+log_level level_of(auth_log_level l)
+{
+    switch (l) {
+    case auth_log_level::error: return log_level::error;
+    case auth_log_level::info: return log_level::info;
+    case auth_log_level::verbose: return log_level::verbose;
+    case auth_log_level::debug1: return log_level::debug1;
+    case auth_log_level::debug2: return log_level::debug2;
+    case auth_log_level::debug3: return log_level::debug3;
+    }
+    return log_level::info;
+}
+
+class server_connection {
+public:
+    server_connection(const server_context& ctx, int read_fd, int write_fd, int startup_fd, connection_facts facts)
+        : ctx_(ctx), cfg_(ctx.config->global()), log_(*ctx.log), facts_(std::move(facts)), startup_fd_(startup_fd),
+          read_fd_(read_fd), write_fd_(write_fd), policy_(*ctx.config, facts_, log_), signals_(io_),
+          grace_timer_(io_), release_timer_(io_), alive_timer_(io_)
+    {
+    }
+
+    int run();
+
+private:
+    transport_config make_transport_config();
+    void on_transport_event(const transport_event& ev);
+    void start_auth();
+    void pump_auth();
+    void queue_auth_output(server_auth_event ev);
+    void release_auth_output();
+    void check_password(const server_auth_event& ev);
+    void start_pam(pam_mode mode, const std::string& user, const std::string& password);
+    void watch_pam();
+    void pam_event_ready();
+    void on_authenticated(const server_auth_event& ev);
+    bool enter_user_session();
+    void start_channels();
+    void reap_children();
+    void arm_client_alive();
+    void report_disconnect(const transport_event& ev);
+    void notify_startup(char c);
+
+    const server_context& ctx_;
+    const server_config& cfg_;
+    logger& log_;
+    connection_facts facts_;
+    int startup_fd_;
+    int read_fd_, write_fd_;
+    sshd_auth_policy policy_;
+    asio::io_context io_;
+    asio::signal_set signals_;
+    asio::steady_timer grace_timer_;
+    asio::steady_timer release_timer_;
+    asio::steady_timer alive_timer_;
+    system_random rng_;
+    std::unique_ptr<transport> core_;
+    std::unique_ptr<transport_driver> driver_;
+    std::unique_ptr<server_auth> auth_;
+    std::unique_ptr<pam_authenticator> pam_;
+    std::unique_ptr<asio::posix::stream_descriptor> pam_watch_;
+    password_backend shadow_;
+    enum class pam_purpose { none, password, kbdint, account };
+    pam_purpose pam_purpose_ = pam_purpose::none;
+    // Authentication output held until its minimum delay has passed.
+    struct held {
+        std::chrono::steady_clock::time_point at;
+        server_auth_event ev;
+    };
+    std::deque<held> held_;
+    std::chrono::steady_clock::time_point request_time_{};
+    // After authentication.
+    std::unique_ptr<connection> conn_;
+    std::unique_ptr<connection_runner> runner_;
+    session_environment session_env_;
+    std::map<channel_id, std::shared_ptr<server_session>> sessions_;
+    int session_counter_ = 0;
+    bool authenticated_ = false;
+    bool done_ = false;
+    int alive_misses_ = 0;
+    std::uint64_t alive_bytes_ = 0;
+    std::function<void(const boost::system::error_code&, int)> on_sigchld_;
+};
+
+transport_config server_connection::make_transport_config()
+{
+    transport_config tc;
+    tc.role = transport_role::server;
+    tc.software_version = "Longhaul_0.1";
+    if (!cfg_.version_addendum.empty() && cfg_.version_addendum != "none")
+        tc.version_comments = cfg_.version_addendum;
+    tc.kex_algorithms = cfg_.kex_algorithms;
+    tc.host_key_algorithms = cfg_.host_key_algorithms;
+    tc.ciphers = cfg_.ciphers;
+    tc.macs = cfg_.macs;
+    tc.compression = cfg_.compression == compression_mode::delayed ? "none,zlib@openssh.com" : "none";
+    tc.host_keys = ctx_.host_keys;
+    if (ctx_.moduli)
+        tc.gex_groups = make_gex_group_provider(ctx_.moduli, rng_, [this](const log_message& m) {
+            log_.log(to_log_level(m.level), m.text);
+        });
+    tc.rekey_limit_bytes = cfg_.rekey_limit;
+    tc.rekey_interval = std::chrono::seconds(cfg_.rekey_interval);
+    tc.server_sig_algs = sshd_supported_only(sshd_algorithm_list::key, cfg_.pubkey_accepted_algorithms);
+    // What OpenSSH's sshd also announces: we verify host-bound publickey requests.
+    tc.extra_extensions = {{"publickey-hostbound@openssh.com", "0"}};
+    return tc;
+}
+
+int server_connection::run()
+{
+    log_.verbose("Connection from " + facts_.remote_address + " port " + std::to_string(facts_.remote_port) + " on " +
+                 facts_.local_address + " port " + std::to_string(facts_.local_port) + " rdomain \"\"");
+    core_ = std::make_unique<transport>(make_transport_config(), rng_, std::chrono::steady_clock::now());
+    driver_ = std::make_unique<transport_driver>(io_, read_fd_, write_fd_, *core_);
+    if (cfg_.login_grace_time > 0) {
+        grace_timer_.expires_after(std::chrono::seconds(cfg_.login_grace_time));
+        grace_timer_.async_wait([this](const boost::system::error_code& ec) {
+            if (ec || authenticated_ || done_)
+                return;
+            log_.info(auth_ ? auth_->timeout_line()
+                            : "Timeout before authentication for " + facts_.remote_address + " port " +
+                                  std::to_string(facts_.remote_port));
+            done_ = true;
+            io_.stop();
+        });
+    }
+    driver_->start([this](const transport_event& ev) { on_transport_event(ev); },
+                   [this](std::error_code) {
+                       done_ = true;
+                       io_.stop();
+                   });
+    io_.run();
+    for (auto& [id, s] : sessions_)
+        if (s->pid() > 0)
+            ::kill(-s->pid(), SIGHUP);
+    return 0;
+}
+
+void server_connection::notify_startup(char c)
+{
+    if (startup_fd_ < 0)
+        return;
+    (void)!::write(startup_fd_, &c, 1);
+    if (c == 'a') {
+        ::close(startup_fd_);
+        startup_fd_ = -1;
+    }
+}
+
+void server_connection::on_transport_event(const transport_event& ev)
+{
+    switch (ev.type) {
+    case transport_event_type::peer_version:
+        log_.debug("Remote protocol version " + core_->peer_identification().proto + ", remote software version " +
+                   printable(core_->peer_identification().software));
+        break;
+    case transport_event_type::kex_complete:
+        if (!auth_)
+            start_auth();
+        break;
+    case transport_event_type::payload: {
+        const std::uint8_t type = ev.payload[0];
+        if (!authenticated_) {
+            if (auth_ && (type == msg::service_request || type == msg::service_accept || (type >= 50 && type < 80))) {
+                request_time_ = std::chrono::steady_clock::now();
+                auth_->handle(ev.payload, ev.seq);
+                pump_auth();
+            } else {
+                // Nothing but authentication before authentication.
+                core_->send_unimplemented(ev.seq);
+            }
+        } else if (msg::is_connection_message(type) && runner_) {
+            alive_misses_ = 0;
+            runner_->handle_payload(ev.payload);
+        } else {
+            // A second authentication after success is ignored, as sshd does.
+            if (!(type >= 50 && type < 80))
+                core_->send_unimplemented(ev.seq);
+        }
+        break;
+    }
+    case transport_event_type::disconnected: report_disconnect(ev); break;
+    default: break;
+    }
+}
+
+void server_connection::report_disconnect(const transport_event& ev)
+{
+    const std::string peer = facts_.remote_address + " port " + std::to_string(facts_.remote_port);
+    if (!ev.local) {
+        log_.info("Received disconnect from " + peer + ":" + std::to_string(static_cast<std::uint32_t>(ev.reason)) +
+                  ": " + std::string(ev.text) + (authenticated_ ? "" : " [preauth]"));
+        if (authenticated_)
+            log_.info("Disconnected from user " + session_env_.user->name + " " + peer);
+        else if (auth_)
+            log_.info(auth_->disconnected_line());
+    } else if (ev.error == errc::connection_closed) {
+        if (authenticated_)
+            log_.info("Connection closed by " + peer);
+        else if (auth_)
+            log_.info(auth_->connection_closed_line());
+        else
+            log_.info("Connection closed by " + peer + " [preauth]");
+    } else if (ev.error != errc::ok) {
+        if (ev.error == errc::bad_version)
+            log_.error("kex_exchange_identification: " + std::string(ev.text));
+        else if (ev.error == errc::no_matching_algorithm)
+            log_.error("Unable to negotiate with " + peer + ": " + std::string(ev.text) +
+                       (authenticated_ ? "" : " [preauth]"));
+        else
+            log_.error(std::string(ev.text) + (authenticated_ ? "" : " [preauth]"));
+    }
+}
+
+// ---------------------------------------------------------------- authentication
+
+void server_connection::start_auth()
+{
+    server_auth_config ac;
+    ac.settings = policy_.settings_for(cfg_);
+    ac.remote_ip = facts_.remote_address;
+    ac.remote_port = facts_.remote_port;
+    ac.session_id = to_bytes(core_->session_id());
+    ac.host_key_blob = server_host_key_blob(*core_);
+    std::uint8_t secret[8];
+    rng_.fill(secret);
+    std::memcpy(&ac.timing_secret, secret, sizeof secret);
+    server_auth_policy p = policy_.make_policy();
+    if (cfg_.use_pam) {
+        // After a method succeeds, PAM's account management has the last word
+        // (and its handle carries on into the session).
+        p.account_check = [this](std::string_view user) -> account_decision {
+            if (!pam_) {
+                pam_purpose_ = pam_purpose::account;
+                start_pam(pam_mode::account_only, std::string(user), "");
+                if (!pam_)
+                    return {false, ""};
+            }
+            // The worker runs pam_acct_mgmt; wait for its verdict here.
+            for (;;) {
+                if (auto ev = pam_->poll()) {
+                    if (ev->kind == pam_event::type::done) {
+                        if (!ev->success)
+                            log_.error("Access denied for user " + std::string(user) + " by PAM account configuration [preauth]");
+                        return {ev->success, ""};
+                    }
+                    pam_->cancel();
+                    return {false, ""};
+                }
+                fd_set rd;
+                FD_ZERO(&rd);
+                FD_SET(pam_->event_fd(), &rd);
+                ::select(pam_->event_fd() + 1, &rd, nullptr, nullptr, nullptr);
+            }
+        };
+    }
+    auth_ = std::make_unique<server_auth>(std::move(ac), std::move(p));
+}
+
+void server_connection::pump_auth()
+{
+    for (;;) {
+        if (done_)
+            return;
+        server_auth_event ev = auth_->poll();
+        switch (ev.type) {
+        case server_auth_event_type::none: driver_->flush(); return;
+        case server_auth_event_type::send:
+        case server_auth_event_type::disconnect: queue_auth_output(std::move(ev)); break;
+        case server_auth_event_type::log: log_.log(level_of(ev.level), ev.text); break;
+        case server_auth_event_type::check_password: check_password(ev); break;
+        case server_auth_event_type::kbdint_start:
+            if (!cfg_.use_pam) {
+                auth_->answer_kbdint({});
+                break;
+            }
+            pam_.reset();
+            pam_purpose_ = pam_purpose::kbdint;
+            start_pam(pam_mode::keyboard_interactive, ev.user, "");
+            if (!pam_)
+                auth_->answer_kbdint({});
+            break;
+        case server_auth_event_type::kbdint_respond: {
+            std::vector<std::string> answers;
+            for (const auto& r : ev.responses)
+                answers.emplace_back(as_string_view(r.span()));
+            if (!pam_ || !pam_->respond(std::move(answers)))
+                auth_->answer_kbdint({});
+            for (auto& a : answers)
+                cleanse(a.data(), a.size());
+            break;
+        }
+        case server_auth_event_type::kbdint_abort:
+            if (pam_ && !pam_->finished())
+                pam_->cancel();
+            break;
+        case server_auth_event_type::unimplemented: core_->send_unimplemented(ev.seq); break;
+        case server_auth_event_type::authenticated: on_authenticated(ev); return;
+        }
+    }
+}
+
+void server_connection::queue_auth_output(server_auth_event ev)
+{
+    auto at = request_time_ + ev.min_elapsed;
+    if (!held_.empty())
+        at = std::max(at, held_.back().at);
+    held_.push_back({at, std::move(ev)});
+    release_auth_output();
+}
+
+void server_connection::release_auth_output()
+{
+    const auto now = std::chrono::steady_clock::now();
+    while (!held_.empty() && held_.front().at <= now) {
+        server_auth_event ev = std::move(held_.front().ev);
+        held_.pop_front();
+        if (ev.type == server_auth_event_type::send) {
+            (void)core_->send(ev.payload);
+        } else {
+            if (auth_ && auth_->max_tries_exceeded())
+                notify_startup('f');
+            core_->disconnect(ev.reason, ev.text);
+        }
+    }
+    driver_->flush();
+    if (!held_.empty()) {
+        release_timer_.expires_at(held_.front().at);
+        release_timer_.async_wait([this](const boost::system::error_code& ec) {
+            if (!ec)
+                release_auth_output();
+        });
+    }
+}
+
+void server_connection::check_password(const server_auth_event& ev)
+{
+    const std::string pw(as_string_view(ev.password.span()));
+    if (cfg_.use_pam && ev.user_valid) {
+        pam_.reset();
+        pam_purpose_ = pam_purpose::password;
+        start_pam(pam_mode::password, ev.user, pw);
+        if (!pam_)
+            auth_->answer_password(false);
+        return;
+    }
+    auto r = shadow_.check_password(ev.user, pw, ev.user_valid, policy_.user_config().permit_empty_passwords,
+                                    std::time(nullptr));
+    for (const auto& m : r.log)
+        log_.log(to_log_level(m.level), m.text);
+    auth_->answer_password(r.success);
+}
+
+void server_connection::start_pam(pam_mode mode, const std::string& user, const std::string& password)
+{
+    auto pam = std::make_unique<pam_authenticator>();
+    pam_start_options o;
+    o.service = ctx_.pam_service;
+    o.user = user;
+    o.remote_host = facts_.remote_host;
+    o.ssh_connection = facts_.remote_address + " " + std::to_string(facts_.remote_port) + " " + facts_.local_address +
+                       " " + std::to_string(facts_.local_port);
+    o.mode = mode;
+    o.password = password;
+    o.disallow_null_authtok = !policy_.user_config().permit_empty_passwords;
+    std::string error;
+    if (!pam->start(o, error)) {
+        log_.error("PAM: " + error);
+        return;
+    }
+    pam_ = std::move(pam);
+    if (mode != pam_mode::account_only)
+        watch_pam();
+}
+
+void server_connection::watch_pam()
+{
+    pam_watch_ = std::make_unique<asio::posix::stream_descriptor>(io_, ::dup(pam_->event_fd()));
+    pam_watch_->async_wait(asio::posix::stream_descriptor::wait_read,
+                           [this](const boost::system::error_code& ec) {
+                               if (!ec)
+                                   pam_event_ready();
+                           });
+}
+
+void server_connection::pam_event_ready()
+{
+    if (!pam_)
+        return;
+    while (auto ev = pam_->poll()) {
+        if (ev->kind == pam_event::type::prompts) {
+            // The password method answers PAM's password prompt itself; any
+            // other question means PAM wants a conversation: give up.
+            if (pam_purpose_ != pam_purpose::kbdint) {
+                pam_->cancel();
+                continue;
+            }
+            kbdint_reply reply;
+            reply.result = kbdint_reply::kind::prompts;
+            for (std::size_t i = 0; i < ev->prompts.size(); ++i)
+                reply.prompts.push_back({kbdint_prompt_text(*ev, i), ev->prompts[i].echo});
+            auth_->answer_kbdint(std::move(reply));
+            continue;
+        }
+        if (!ev->success && !ev->error.empty())
+            log_.debug("PAM: " + ev->error);
+        if (ev->account_failed)
+            log_.error("Access denied for user " + auth_->user() + " by PAM account configuration [preauth]");
+        if (pam_purpose_ == pam_purpose::password) {
+            auth_->answer_password(ev->success);
+        } else if (pam_purpose_ == pam_purpose::kbdint) {
+            kbdint_reply reply;
+            reply.result = ev->success ? kbdint_reply::kind::success : kbdint_reply::kind::failure;
+            auth_->answer_kbdint(std::move(reply));
+        }
+    }
+    pump_auth();
+    if (pam_ && !pam_->finished() && pam_watch_)
+        pam_watch_->async_wait(asio::posix::stream_descriptor::wait_read,
+                               [this](const boost::system::error_code& ec) {
+                                   if (!ec)
+                                       pam_event_ready();
+                               });
+}
+
+// ---------------------------------------------------------------- after authentication
+
+void server_connection::on_authenticated(const server_auth_event& ev)
+{
+    authenticated_ = true;
+    grace_timer_.cancel();
+    notify_startup('a');
+    while (!held_.empty()) {
+        // Anything held (the SUCCESS) goes out now, before the keys change use.
+        held_.front().at = std::chrono::steady_clock::now();
+        release_auth_output();
+    }
+    core_->user_authenticated();
+    const auto& account = policy_.account();
+    if (!account) {
+        core_->disconnect(disconnect_reason::by_application, "internal error: no account");
+        return;
+    }
+    session_env_.user = &*account;
+    session_env_.config = &policy_.user_config();
+    session_env_.facts = facts_;
+    session_env_.log = &log_;
+    for (const auto& m : ev.methods)
+        if (m.key_options)
+            session_env_.key = std::static_pointer_cast<const authorized_key_match>(m.key_options);
+    if (!enter_user_session())
+        return;
+    start_channels();
+}
+
+// The root parent keeps what needs root for the session's lifetime (the PAM
+// session); the connection itself continues in a child that is the user.
+bool server_connection::enter_user_session()
+{
+    const user_account& user = *session_env_.user;
+    if (cfg_.use_pam && pam_) {
+        pam_->establish_credentials();
+        if (int rc = pam_->open_session(); rc != 0)
+            log_.error("pam_open_session(): " + pam_->strerror(rc));
+        session_env_.pam_env = pam_->environment();
+    }
+    if (geteuid() == 0) {
+        driver_->flush();
+        pid_t pid = fork();
+        if (pid < 0) {
+            log_.error(std::string("fork: ") + std::strerror(errno));
+            core_->disconnect(disconnect_reason::by_application, "fork failed");
+            return false;
+        }
+        if (pid > 0) {
+            // The parent never touches the connection again: the child owns it.
+            // No unwinding either, so nothing here shuts the socket down.
+            ::close(read_fd_);
+            if (write_fd_ != read_fd_)
+                ::close(write_fd_);
+            int status = 0;
+            while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+            }
+            if (pam_) {
+                pam_->close_session();
+                pam_->delete_credentials();
+            }
+            _exit(0);
+        }
+        io_.notify_fork(asio::io_context::fork_child);
+        if (!cfg_.chroot_directory.empty() && cfg_.chroot_directory != "none")
+            log_.info("ChrootDirectory is not supported yet; ignored for " + user.name);
+        std::string error;
+        if (!become_user(user, error)) {
+            log_.error("fatal: setreuid/setuid failed for " + user.name + ": " + error);
+            _exit(255);
+        }
+    }
+    return true;
+}
+
+void server_connection::start_channels()
+{
+    connection_config cc;
+    conn_ = std::make_unique<connection>(*core_, cc);
+    runner_ = std::make_unique<connection_runner>(io_, *driver_, *conn_);
+    runner_->on_open_request = [this](channel_id id, std::string_view type, byte_span) {
+        if (type != "session") {
+            log_.verbose("refused channel open of type " + printable(type) + ": not supported yet");
+            conn_->reject(id, open_failure_reason::administratively_prohibited, "open failed");
+            return;
+        }
+        if (static_cast<int>(sessions_.size()) >= session_env_.config->max_sessions) {
+            log_.info("no more sessions");
+            conn_->reject(id, open_failure_reason::administratively_prohibited, "open failed");
+            return;
+        }
+        session_env_.session_number = session_counter_++;
+        auto s = std::make_shared<server_session>(session_env_);
+        s->on_finished = [this, id] {
+            asio::post(io_, [this, id] { sessions_.erase(id); });
+        };
+        conn_->accept(id);
+        runner_->attach(id, s);
+        sessions_[id] = s;
+    };
+    runner_->on_global_request = [this](std::string_view name, bool want_reply, byte_span) {
+        if (name == "tcpip-forward" || name == "streamlocal-forward@openssh.com")
+            log_.verbose("refused " + printable(name) + ": forwarding is not supported yet");
+        if (want_reply)
+            conn_->reply_global(false);
+    };
+    runner_->on_global_reply = [this](bool, byte_span) { alive_misses_ = 0; };
+    runner_->start_timers();
+    signals_.add(SIGCHLD);
+    on_sigchld_ = [this](const boost::system::error_code& ec, int) {
+        if (ec)
+            return;
+        reap_children();
+        signals_.async_wait(on_sigchld_);
+    };
+    signals_.async_wait(on_sigchld_);
+    // A child may have exited before the handler existed.
+    reap_children();
+    arm_client_alive();
+    driver_->flush();
+}
+
+void server_connection::reap_children()
+{
+    int status = 0;
+    pid_t pid;
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+        for (auto& [id, s] : sessions_) {
+            if (s->pid() == pid) {
+                s->child_exited(status);
+                break;
+            }
+        }
+    }
+}
+
+void server_connection::arm_client_alive()
+{
+    const int interval = session_env_.config->client_alive_interval;
+    if (interval <= 0)
+        return;
+    alive_timer_.expires_after(std::chrono::seconds(interval));
+    alive_timer_.async_wait([this, interval](const boost::system::error_code& ec) {
+        if (ec || done_)
+            return;
+        if (core_->stats().bytes_in != alive_bytes_) {
+            alive_bytes_ = core_->stats().bytes_in;
+            alive_misses_ = 0;
+        } else if (++alive_misses_ > session_env_.config->client_alive_count_max) {
+            log_.info("Timeout, client not responding from user " + session_env_.user->name + " " +
+                      facts_.remote_address + " port " + std::to_string(facts_.remote_port));
+            core_->disconnect(disconnect_reason::by_application, "Timeout, your session not responding.");
+            driver_->close();
+            return;
+        }
+        conn_->send_global_request("keepalive@openssh.com", true);
+        driver_->flush();
+        (void)interval;
+        arm_client_alive();
+    });
+}
+
+} // namespace
+
+int serve_connection(const server_context& ctx, int read_fd, int write_fd, int startup_fd, connection_facts facts)
+{
+    server_connection c(ctx, read_fd, write_fd, startup_fd, std::move(facts));
+    return c.run();
+}
+
+} // namespace longhaul

@@ -1,0 +1,379 @@
+#include "sshd/server_session.hpp"
+
+#include "channel/messages.hpp"
+#include "common/match.hpp"
+#include "common/text.hpp"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+
+namespace longhaul {
+
+namespace {
+
+struct signal_name {
+    const char* name;
+    int number;
+};
+constexpr signal_name signal_names[] = {
+    {"ABRT", SIGABRT}, {"ALRM", SIGALRM}, {"FPE", SIGFPE},   {"HUP", SIGHUP},   {"ILL", SIGILL},
+    {"INT", SIGINT},   {"KILL", SIGKILL}, {"PIPE", SIGPIPE}, {"QUIT", SIGQUIT}, {"SEGV", SIGSEGV},
+    {"TERM", SIGTERM}, {"USR1", SIGUSR1}, {"USR2", SIGUSR2},
+};
+
+int signal_from_name(std::string_view n)
+{
+    for (const auto& s : signal_names)
+        if (n == s.name)
+            return s.number;
+    return 0;
+}
+
+std::string name_of_signal(int sig)
+{
+    for (const auto& s : signal_names)
+        if (s.number == sig)
+            return s.name;
+    return "SIG@openssh.com" + std::to_string(sig);
+}
+
+// ~/.ssh/environment: NAME=value lines, '#' comments (PermitUserEnvironment).
+std::vector<std::string> read_user_environment(const std::string& home)
+{
+    std::vector<std::string> out;
+    std::ifstream f(home + "/.ssh/environment");
+    std::string line;
+    while (out.size() < 1000 && std::getline(f, line)) {
+        if (line.empty() || line[0] == '#' || line.find('=') == std::string::npos)
+            continue;
+        out.push_back(line);
+    }
+    return out;
+}
+
+void set_var(std::vector<std::pair<std::string, std::string>>& env, const std::string& name, const std::string& value)
+{
+    for (auto& kv : env) {
+        if (kv.first == name) {
+            kv.second = value;
+            return;
+        }
+    }
+    env.emplace_back(name, value);
+}
+
+void set_var(std::vector<std::pair<std::string, std::string>>& env, std::string_view name_eq_value)
+{
+    auto eq = name_eq_value.find('=');
+    if (eq == std::string_view::npos || eq == 0)
+        return;
+    set_var(env, std::string(name_eq_value.substr(0, eq)), std::string(name_eq_value.substr(eq + 1)));
+}
+
+} // namespace
+
+server_session::server_session(const session_environment& env) : env_(env) {}
+
+server_session::~server_session()
+{
+    if (pid_ > 0 && !wait_status_)
+        ::kill(pty_ ? -pid_ : pid_, SIGHUP);
+}
+
+std::vector<std::pair<std::string, std::string>>
+server_session::build_environment(const std::string& original_command) const
+{
+    const user_account& u = *env_.user;
+    const server_config& c = *env_.config;
+    std::vector<std::pair<std::string, std::string>> env;
+    // Debian's sshd is built with these default paths.
+    const std::string path = u.uid == 0 ? "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+                                        : "/usr/local/bin:/usr/bin:/bin:/usr/games";
+    set_var(env, "USER", u.name);
+    set_var(env, "LOGNAME", u.name);
+    set_var(env, "HOME", u.home);
+    set_var(env, "PATH", path);
+    set_var(env, "MAIL", "/var/mail/" + u.name);
+    set_var(env, "SHELL", u.shell.empty() ? "/bin/sh" : u.shell);
+    if (const char* tz = std::getenv("TZ"))
+        set_var(env, "TZ", tz);
+    for (const auto& e : env_.pam_env)
+        set_var(env, e);
+    for (const auto& [k, v] : client_env_)
+        set_var(env, k, v);
+    if (c.permit_user_environment) {
+        for (const auto& e : permitted_user_environment(read_user_environment(u.home), true,
+                                                         c.permit_user_environment_patterns))
+            set_var(env, e);
+    }
+    if (env_.key)
+        for (const auto& e : env_.key->environment)
+            set_var(env, e);
+    for (const auto& e : c.set_env)
+        set_var(env, e);
+    const auto& f = env_.facts;
+    set_var(env, "SSH_CLIENT", f.remote_address + " " + std::to_string(f.remote_port) + " " + std::to_string(f.local_port));
+    set_var(env, "SSH_CONNECTION", f.remote_address + " " + std::to_string(f.remote_port) + " " + f.local_address + " " +
+                                       std::to_string(f.local_port));
+    if (pty_) {
+        set_var(env, "SSH_TTY", pty_->name());
+        if (!term_.empty())
+            set_var(env, "TERM", term_);
+    }
+    if (!original_command.empty())
+        set_var(env, "SSH_ORIGINAL_COMMAND", original_command);
+    return env;
+}
+
+bool server_session::start_program(std::string_view kind, std::string client_command)
+{
+    if (pid_ > 0)
+        return false;
+    const server_config& c = *env_.config;
+    logger& log = *env_.log;
+    std::string command = client_command;
+    std::string original;
+    // ForceCommand wins over a key's command=, which wins over the client's.
+    if (!c.force_command.empty() && c.force_command != "none") {
+        log.debug("forced-command (config) '" + c.force_command + "'");
+        original = kind == "subsystem" ? client_command : client_command;
+        command = c.force_command;
+    } else if (env_.key && env_.key->options.force_command) {
+        log.debug("forced-command (key-option) '" + *env_.key->options.force_command + "'");
+        original = client_command;
+        command = *env_.key->options.force_command;
+    } else if (kind == "subsystem") {
+        const subsystem_config* found = nullptr;
+        for (const auto& s : c.subsystems)
+            if (s.name == client_command)
+                found = &s;
+        if (found == nullptr) {
+            log.error("subsystem request for " + printable(client_command) + " by user " + env_.user->name + " failed, subsystem not found");
+            return false;
+        }
+        if (found->command == "internal-sftp") {
+            log.error("subsystem request for " + printable(client_command) +
+                      ": internal-sftp is not supported yet; configure the sftp-server binary");
+            return false;
+        }
+        command = found->args;
+    }
+    const auto& f = env_.facts;
+    const std::string who = " for " + env_.user->name + " from " + f.remote_address + " port " +
+                            std::to_string(f.remote_port) + " id " + std::to_string(env_.session_number);
+    if (kind == "subsystem")
+        log.info("Starting session: subsystem '" + printable(client_command) + "'" + who);
+    else if (command.empty())
+        log.info("Starting session: shell" + (pty_ ? " on " + pty_->name().substr(5) : std::string()) + who);
+    else
+        log.info("Starting session: " + std::string(pty_ ? "command on " + pty_->name().substr(5) : "command") + who);
+
+    session_spawn req;
+    req.user = env_.user;
+    req.command = command;
+    req.environment = build_environment(original);
+    req.pty = pty_ ? &*pty_ : nullptr;
+    req.run_user_rc = c.permit_user_rc && (!env_.key || env_.key->options.permit_user_rc);
+    req.print_motd = c.print_motd && command.empty();
+    std::string error;
+    auto s = spawn_session(req, error);
+    if (!s) {
+        log.error(error);
+        return false;
+    }
+    pid_ = s->pid;
+    if (pty_)
+        pty_master_ = s->in; // owned by stdin_ from here on
+    stdin_ = std::make_shared<fd_sink>(*runner, id, s->in, true);
+    stdout_ = std::make_shared<fd_source>(*runner, id, s->out, 0, true);
+    fcntl(s->in, F_SETFL, fcntl(s->in, F_GETFL) | O_NONBLOCK);
+    fcntl(s->out, F_SETFL, fcntl(s->out, F_GETFL) | O_NONBLOCK);
+    std::weak_ptr<server_session> self = weak_from_this();
+    stdout_->on_eof = [self](int) {
+        if (auto s = self.lock()) {
+            s->stdout_done_ = true;
+            s->maybe_finish();
+        }
+    };
+    if (s->err >= 0) {
+        fcntl(s->err, F_SETFL, fcntl(s->err, F_GETFL) | O_NONBLOCK);
+        stderr_ = std::make_shared<fd_source>(*runner, id, s->err, extended_data_stderr, true);
+        stderr_->on_eof = [self](int) {
+            if (auto s = self.lock()) {
+                s->stderr_done_ = true;
+                s->maybe_finish();
+            }
+        };
+        stderr_->start();
+    } else {
+        stderr_done_ = true;
+    }
+    stdout_->start();
+    return true;
+}
+
+void server_session::on_request(std::string_view name, bool want_reply, byte_span data)
+{
+    const server_config& c = *env_.config;
+    connection& conn = runner->conn();
+    bool ok = false;
+    if (name == "pty-req") {
+        auto req = pty_request::decode(data);
+        const bool allowed = c.permit_tty && (!env_.key || env_.key->options.permit_pty);
+        if (req && allowed && !pty_ && pid_ < 0) {
+            std::string error;
+            auto p = pty_pair::open(*req, env_.user->uid, env_.user->gid, error);
+            if (p) {
+                pty_ = std::move(*p);
+                term_ = req->term;
+                ok = true;
+            } else {
+                env_.log->error(error);
+            }
+        } else if (!allowed) {
+            env_.log->debug("Pty allocation disabled.");
+        }
+    } else if (name == "env") {
+        if (auto e = env_request::decode(data)) {
+            for (const auto& pattern : c.accept_env) {
+                if (match_pattern(e->name, pattern)) {
+                    client_env_.emplace_back(e->name, e->value);
+                    ok = true;
+                    break;
+                }
+            }
+            if (!ok)
+                env_.log->debug("Ignored env " + printable(e->name));
+        }
+    } else if (name == "shell") {
+        ok = start_program("shell", "");
+    } else if (name == "exec" || name == "subsystem") {
+        if (auto s = string_request::decode(data))
+            ok = start_program(name, s->value);
+    } else if (name == "window-change") {
+        if (auto w = window_change_request::decode(data); w && pty_) {
+            // Before the program starts the pty_pair still holds the master.
+            const int fd = pty_master_ >= 0 ? pty_master_ : pty_->master();
+            set_window_size(fd, w->cols, w->rows, w->width_px, w->height_px);
+            ok = true;
+        }
+    } else if (name == "signal") {
+        if (auto s = signal_request::decode(data); s && pid_ > 0 && !wait_status_) {
+            if (int sig = signal_from_name(s->name)) {
+                env_.log->debug("session_signal_req: signal " + s->name + ", killpg(" + std::to_string(pid_) + ")");
+                ok = ::kill(pty_ ? -pid_ : pid_, sig) == 0;
+            }
+        }
+    } else if (name == "break") {
+        if (pty_master_ >= 0) {
+            tcsendbreak(pty_master_, 0);
+            ok = true;
+        }
+    } else if (name == "eow@openssh.com") {
+        // The client will read nothing more: stop the program's output.
+        if (stdout_)
+            stdout_->stop();
+        if (stderr_)
+            stderr_->stop();
+        stdout_done_ = stderr_done_ = true;
+        maybe_finish();
+        return;
+    } else if (name == "x11-req" || name == "auth-agent-req@openssh.com") {
+        env_.log->verbose(std::string(name) + ": not supported yet, refused");
+    } else {
+        env_.log->debug("session_input_channel_req: unknown request " + printable(name));
+    }
+    if (want_reply)
+        conn.reply(id, ok);
+    runner->flush();
+}
+
+void server_session::on_data(byte_span data, std::uint32_t)
+{
+    if (stdin_)
+        stdin_->write(data);
+    else
+        runner->consumed(id, data.size());
+}
+
+void server_session::on_eof()
+{
+    // A pty has no separate input to close; for pipes EOF closes the program's stdin.
+    if (stdin_ && !pty_)
+        stdin_->eof();
+}
+
+void server_session::on_close()
+{
+    closed_by_peer_ = true;
+    if (pid_ > 0 && !wait_status_)
+        ::kill(pty_ ? -pid_ : pid_, SIGHUP);
+    if (stdout_)
+        stdout_->stop();
+    if (stderr_)
+        stderr_->stop();
+    runner->conn().close(id);
+    runner->flush();
+    maybe_finish();
+}
+
+void server_session::on_writable()
+{
+    if (stdout_)
+        stdout_->pump();
+    if (stderr_)
+        stderr_->pump();
+}
+
+void server_session::child_exited(int wait_status)
+{
+    wait_status_ = wait_status;
+    // With a pty, processes the shell left behind can hold the slave open:
+    // send what is buffered, then end (as sshd does).
+    if (pty_ && stdout_ && !stdout_done_)
+        stdout_->finish_when_drained();
+    maybe_finish();
+}
+
+void server_session::maybe_finish()
+{
+    if (finished_)
+        return;
+    if (!closed_by_peer_ && (!wait_status_ || !stdout_done_ || !stderr_done_))
+        return;
+    send_exit_and_close();
+    if (!closed_by_peer_ || (pid_ > 0 && !wait_status_))
+        return;
+    finished_ = true;
+    if (on_finished)
+        on_finished();
+}
+
+void server_session::send_exit_and_close()
+{
+    if (exit_sent_)
+        return;
+    exit_sent_ = true;
+    connection& conn = runner->conn();
+    if (wait_status_ && !closed_by_peer_) {
+        const int st = *wait_status_;
+        if (WIFEXITED(st)) {
+            conn.send_request(id, "exit-status", false, exit_status_request{std::uint32_t(WEXITSTATUS(st))}.encode());
+        } else if (WIFSIGNALED(st)) {
+            exit_signal_request e{name_of_signal(WTERMSIG(st)), WCOREDUMP(st) != 0, "", ""};
+            conn.send_request(id, "exit-signal", false, e.encode());
+        }
+        conn.send_eof(id);
+    }
+    conn.close(id);
+    runner->flush();
+}
+
+} // namespace longhaul

@@ -1,0 +1,71 @@
+// sshd's session channel: pty-req, env, exec/shell/subsystem, window-change,
+// signal and break requests; the user's program on a pty or pipes, its output
+// streamed with backpressure, and exit-status/exit-signal, EOF and CLOSE in
+// an order that never loses trailing output.
+#pragma once
+
+#include "common/io/fd_pump.hpp"
+#include "common/log.hpp"
+#include "sshd/auth_policy.hpp"
+#include "sshd/pty.hpp"
+#include "sshd/session_process.hpp"
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace longhaul {
+
+// What every session of one authenticated connection shares.
+struct session_environment {
+    const user_account* user = nullptr;
+    const server_config* config = nullptr;
+    std::shared_ptr<const authorized_key_match> key; // the key that logged in, if any
+    connection_facts facts;
+    std::vector<std::string> pam_env; // "NAME=value" from pam_getenvlist
+    logger* log = nullptr;
+    int session_number = 0;
+};
+
+class server_session : public channel_handler, public std::enable_shared_from_this<server_session> {
+public:
+    explicit server_session(const session_environment& env);
+    ~server_session() override;
+
+    void on_data(byte_span data, std::uint32_t extended) override;
+    void on_eof() override;
+    void on_close() override;
+    void on_request(std::string_view name, bool want_reply, byte_span data) override;
+    void on_writable() override;
+
+    pid_t pid() const noexcept { return pid_; }
+    // The connection reaped our process.
+    void child_exited(int wait_status);
+    // The session is over (channel closed and process gone).
+    std::function<void()> on_finished;
+
+private:
+    bool start_program(std::string_view kind, std::string client_command);
+    std::vector<std::pair<std::string, std::string>> build_environment(const std::string& original_command) const;
+    void maybe_finish();
+    void send_exit_and_close();
+
+    const session_environment& env_;
+    std::optional<pty_pair> pty_;
+    int pty_master_ = -1; // the program's pty master once started
+    std::string term_;
+    std::vector<std::pair<std::string, std::string>> client_env_;
+    pid_t pid_ = -1;
+    std::optional<int> wait_status_;
+    std::shared_ptr<fd_sink> stdin_;
+    std::shared_ptr<fd_source> stdout_, stderr_;
+    bool stdout_done_ = false, stderr_done_ = false;
+    bool exit_sent_ = false;
+    bool closed_by_peer_ = false;
+    bool finished_ = false;
+};
+
+} // namespace longhaul

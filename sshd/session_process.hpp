@@ -1,0 +1,45 @@
+// Starting the user's program for a session: the login shell, a command
+// through the shell, or a subsystem binary, on a pty or on pipes.
+#pragma once
+
+#include "common/result.hpp"
+#include "sshd/privileges.hpp"
+#include "sshd/pty.hpp"
+
+#include <sys/types.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace longhaul {
+
+struct session_spawn {
+    const user_account* user = nullptr;
+    // Empty: an interactive login shell. Otherwise run with "shell -c command".
+    std::string command;
+    std::vector<std::pair<std::string, std::string>> environment;
+    pty_pair* pty = nullptr; // pty session when set, pipes otherwise
+    bool run_user_rc = true; // ~/.ssh/rc (else /etc/ssh/sshrc) before the program
+    bool print_motd = false; // /etc/motd for login shells, unless ~/.hushlogin
+    std::string system_rc = "/etc/ssh/sshrc";
+};
+
+// The caller owns the descriptors (for pty sessions the master moves here
+// out of the pty_pair).
+struct spawned_session {
+    pid_t pid = -1;
+    int in = -1;  // write end to the program's stdin (pty master for pty sessions)
+    int out = -1; // read end of its stdout (pty master duplicate for pty sessions)
+    int err = -1; // read end of its stderr (-1 for pty sessions: stderr shares the pty)
+};
+
+// Forks the session child: new session (setsid), controlling terminal for
+// pty sessions, descriptors 0-2 wired, every other descriptor closed, the
+// home directory as cwd, then exec. The caller already runs as the user.
+result<spawned_session> spawn_session(const session_spawn& req, std::string& error);
+
+// "NAME=value" strings for execve from pairs.
+std::vector<std::string> environment_strings(const std::vector<std::pair<std::string, std::string>>& env);
+
+} // namespace longhaul
