@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <limits>
+#include <optional>
 
 namespace longhaul {
 
@@ -27,11 +28,17 @@ result<std::vector<std::string>> split_arguments(std::string_view s, bool stop_a
         char quote = 0;
         for (; i < s.size(); ++i) {
             char c = s[i];
+            // As OpenSSH's argv_split: a backslash escapes a quote of either
+            // kind or a backslash anywhere, and a space outside quotes; any
+            // other backslash is literal.
+            if (c == '\\' && i + 1 < s.size() &&
+                (s[i + 1] == '\'' || s[i + 1] == '"' || s[i + 1] == '\\' || (quote == 0 && s[i + 1] == ' '))) {
+                arg.push_back(s[++i]);
+                continue;
+            }
             if (quote == 0 && is_space(c))
                 break;
-            if (c == '\\' && quote != 0 && i + 1 < s.size() && (s[i + 1] == quote || s[i + 1] == '\\')) {
-                arg.push_back(s[++i]);
-            } else if (quote == 0 && (c == '"' || c == '\'')) {
+            if (quote == 0 && (c == '"' || c == '\'')) {
                 quote = c;
             } else if (c == quote) {
                 quote = 0;
@@ -46,37 +53,90 @@ result<std::vector<std::string>> split_arguments(std::string_view s, bool stop_a
     return out;
 }
 
-result<config_line> lex_config_line(std::string_view line, std::string& error)
+namespace {
+
+bool is_delimiter_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+
+// OpenSSH's strdelim(): a token ends at whitespace, '"' or '='; a token
+// reaching a '"' runs on to the next '"'. Whitespace and at most one '='
+// after it are skipped. nullopt for an unterminated quote.
+std::optional<std::string> next_keyword_token(std::string_view line, std::size_t& i)
 {
-    config_line out;
+    const std::size_t start = i;
+    std::size_t p = i;
+    while (p < line.size() && !is_delimiter_space(line[p]) && line[p] != '"' && line[p] != '=')
+        ++p;
+    std::string token(line.substr(start, p - start));
+    if (p >= line.size()) {
+        i = line.size();
+        return token;
+    }
+    if (line[p] == '"') {
+        const auto q = line.find('"', p + 1);
+        if (q == std::string_view::npos)
+            return std::nullopt;
+        token.append(line.substr(p + 1, q - p - 1));
+        i = q + 1;
+        while (i < line.size() && is_delimiter_space(line[i]))
+            ++i;
+        return token;
+    }
+    const bool was_equals = line[p] == '=';
+    i = p + 1;
+    while (i < line.size() && is_delimiter_space(line[i]))
+        ++i;
+    if (!was_equals && i < line.size() && line[i] == '=') {
+        ++i;
+        while (i < line.size() && is_delimiter_space(line[i]))
+            ++i;
+    }
+    return token;
+}
+
+// The keyword token and the position of the rest, as OpenSSH finds them:
+// a line starting with blanks or one '=' has an empty first token and the
+// keyword is the second. nullopt for blank and comment lines and for the
+// lines OpenSSH silently ignores (an unterminated quote in the keyword).
+std::optional<std::string> keyword_token(std::string_view line, std::size_t& i)
+{
+    i = 0;
+    auto token = next_keyword_token(line, i);
+    if (token && token->empty())
+        token = next_keyword_token(line, i);
+    if (!token || token->empty() || (*token)[0] == '#')
+        return std::nullopt;
+    std::transform(token->begin(), token->end(), token->begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return token;
+}
+
+std::string_view trim_line(std::string_view line)
+{
     // Trailing whitespace (and a CR from a DOS file) is not part of the line.
     while (!line.empty() && is_space(line.back()))
         line.remove_suffix(1);
+    return line;
+}
+
+} // namespace
+
+std::optional<std::string> config_line_keyword(std::string_view line)
+{
     std::size_t i = 0;
-    while (i < line.size() && is_space(line[i]))
-        ++i;
-    if (i >= line.size() || line[i] == '#')
+    return keyword_token(trim_line(line), i);
+}
+
+result<config_line> lex_config_line(std::string_view line, std::string& error)
+{
+    config_line out;
+    line = trim_line(line);
+    std::size_t i = 0;
+    auto keyword = keyword_token(line, i);
+    if (!keyword)
         return out;
-    std::size_t start = i;
-    while (i < line.size() && !is_space(line[i]) && line[i] != '=')
-        ++i;
-    std::string keyword(line.substr(start, i - start));
-    std::transform(keyword.begin(), keyword.end(), keyword.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    // Whitespace and at most one '=' separate the keyword from its value.
-    while (i < line.size() && is_space(line[i]))
-        ++i;
-    if (i < line.size() && line[i] == '=') {
-        ++i;
-        while (i < line.size() && is_space(line[i]))
-            ++i;
-    }
-    if (keyword.empty()) {
-        error = "keyword missing";
-        return errc::malformed;
-    }
-    out.keyword = std::move(keyword);
+    out.keyword = std::move(*keyword);
     out.empty = false;
+    out.value = std::string(line.substr(i));
     if (i >= line.size()) {
         error = "no argument after keyword \"" + out.keyword + "\"";
         return errc::malformed;

@@ -5,6 +5,7 @@
 
 #include "common/result.hpp"
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,6 +16,8 @@ struct config_line {
     std::string keyword;            // lowercased
     std::vector<std::string> args;  // quotes removed
     bool empty = true;              // blank or comment line
+    std::string value;              // the text after the keyword, verbatim
+                                    // (ProxyCommand and friends take it whole)
 };
 
 // The keyword ends at whitespace or a single '='. The rest is split into
@@ -23,6 +26,10 @@ struct config_line {
 // argument ends the line. On failure `error` says why, in OpenSSH's words
 // ("no argument after keyword \"port\"", "invalid quotes").
 result<config_line> lex_config_line(std::string_view line, std::string& error);
+
+// The lowercased keyword of a line as lex_config_line() finds it (also when
+// the arguments do not lex); nullopt for blank and comment lines.
+std::optional<std::string> config_line_keyword(std::string_view line);
 
 // OpenSSH's argv_split for one argument string (used by Match and similar).
 result<std::vector<std::string>> split_arguments(std::string_view s, bool stop_at_comment = true);

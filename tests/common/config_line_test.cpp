@@ -27,6 +27,41 @@ TEST_CASE("config_line: keyword forms and quoting")
     CHECK(l->args[0] == "22");
 }
 
+TEST_CASE("config_line: keywords as OpenSSH's strdelim finds them")
+{
+    std::string err;
+    auto l = lex_config_line("=Port 22", err);
+    REQUIRE(l);
+    CHECK(l->keyword == "port");
+    CHECK(l->args == std::vector<std::string>{"22"});
+    l = lex_config_line("  = Port 22", err);
+    CHECK(l->keyword == "port");
+    l = lex_config_line("\"Port\" 22", err);
+    CHECK(l->keyword == "port");
+    l = lex_config_line("Po\"rt\"=22", err);
+    CHECK(l->keyword == "port");
+    // Lines OpenSSH ignores: an empty second token, an unterminated quote.
+    CHECK(lex_config_line("==Port 22", err)->empty);
+    CHECK(lex_config_line("\"Port 22", err)->empty);
+    l = lex_config_line("ProxyCommand =  nc \"%h\" %p # x", err);
+    CHECK(l->value == "nc \"%h\" %p # x");
+    CHECK(config_line_keyword("Foo \"x") == "foo");
+    CHECK_FALSE(config_line_keyword("  # c"));
+}
+
+TEST_CASE("config_line: backslashes as OpenSSH's argv_split reads them")
+{
+    auto args = [](std::string_view s) { return split_arguments(s).value(); };
+    CHECK(args("a\\\\b") == std::vector<std::string>{"a\\b"});
+    CHECK(args("a\\b") == std::vector<std::string>{"a\\b"});
+    CHECK(args("a\\ b c") == std::vector<std::string>{"a b", "c"});
+    CHECK(args("\"a\\ b\"") == std::vector<std::string>{"a\\ b"});
+    CHECK(args("\"a\\'b\" 'a\\\"b'") == std::vector<std::string>{"a'b", "a\"b"});
+    CHECK(args("a\\\"b a\\'b") == std::vector<std::string>{"a\"b", "a'b"});
+    CHECK(args("ab\\") == std::vector<std::string>{"ab\\"});
+    CHECK_FALSE(split_arguments("\"ab\\\""));
+}
+
 TEST_CASE("config_line: errors use OpenSSH's words")
 {
     std::string err;
