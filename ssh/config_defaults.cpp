@@ -19,13 +19,23 @@ void default_to(std::optional<T>& field, T value)
         field = std::move(value);
 }
 
+// OpenSSH's kex_assemble_names() against this build's algorithms. A list
+// that comes out empty here but not against OpenSSH's full set (it names
+// only algorithms this build lacks) is kept empty rather than refused, so
+// the configuration still loads and negotiation reports the mismatch; one
+// OpenSSH itself would refuse is refused with its message.
 void assemble(std::optional<std::string>& field, const std::string& defaults, const std::string& all,
-              const char* what)
+              std::string_view openssh_all, const std::string& error)
 {
-    auto r = assemble_algorithm_list(field.value_or(""), defaults, all);
-    if (!r)
-        throw ssh_config_error(std::string("fill_default_options: ") + what + ": invalid argument");
-    field = std::move(*r);
+    const std::string spec = field.value_or("");
+    auto r = assemble_algorithm_list(spec, defaults, all);
+    if (r) {
+        field = std::move(*r);
+        return;
+    }
+    if (!assemble_algorithm_list(spec, defaults, openssh_all))
+        throw ssh_config_error(error);
+    field = std::string();
 }
 
 void clear_on_none(std::optional<std::string>& field)
@@ -102,7 +112,8 @@ void fill_default_options(client_config& c)
     default_to(c.rekey_limit, 0LL);
     default_to(c.rekey_interval, 0);
     default_to(c.verify_host_key_dns, yes_no_ask::no);
-    default_to(c.server_alive_interval, 0);
+    // Debian: five-minute keepalives in batch mode (upstream's default is 0).
+    default_to(c.server_alive_interval, *c.batch_mode ? 300 : 0);
     default_to(c.server_alive_count_max, 3);
     default_to(c.control_master, control_master::no);
     if (!c.control_persist) {
@@ -130,22 +141,22 @@ void fill_default_options(client_config& c)
     default_to(c.required_rsa_size, 1024);
     default_to(c.enable_escape_commandline, false);
 
-    assemble(c.ciphers, default_client_ciphers(), all_ciphers(), "ciphers");
-    assemble(c.macs, default_client_macs(), all_macs(), "macs");
-    assemble(c.kex_algorithms, default_client_kex_algorithms(), all_kex_algorithms(), "kex_algorithms");
+    const auto fill_error = [](const char* what) { return std::string("fill_default_options: ") + what + ": invalid argument"; };
+    assemble(c.ciphers, default_client_ciphers(), all_ciphers(), openssh_cipher_names(), fill_error("ciphers"));
+    assemble(c.macs, default_client_macs(), all_macs(), openssh_mac_names(), fill_error("macs"));
+    assemble(c.kex_algorithms, default_client_kex_algorithms(), all_kex_algorithms(), openssh_kex_names(),
+             fill_error("kex_algorithms"));
     assemble(c.hostbased_accepted_algorithms, default_client_key_algorithms(), all_key_algorithms(),
-             "hostbased_accepted_algos");
+             openssh_key_algorithm_names(), fill_error("hostbased_accepted_algos"));
     assemble(c.pubkey_accepted_algorithms, default_client_key_algorithms(), all_key_algorithms(),
-             "pubkey_accepted_algos");
+             openssh_key_algorithm_names(), fill_error("pubkey_accepted_algos"));
     assemble(c.ca_signature_algorithms, default_ca_signature_algorithms(), all_signature_algorithms(),
-             "ca_sign_algorithms");
+             openssh_key_algorithm_names(), fill_error("ca_sign_algorithms"));
     if (c.host_key_algorithms) {
         // Left unset otherwise: the connection orders the defaults by the
         // key types known for the host.
-        auto r = assemble_algorithm_list(*c.host_key_algorithms, default_client_key_algorithms(), all_key_algorithms());
-        if (!r)
-            throw ssh_config_error("ssh_kex2: kex_assemble_namelist: invalid argument");
-        c.host_key_algorithms = std::move(*r);
+        assemble(c.host_key_algorithms, default_client_key_algorithms(), all_key_algorithms(),
+                 openssh_key_algorithm_names(), "ssh_kex2: kex_assemble_namelist: invalid argument");
     }
 
     clear_on_none(c.local_command);

@@ -163,9 +163,11 @@ std::string dump_config(const client_config& o)
     d.string("casignaturealgorithms", o.ca_signature_algorithms);
     d.string("localcommand", o.local_command);
     d.string("remotecommand", o.remote_command);
-    // OpenSSH prints the first name of a level, which for DEBUG1 is "DEBUG".
+    // OpenSSH prints the first name of a level: "SILENT" for QUIET, "DEBUG" for DEBUG1.
     const auto level = o.log_level.value_or(log_level::info);
-    d.line("loglevel", level == log_level::debug1 ? std::string_view("DEBUG") : log_level_name(level));
+    d.line("loglevel", level == log_level::debug1  ? std::string_view("DEBUG")
+                       : level == log_level::quiet ? std::string_view("SILENT")
+                                                   : log_level_name(level));
     d.string("macs", o.macs);
     d.string("pkcs11provider", o.pkcs11_provider);
     d.string("securitykeyprovider", o.security_key_provider);

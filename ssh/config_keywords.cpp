@@ -24,20 +24,16 @@ constexpr std::size_t max_certificate_files = 100;
 constexpr std::size_t max_hosts_files = 32;      // SSH_MAX_HOSTS_FILES
 constexpr std::size_t max_canonical_domains = 32;
 
-// The text after the keyword with leading blanks and '=' removed and
-// trailing blanks dropped: what ProxyCommand and friends take verbatim.
-std::string_view rest_of_line(std::string_view line)
+// The text after the keyword with any further blanks and '=' removed:
+// what ProxyCommand and friends take verbatim (OpenSSH skips
+// strspn(WHITESPACE "=")).
+std::string_view rest_of_line(std::string_view value)
 {
-    while (!line.empty() && is_space(line.back()))
-        line.remove_suffix(1);
     std::size_t i = 0;
-    while (i < line.size() && is_space(line[i]))
+    while (i < value.size() && (value[i] == ' ' || value[i] == '\t' || value[i] == '\r' || value[i] == '\n' ||
+                                value[i] == '='))
         ++i;
-    while (i < line.size() && !is_space(line[i]) && line[i] != '=' && line[i] != '"' && line[i] != '\'')
-        ++i;
-    while (i < line.size() && (is_space(line[i]) || line[i] == '='))
-        ++i;
-    return line.substr(i);
+    return value.substr(i);
 }
 
 std::string lowercase(std::string_view s)
@@ -202,7 +198,8 @@ bool process_keyword(line_parser& p, kw op, std::string_view raw, std::string_vi
 
     case kw::log_level: {
         const std::string* arg = p.next();
-        auto level = arg ? parse_log_level(*arg) : std::nullopt;
+        // "SILENT" is OpenSSH's other name for QUIET.
+        auto level = !arg ? std::nullopt : iequals(*arg, "SILENT") ? std::optional(log_level::quiet) : parse_log_level(*arg);
         if (!level)
             return p.fail("unsupported log level '" + (arg ? *arg : std::string("<NONE>")) + "'", true);
         p.set(c.log_level, *level);
@@ -552,13 +549,7 @@ bool process_config_line(parse_state& st, std::string_view line, std::string_vie
         if (lex_error == "invalid quotes") {
             // OpenSSH looks the keyword up before splitting the arguments, so
             // an unknown keyword is reported too.
-            std::string_view l = line;
-            while (!l.empty() && is_space(l.front()))
-                l.remove_prefix(1);
-            std::size_t n = 0;
-            while (n < l.size() && !is_space(l[n]) && l[n] != '=' && l[n] != '"' && l[n] != '\'')
-                ++n;
-            const std::string key = lowercase(l.substr(0, n));
+            const std::string key = config_line_keyword(line).value_or("");
             const bool ignored = st.cfg.ignore_unknown &&
                                  match_pattern_list(key, *st.cfg.ignore_unknown, true) == list_match::positive;
             if (!find_keyword(key) && !ignored)
@@ -611,13 +602,11 @@ bool process_config_line(parse_state& st, std::string_view line, std::string_vie
             return p.fail("Missing argument.", true);
         long long v = 0;
         if (*arg != "default") {
-            auto n = parse_size(*arg);
-            if (!n || *n > static_cast<unsigned long long>(LLONG_MAX))
-                return p.fail("Bad number '" + *arg + "': " +
-                                  (!n && n.error() == errc::malformed ? "Invalid argument"
-                                                                      : "Numerical result out of range"),
-                              true);
-            v = static_cast<long long>(*n);
+            std::string why;
+            auto n = parse_scaled(*arg, why);
+            if (!n)
+                return p.fail("Bad number '" + *arg + "': " + why, true);
+            v = *n;
             if (v != 0 && v < 16)
                 return p.fail("RekeyLimit too small", true);
         }
@@ -628,7 +617,7 @@ bool process_config_line(parse_state& st, std::string_view line, std::string_vie
             else if (!p.time(st.cfg.rekey_interval))
                 return false;
         }
-    } else if (!process_keyword(p, op, rest_of_line(line), filename, linenum, active, flags, depth)) {
+    } else if (!process_keyword(p, op, rest_of_line(cl.value), filename, linenum, active, flags, depth)) {
         return false;
     }
     if (p.left() > 0) {

@@ -138,7 +138,7 @@ std::string tilde_expand(std::string_view path, std::string_view home, const hom
         const std::string user(path.substr(0, slash));
         auto h = homes ? homes(user) : std::nullopt;
         if (!h)
-            throw expansion_error("tilde_expand_filename: No such user " + user);
+            throw expansion_error("tilde_expand: No such user " + user);
         dir = *h;
     }
     if (slash != std::string_view::npos)

@@ -47,7 +47,7 @@ home_lookup passwd_homes();
 // tilde_expand_filename(): "~/x" -> home + "/x", "~user/x" -> user's home
 // + "/x"; other paths are returned unchanged. Like OpenSSH, "~name" without
 // a slash is read as "~/name". Throws expansion_error for an unknown user
-// ("tilde_expand_filename: No such user bob").
+// ("tilde_expand: No such user bob", as OpenSSH 9.2 words it).
 std::string tilde_expand(std::string_view path, std::string_view home, const home_lookup& homes);
 
 // The values behind the tokens most client keywords accept (OpenSSH's

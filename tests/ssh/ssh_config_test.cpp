@@ -294,6 +294,10 @@ TEST_CASE("ssh_config: value errors")
         {"IPQoS bogus", "line 1: Bad IPQoS value: bogus"},
         {"RekeyLimit 8", "line 1: RekeyLimit too small"},
         {"RekeyLimit 1Q", "line 1: Bad number '1Q': Invalid argument"},
+        {"RekeyLimit 1e3", "line 1: Bad number '1e3': Invalid argument"},
+        {"RekeyLimit 9E", "line 1: Bad number '9E': Numerical result out of range"},
+        {"RekeyLimit 4.9999999999999999999K", "line 1: Bad number '4.9999999999999999999K': Numerical result out of range"},
+        {"RekeyLimit 15.9", "line 1: RekeyLimit too small"},
         {"StreamLocalBindMask 999", "line 1: Bad mask."},
         {"FingerprintHash sha3", "line 1: Invalid hash algorithm \"sha3\"."},
         {"HostKeyAlgorithms foo*", "line 1: Bad key types 'foo*'."},
@@ -431,7 +435,13 @@ TEST_CASE("ssh_config: algorithm lists with + - ^")
     // Removing everything is allowed; naming only unknown things is not.
     home.write(".ssh/config", "Ciphers -*\n");
     CHECK(*load(home, {"h"}).ciphers == "");
-    home.write(".ssh/config", "Ciphers aes128-cbc\n");
+    // Naming only algorithms this build lacks leaves the list empty (the
+    // connection then fails to negotiate); OpenSSH-invalid lists are refused.
+    home.write(".ssh/config", "Ciphers aes128-cbc\nHostKeyAlgorithms ssh-dss\n");
+    cfg = load(home, {"h"});
+    CHECK(*cfg.ciphers == "");
+    CHECK(*cfg.host_key_algorithms == "");
+    home.write(".ssh/config", "Ciphers ,foo\n");
     CHECK(load_error(home, {"h"}) == "fill_default_options: ciphers: invalid argument");
 }
 
@@ -491,6 +501,43 @@ TEST_CASE("ssh_config: multi-state values and their spellings")
     CHECK(*cfg.ip_qos_interactive == 0x48);
     CHECK(*cfg.ip_qos_bulk == 0x20);
     CHECK(*cfg.log_level == log_level::debug2);
+}
+
+TEST_CASE("ssh_config: RekeyLimit sizes as scan_scaled reads them")
+{
+    scratch_dir home;
+    const std::vector<std::pair<std::string, long long>> cases = {
+        {"1.5G", 1610612736LL},        {"100b", 100},           {"1T", 1099511627776LL},
+        {"0.5K", 512},                 {"1.25M", 1310720},      {"1.123456789G", 1206302541LL},
+        {".5G", 536870912},            {"2g", 2147483648LL},    {"7E", 8070450532247928832LL},
+        {"100.7", 100},                {"+16", 16},             {"default", 0},
+    };
+    for (const auto& [text, want] : cases) {
+        CAPTURE(text);
+        home.write(".ssh/config", "RekeyLimit " + text + "\n");
+        CHECK(*load(home, {"h"}).rekey_limit == want);
+    }
+}
+
+TEST_CASE("ssh_config: backslashes and quotes in values")
+{
+    scratch_dir home;
+    home.write(".ssh/config", "User a\\ b\\\\c\nEscapeChar \\\\\nHostKeyAlias \"x\\'y\"\n");
+    auto cfg = load(home, {"h"});
+    CHECK(*cfg.user == "a b\\c");
+    CHECK(*cfg.escape_char == '\\');
+    CHECK(*cfg.host_key_alias == "x'y");
+}
+
+TEST_CASE("ssh_config: BatchMode makes keepalives the default (Debian)")
+{
+    scratch_dir home;
+    home.write(".ssh/config", "BatchMode yes\n");
+    CHECK(*load(home, {"h"}).server_alive_interval == 300);
+    home.write(".ssh/config", "BatchMode yes\nServerAliveInterval 0\n");
+    CHECK(*load(home, {"h"}).server_alive_interval == 0);
+    home.write(".ssh/config", "");
+    CHECK(*load(home, {"h"}).server_alive_interval == 0);
 }
 
 TEST_CASE("ssh_config: checks made after reading")

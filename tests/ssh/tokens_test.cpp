@@ -71,7 +71,7 @@ TEST_CASE("tokens: tilde_expand")
     CHECK(tilde_expand("rel", "/home/alice", homes) == "rel");
     CHECK(tilde_expand("~/x", "/", homes) == "/x");
     CHECK(error_of([&] { tilde_expand("~nobody/x", "/home/alice", homes); }) ==
-          "tilde_expand_filename: No such user nobody");
+          "tilde_expand: No such user nobody");
 }
 
 TEST_CASE("tokens: connection tokens and %C")
