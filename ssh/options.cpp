@@ -261,7 +261,7 @@ private:
             cfg.tunnel_local = local;
             cfg.tunnel_remote = remote;
             if (local == tun_id_error)
-                throw command_line_error("Bad tun device '" + *arg + "'");
+                throw command_line_error("Bad tun device '" + *arg + "'", false);
             break;
         }
         case 'W': {
@@ -271,7 +271,7 @@ private:
                 throw command_line_error("Cannot specify stdio forward with -O");
             forward_spec fwd;
             if (!parse_forward(*arg, true, false, fwd, env_.getenv))
-                throw command_line_error("Bad stdio forwarding specification '" + *arg + "'");
+                throw command_line_error("Bad stdio forwarding specification '" + *arg + "'", false);
             cfg.stdio_forward_host = fwd.listen_host.value_or("");
             cfg.stdio_forward_port = fwd.listen_port;
             cfg.request_tty = request_tty::no;
@@ -289,7 +289,7 @@ private:
             else if (a == "none")
                 cfg.escape_char = escape_char_none;
             else
-                throw command_line_error("Bad escape character '" + a + "'.");
+                throw command_line_error("Bad escape character '" + a + "'.", false);
             break;
         }
         case 'c': {
@@ -297,13 +297,13 @@ private:
             if (!names.empty() && (names[0] == '+' || names[0] == '^'))
                 names.remove_prefix(1);
             if (!cipher_list_valid(names))
-                throw command_line_error("Unknown cipher type '" + *arg + "'");
+                throw command_line_error("Unknown cipher type '" + *arg + "'", false);
             cfg.ciphers = *arg;
             break;
         }
         case 'm':
             if (!mac_list_valid(*arg))
-                throw command_line_error("Unknown mac type '" + *arg + "'");
+                throw command_line_error("Unknown mac type '" + *arg + "'", false);
             cfg.macs = *arg;
             break;
         case 'M':
@@ -313,7 +313,7 @@ private:
             if (!cfg.port) {
                 const int port = parse_port(*arg);
                 if (port <= 0)
-                    throw command_line_error("Bad port '" + *arg + "'");
+                    throw command_line_error("Bad port '" + *arg + "'", false);
                 cfg.port = port;
             }
             break;
@@ -324,21 +324,21 @@ private:
         case 'L': {
             forward_spec fwd;
             if (!parse_forward(*arg, false, false, fwd, env_.getenv))
-                throw command_line_error("Bad local forwarding specification '" + *arg + "'");
+                throw command_line_error("Bad local forwarding specification '" + *arg + "'", false);
             add_unique(cfg.local_forwards, std::move(fwd));
             break;
         }
         case 'R': {
             forward_spec fwd;
             if (!parse_forward(*arg, false, true, fwd, env_.getenv) && !parse_forward(*arg, true, true, fwd, env_.getenv))
-                throw command_line_error("Bad remote forwarding specification '" + *arg + "'");
+                throw command_line_error("Bad remote forwarding specification '" + *arg + "'", false);
             add_unique(cfg.remote_forwards, std::move(fwd));
             break;
         }
         case 'D': {
             forward_spec fwd;
             if (!parse_forward(*arg, true, false, fwd, env_.getenv))
-                throw command_line_error("Bad dynamic forwarding specification '" + *arg + "'");
+                throw command_line_error("Bad dynamic forwarding specification '" + *arg + "'", false);
             add_unique(cfg.local_forwards, std::move(fwd));
             break;
         }

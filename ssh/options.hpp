@@ -27,10 +27,16 @@ public:
     using std::runtime_error::runtime_error;
 };
 
-// Print what() (one or more lines) to stderr; exit 255.
+// Print what() (one or more lines) to stderr; exit 255. `logged` says how
+// OpenSSH prints it: through its logger (fatal()/error(), lines ending in
+// "\r\n" on stderr and silenced by -q) or with fprintf ("\n", always).
 class command_line_error : public std::runtime_error {
 public:
-    using std::runtime_error::runtime_error;
+    explicit command_line_error(const std::string& what, bool logged = true) : std::runtime_error(what), logged_(logged) {}
+    bool logged() const noexcept { return logged_; }
+
+private:
+    bool logged_;
 };
 
 // OpenSSH's usage text, ending in '\n'.

@@ -129,6 +129,25 @@ TEST_CASE("options: getopt clustering, attached arguments and --")
     CHECK(usage_text().substr(0, 47) == "usage: ssh [-46AaCfGgKkMNnqsTtVvXxYy] [-B bind_");
 }
 
+TEST_CASE("options: how OpenSSH prints each error")
+{
+    auto logged = [](std::vector<std::string> args) {
+        try {
+            parse(std::move(args));
+        } catch (const command_line_error& e) {
+            return e.logged();
+        }
+        FAIL("no error");
+        return false;
+    };
+    CHECK_FALSE(logged({"-p", "0", "h"}));      // fprintf
+    CHECK_FALSE(logged({"-e", "xx", "h"}));
+    CHECK_FALSE(logged({"-L", "x", "h"}));
+    CHECK(logged({"-J", "a:0", "h"}));          // fatal()
+    CHECK(logged({"-o", "Port=0", "h"}));       // error()
+    CHECK(logged({"a;b"}));
+}
+
 TEST_CASE("options: ports")
 {
     CHECK(error_of<command_line_error>({"-p", "0", "h"}) == "Bad port '0'");
