@@ -364,7 +364,7 @@ server_config sshd_config::for_connection(const connection_info& info) const
         for (int c : e.conditions)
             all = all && holds(c);
         if (all)
-            apply_entry({e, true, false}, d, quiet);
+            apply_entry({e, true, false, true}, d, quiet);
     }
     finalize_draft(d, false, quiet);
     d.cfg.listen_addresses = impl_->global.listen_addresses;

@@ -206,7 +206,8 @@ class line_applier {
 public:
     line_applier(const line_context& ctx, config_draft& d, parse_log& log)
         : ctx_(ctx), e_(ctx.entry), d_(d), cfg_(d.cfg), log_(log),
-          where_(e_.file + " line " + std::to_string(e_.line)), kw_(e_.keyword_text)
+          where_((ctx.reprocess ? std::string("reprocess config") : e_.file) + " line " + std::to_string(e_.line)),
+          kw_(e_.keyword_text)
     {
     }
 
@@ -491,7 +492,12 @@ void line_applier::authentication_methods()
     bool any_seen = false, parsed = false;
     while (const std::string* arg = next()) {
         if (*arg == "any") {
-            if (apply && !cfg_.authentication_methods.empty())
+            // OpenSSH counts the methods already in the structure being
+            // parsed: the global one at start-up (so "any" after an earlier
+            // line is fatal even inside a Match), a Match layer's own later.
+            const bool have = d_.match_layer ? (d_.seen[id] || (apply && !cfg_.authentication_methods.empty()))
+                                             : !cfg_.authentication_methods.empty();
+            if (have)
                 fatal("\"any\" must appear alone in " + kw_);
             any_seen = true;
         } else if (any_seen) {

@@ -73,6 +73,7 @@ struct line_context {
     const config_entry& entry;
     bool active;       // apply the value, or check its syntax only
     bool command_line; // an -o option
+    bool reprocess = false; // evaluated for a connection: OpenSSH names the file "reprocess config"
 };
 
 // Applies (or checks) one line. Returns false for a non-fatal error that

@@ -498,4 +498,9 @@ TEST_CASE("sshd_config: sshd -T output matches OpenSSH's")
     check_against_openssh(hk + "AllowUsers bob@10.0.0.1/8\n", "");
     check_against_openssh(hk + "ListenAddress 127.0.0.1 rdomain x\n", "");
     check_against_openssh(hk + "LogVerbose none x\n", "");
+    check_against_openssh(hk + "AuthenticationMethods publickey\nAuthenticationMethods any\n", "");
+    check_against_openssh(hk + "AuthenticationMethods publickey\nMatch User x\n AuthenticationMethods any\n", "user=x");
+    for (const char* spec : {"user=y,lport=22", "user=x,lport=22"}) // fatal for x only, as "reprocess config"
+        check_against_openssh(hk + "Match User x\n AuthenticationMethods publickey\n AuthenticationMethods any\n",
+                              spec);
 }
