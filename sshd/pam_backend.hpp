@@ -32,6 +32,11 @@ enum class pam_mode {
     account_only,         // no authentication: pam_acct_mgmt only (after publickey, as OpenSSH does)
 };
 
+// What OpenSSH hands PAM as the password of an invalid user, or of root
+// when PermitRootLogin forbids passwords: PAM then fails after its usual
+// delay, so the answer's timing does not tell which case it was.
+inline constexpr const char* pam_bad_password = "\b\n\r\177INCORRECT";
+
 struct pam_start_options {
     std::string service = "sshd"; // /etc/pam.d/<service>; tests use their own
     std::string user;
