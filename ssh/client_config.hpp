@@ -86,8 +86,10 @@ struct client_config {
     std::optional<int> rekey_interval;        // seconds; 0 = none
     std::optional<bool> compression;
 
-    // Proxying. ProxyJump is kept apart (jump_*), as OpenSSH does; when it is
-    // set, proxy_command holds "none".
+    // Proxying. ProxyJump is kept apart (jump_*), as OpenSSH does: after
+    // loading, jump_host set means "connect through ProxyJump" (see
+    // proxy_jump_command()) and proxy_command is then unset; "none" values
+    // of either are cleared by fill_default_options().
     std::optional<std::string> proxy_command; // verbatim rest of the line
     std::optional<std::string> jump_user;
     std::optional<std::string> jump_host;     // "none" only transiently while reading
