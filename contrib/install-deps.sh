@@ -5,7 +5,7 @@ set -eu
 
 packages="build-essential cmake pkg-config libssl-dev zlib1g-dev libedit-dev libboost-dev
 doctest-dev libpam0g-dev libcrypt-dev clang libclang-rt-14-dev openssh-client openssh-server iproute2
-iperf3 procps psmisc util-linux tmux"
+iperf3 iputils-ping procps psmisc util-linux tmux"
 
 missing=""
 for p in $packages; do
