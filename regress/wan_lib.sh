@@ -195,14 +195,19 @@ wan_cg_cpu_s() {
     fi
 }
 
-# Moves any process still in cgroup $1 to its parent, then removes it.
+# Moves any process still in cgroup $1 to its parent, then removes it
+# (retrying: a process may still be forking into it).
 wan_cg_remove() {
-    local cg=$1 pid
-    [[ -d $cg ]] || return 0
-    while read -r pid; do
-        echo "$pid" >"$(dirname "$cg")/cgroup.procs" 2>/dev/null || true
-    done <"$cg/cgroup.procs"
-    rmdir "$cg" 2>/dev/null || true
+    local cg=$1 pid i
+    for i in $(seq 20); do
+        [[ -d $cg ]] || return 0
+        while read -r pid; do
+            echo "$pid" >"$(dirname "$cg")/cgroup.procs" 2>/dev/null || true
+        done <"$cg/cgroup.procs"
+        rmdir "$cg" 2>/dev/null && return 0
+        sleep 0.1
+    done
+    echo "wan: could not remove cgroup $cg" >&2
 }
 
 # --- test user, keys, sshd --------------------------------------------------
@@ -285,17 +290,19 @@ wan_sshd_start() {
         local extra
         for extra in "$@"; do echo "$extra"; done
     } >"$cfg"
+    # Everything sshd forks stays in this cgroup, so its CPU can be counted
+    # even for processes that are orphaned and reaped by init (OpenSSH's
+    # per-connection processes are); optional, the tests do not need it.
+    # Created (and registered for removal) before sshd starts, so that on
+    # exit sshd is stopped first and the cgroup removed after it.
+    WAN_SSHD_CG=""
+    wan_cg_create "sshd-$WAN_NAME" && WAN_SSHD_CG=$WAN_CG
     # Not through wan_server: a function run with & is a subshell, and $!
     # must be sshd itself ('ip netns exec' execs it in place).
     ip netns exec "$WAN_NS_SERVER" "$WAN_SSHD" -f "$cfg" -D -E "$WAN_TMP/sshd.$WAN_NAME.log" &
     WAN_SSHD_PID=$!
     wan_on_exit "wan_kill_pid $WAN_SSHD_PID '$cfg'"
-    # Everything sshd forks stays in this cgroup, so its CPU can be counted
-    # even for processes that are orphaned and reaped by init (OpenSSH's
-    # per-connection processes are); optional, the tests do not need it.
-    WAN_SSHD_CG=""
-    if wan_cg_create "sshd-$WAN_NAME"; then
-        WAN_SSHD_CG=$WAN_CG
+    if [[ -n $WAN_SSHD_CG ]]; then
         echo "$WAN_SSHD_PID" >"$WAN_SSHD_CG/cgroup.procs" 2>/dev/null || WAN_SSHD_CG=""
     fi
     if ! wan_wait_listen "$WAN_SSH_PORT"; then
