@@ -13,7 +13,7 @@ wan_install_trap
 
 # Link profiles: name, wanem-net options, payload size in MiB.
 profiles=(
-    "long|--rtt-ms 60 --rate-mbit 200|24"
+    "long|--rtt-ms 60 --rate-mbit 200|16"
     "lossy|--rtt-ms 20 --rate-mbit 50 --loss 1 --jitter-ms 2|3"
 )
 
