@@ -68,7 +68,8 @@ lh_start_sshd() {
         [ -d /run/sshd ] || { mkdir -p /run/sshd && chmod 0755 /run/sshd; }
     fi
     {
-        # The caller's lines first: sshd_config is first-value-wins.
+        # The caller's lines first: sshd_config is first-value-wins (except
+        # for a few keywords such as MaxStartups, so no default is set for those).
         local line
         for line in "$@"; do
             echo "$line"
@@ -84,7 +85,6 @@ lh_start_sshd() {
         echo "UsePAM no"
         echo "StrictModes no"
         echo "LogLevel VERBOSE"
-        echo "MaxStartups 100:30:200"
         echo "Subsystem sftp ${LH_SFTP_SERVER:-/usr/lib/openssh/sftp-server}"
     } >"$dir/sshd_config"
     "$LH_SSHD" -t -f "$dir/sshd_config" || lh_fail "sshd -t rejected the test config"
@@ -103,15 +103,16 @@ lh_start_sshd() {
 }
 
 # lh_make_user PASSWORD: creates a test user with a unique name, a home
-# directory and the given password; removed by the cleanup trap. Echoes
-# the name. Needs root.
+# directory and the given password, and sets LH_USER to its name; removed by
+# the cleanup trap. Call it directly, not in $(...): the user must be
+# recorded in this shell for the cleanup to find it. Needs root.
 LH_USERS=()
 lh_make_user() {
     local name="lhtest$$_${#LH_USERS[@]}"
-    useradd -m -s /bin/bash "$name" >/dev/null 2>&1 || lh_fail "useradd $name failed"
     LH_USERS+=("$name")
+    useradd -m -s /bin/bash "$name" >/dev/null 2>&1 || lh_fail "useradd $name failed"
     echo "$name:$1" | chpasswd || lh_fail "chpasswd failed"
-    echo "$name"
+    LH_USER=$name
 }
 
 lh_cleanup_users() {

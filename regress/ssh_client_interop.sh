@@ -148,7 +148,8 @@ fi
 # ---------------------------------------------------------------- password / kbd-interactive
 if [ "$(id -u)" = 0 ] && [ "$use_pam" = yes ]; then
     pw="Pw-$RANDOM-$RANDOM"
-    user=$(lh_make_user "$pw")
+    lh_make_user "$pw"
+    user=$LH_USER
     askpass=$(lh_askpass)
     pwopts=(-F /dev/null -p "$port" -o "UserKnownHostsFile=$LH_TMP/known_hosts" -o StrictHostKeyChecking=yes
             -o PubkeyAuthentication=no -o IdentityAgent=none -o NumberOfPasswordPrompts=1)

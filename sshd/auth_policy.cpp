@@ -1,11 +1,10 @@
 #include "sshd/auth_policy.hpp"
 
-#include "common/match.hpp"
 #include "common/text.hpp"
 #include "sshd/authorized_keys_command.hpp"
 #include "sshd/secure_path.hpp"
+#include "sshd/user_access.hpp"
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <ctime>
@@ -60,70 +59,12 @@ server_auth_settings sshd_auth_policy::settings_for(const server_config& c) cons
 
 bool sshd_auth_policy::allowed_user(const user_account& u, const user_groups& g)
 {
-    const std::string& who = u.name;
-    const std::string& from = facts_.remote_host;
-    // As sshd: the shell must exist and be executable.
-    struct stat st {};
-    const std::string shell = u.shell.empty() ? "/bin/sh" : u.shell;
-    if (::stat(shell.c_str(), &st) != 0) {
-        log_.info("User " + who + " not allowed because shell " + shell + " does not exist");
-        return false;
-    }
-    if (!S_ISREG(st.st_mode) || (st.st_mode & (S_IXOTH | S_IXUSR | S_IXGRP)) == 0) {
-        log_.info("User " + who + " not allowed because shell " + shell + " is not executable");
-        return false;
-    }
     const server_config& c = *user_config_;
-    // "user@host" patterns test the host part against name and address.
-    auto user_matches = [&](const std::string& pattern) {
-        auto at = pattern.find('@');
-        if (at == std::string::npos)
-            return match_pattern(who, pattern);
-        if (!match_pattern(who, pattern.substr(0, at)))
-            return false;
-        const std::string host_pat = pattern.substr(at + 1);
-        bool ok = true;
-        return match_hostname(facts_.remote_host, host_pat) == list_match::positive ||
-               match_address_list(facts_.remote_address, host_pat, ok) == list_match::positive;
-    };
-    for (const auto& p : c.deny_users) {
-        if (user_matches(p)) {
-            log_.info("User " + who + " from " + from + " not allowed because listed in DenyUsers");
-            return false;
-        }
-    }
-    if (!c.allow_users.empty()) {
-        bool any = false;
-        for (const auto& p : c.allow_users)
-            any = any || user_matches(p);
-        if (!any) {
-            log_.info("User " + who + " from " + from + " not allowed because not listed in AllowUsers");
-            return false;
-        }
-    }
-    auto group_listed = [&](const std::vector<std::string>& patterns) {
-        for (const auto& name : g.names)
-            for (const auto& p : patterns)
-                if (match_pattern(name, p))
-                    return true;
-        return false;
-    };
-    if (!c.deny_groups.empty() && group_listed(c.deny_groups)) {
-        log_.info("User " + who + " from " + from + " not allowed because a group is listed in DenyGroups");
-        return false;
-    }
-    if (!c.allow_groups.empty() && !group_listed(c.allow_groups)) {
-        log_.info("User " + who + " from " + from +
-                  " not allowed because none of user's groups are listed in AllowGroups");
-        return false;
-    }
-    if (!c.use_pam) {
-        auto acct = shadow_.check_account(who, std::time(nullptr));
-        log_all(acct.log);
-        if (!acct.allowed)
-            return false;
-    }
-    return true;
+    // With UsePAM, account state is PAM's business; otherwise shadow's.
+    auto access = check_user_access(c, u, g.names, facts_.remote_host, facts_.remote_address,
+                                    c.use_pam ? nullptr : &shadow_, std::time(nullptr));
+    log_all(access.log);
+    return access.allowed;
 }
 
 user_lookup sshd_auth_policy::lookup(std::string_view user)

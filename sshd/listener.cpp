@@ -158,6 +158,8 @@ void listener::accept_one(int listen_fd, const serve_fn& serve)
         for (auto& [p, ch] : children_)
             ::close(ch.startup_fd);
         ::close(startup[0]);
+        if (signal_fd_ >= 0)
+            ::close(signal_fd_);
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -221,6 +223,7 @@ int listener::run(const serve_fn& serve)
     int sfd = signalfd(-1, &mask, SFD_CLOEXEC);
     if (sfd < 0)
         return 2;
+    signal_fd_ = sfd;
     for (;;) {
         std::vector<pollfd> fds;
         fds.push_back({sfd, POLLIN, 0});

@@ -81,6 +81,7 @@ private:
     log_fn log_;
     std::map<pid_t, child> children_;
     int startups_ = 0;
+    int signal_fd_ = -1;
     std::mt19937 rng_;
     std::map<std::string, std::chrono::steady_clock::time_point> penalty_until_;
 };

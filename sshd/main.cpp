@@ -246,7 +246,10 @@ int main(int argc, char** argv)
                 }
                 std::cout << dump(config->for_connection(*info));
             } else {
-                std::cout << dump(global);
+                // As OpenSSH 9.2: Match blocks are evaluated in test mode even without -C.
+                connection_info test_info;
+                test_info.test = true;
+                std::cout << dump(config->for_connection(test_info));
             }
         } catch (const config_error& e) {
             std::cerr << e.what() << "\n";

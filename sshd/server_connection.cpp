@@ -96,6 +96,7 @@ private:
     password_backend shadow_;
     enum class pam_purpose { none, password, kbdint, account };
     pam_purpose pam_purpose_ = pam_purpose::none;
+    std::optional<bool> pam_account_ok_; // pam_acct_mgmt's verdict, once it ran
     // Authentication output held until its minimum delay has passed.
     struct held {
         std::chrono::steady_clock::time_point at;
@@ -265,6 +266,9 @@ void server_connection::start_auth()
         // After a method succeeds, PAM's account management has the last word
         // (and its handle carries on into the session).
         p.account_check = [this](std::string_view user) -> account_decision {
+            // Password and keyboard-interactive ran pam_acct_mgmt already.
+            if (pam_account_ok_)
+                return {*pam_account_ok_, ""};
             if (!pam_) {
                 pam_purpose_ = pam_purpose::account;
                 start_pam(pam_mode::account_only, std::string(user), "");
@@ -439,6 +443,8 @@ void server_connection::pam_event_ready()
         }
         if (!ev->success && !ev->error.empty())
             log_.debug("PAM: " + ev->error);
+        if (ev->success)
+            pam_account_ok_ = true;
         if (ev->account_failed)
             log_.error("Access denied for user " + auth_->user() + " by PAM account configuration [preauth]");
         if (pam_purpose_ == pam_purpose::password) {

@@ -1,0 +1,293 @@
+#!/usr/bin/env bash
+# Longhaul's sshd with Debian's OpenSSH client tools: ssh with every
+# cipher, MAC, kex and host key type (exact output and exit codes), 256 MiB
+# through cat both ways, pty sessions, scp (SFTP and -O) and sftp -b trees
+# with modes and times, password and keyboard-interactive login of a test
+# user, authorized_keys options, sshd -i through a ProxyCommand, sshd -t;
+# and hostile clients cut off by LoginGraceTime, MaxStartups and
+# MaxAuthTries while other users keep working.
+source "$(dirname "$0")/lib.sh"
+
+BUILD=${LONGHAUL_BUILD_DIR:?LONGHAUL_BUILD_DIR must point at the build directory}
+LH_SSHD=$BUILD/bin/sshd
+[ -x "$LH_SSHD" ] || lh_fail "sshd not built ($LH_SSHD)"
+command -v ssh >/dev/null || lh_skip "OpenSSH's ssh client not found"
+[ -x "$LH_SSH_KEYGEN" ] || lh_skip "ssh-keygen not found"
+[ -x /usr/lib/openssh/sftp-server ] || lh_skip "OpenSSH's sftp-server not found (openssh-server)"
+BULK_MB=${LH_BULK_MB:-256}
+T=$LH_TMP
+
+lh_make_host_keys "$T"
+"$LH_SSH_KEYGEN" -q -t ed25519 -N '' -f "$T/id_ed25519"
+"$LH_SSH_KEYGEN" -q -t ecdsa -N '' -f "$T/id_forced"
+"$LH_SSH_KEYGEN" -q -t ed25519 -N '' -f "$T/id_from"
+"$LH_SSH_KEYGEN" -q -t ed25519 -N '' -f "$T/id_restrict"
+{
+    cat "$T/id_ed25519.pub"
+    echo "command=\"echo forced:\$SSH_ORIGINAL_COMMAND\" $(cat "$T/id_forced.pub")"
+    echo "from=\"10.9.8.0/24\" $(cat "$T/id_from.pub")"
+    echo "restrict $(cat "$T/id_restrict.pub")"
+} >"$T/authorized_keys"
+chmod 600 "$T"/id_*
+use_pam=no
+[ "$(id -u)" = 0 ] && [ -f /etc/pam.d/sshd ] && use_pam=yes
+port=$("$BUILD/regress/kex_probe" --free-port)
+kex=$(ssh -Q kex | paste -sd,)
+ciphers=$(ssh -Q cipher | paste -sd,)
+macs=$(ssh -Q mac | paste -sd,)
+hostkeys=$(ssh -Q key-sig | grep -v -e cert -e sk- | paste -sd,)
+lh_start_sshd "$T" "$port" "UsePAM $use_pam" "KbdInteractiveAuthentication yes" "PasswordAuthentication yes" \
+    "KexAlgorithms $kex" "Ciphers $ciphers" "MACs $macs" "HostKeyAlgorithms $hostkeys" "MaxAuthTries 3"
+me=$(id -un)
+for k in ed25519 ecdsa256 ecdsa384 ecdsa521 rsa; do
+    echo "[127.0.0.1]:$port $(cut -d' ' -f1,2 "$T/ssh_host_${k}_key.pub")"
+done >"$T/known_hosts"
+o=(-F /dev/null -p "$port" -o "UserKnownHostsFile=$T/known_hosts" -o StrictHostKeyChecking=yes -o BatchMode=yes
+   -o IdentitiesOnly=yes -o IdentityAgent=none -i "$T/id_ed25519")
+
+# ---------------------------------------------------------------- algorithms
+run_cmd() {
+    # exact output and status
+    local out
+    out=$(ssh "${o[@]}" "$@" 127.0.0.1 'printf "out"; printf "err" >&2; exit 5' 2>"$T/err")
+    [ $? = 5 ] && [ "$out" = out ] && [ "$(cat "$T/err")" = err ]
+}
+# Every algorithm both sides implement (Longhaul's ssh -Q lists what this build has).
+ours() { "$BUILD/bin/ssh" -Q "$1" | grep -Fx -f <(ssh -Q "$1"); }
+for c in $(ours cipher); do
+    if [[ $c == *gcm* || $c == chacha* ]]; then
+        lh_check "ssh -c $c" run_cmd -c "$c"
+    else
+        for m in $(ours mac); do
+            lh_check "ssh -c $c -m $m" run_cmd -c "$c" -m "$m"
+        done
+    fi
+done
+for k in $(ours kex); do
+    lh_check "ssh -o KexAlgorithms=$k" run_cmd -o "KexAlgorithms=$k"
+done
+for h in ssh-ed25519 ecdsa-sha2-nistp256 ecdsa-sha2-nistp384 ecdsa-sha2-nistp521 rsa-sha2-512 rsa-sha2-256; do
+    lh_check "host key $h" run_cmd -o "HostKeyAlgorithms=$h"
+done
+# Plain ssh-rsa (SHA-1) is offered because this config asks for it.
+lh_check "host key ssh-rsa (configured)" run_cmd -o "HostKeyAlgorithms=ssh-rsa"
+
+check_exit_signal() {
+    ssh "${o[@]}" 127.0.0.1 'kill -TERM $$'
+    [ $? = 255 ]
+}
+lh_check "exit-signal reaches OpenSSH's ssh (exit 255)" check_exit_signal
+
+# ---------------------------------------------------------------- bulk
+head -c "${BULK_MB}M" /dev/urandom >"$T/bulk"
+want=$(sha256sum <"$T/bulk" | cut -d' ' -f1)
+check_bulk_up() {
+    ssh "${o[@]}" 127.0.0.1 "cat > $T/bulk.up" <"$T/bulk" && [ "$(sha256sum <"$T/bulk.up" | cut -d' ' -f1)" = "$want" ]
+}
+lh_check "${BULK_MB} MiB client -> server through cat" check_bulk_up
+check_bulk_down() {
+    [ "$(ssh "${o[@]}" 127.0.0.1 "cat $T/bulk" | sha256sum | cut -d' ' -f1)" = "$want" ]
+}
+lh_check "${BULK_MB} MiB server -> client through cat" check_bulk_down
+rm -f "$T/bulk" "$T/bulk.up"
+
+check_stdin_eof() { [ "$(ssh "${o[@]}" 127.0.0.1 'cat; echo done' </dev/null)" = done ]; }
+lh_check "client EOF reaches the program" check_stdin_eof
+check_trailing_output() {
+    # Output written just before exit must all arrive.
+    [ "$(ssh "${o[@]}" 127.0.0.1 'head -c 3000000 /dev/zero; exit 0' | wc -c)" = 3000000 ]
+}
+lh_check "trailing output before exit is never lost" check_trailing_output
+
+# ---------------------------------------------------------------- pty
+check_pty() {
+    local out
+    out=$(timeout 20 script -qc "stty cols 91 rows 33; ssh ${o[*]} -tt 127.0.0.1 'tty; stty size; echo TERM=\$TERM; exit 6'; echo rc=\$?" /dev/null)
+    echo "$out" | grep -q '/dev/pts/' && echo "$out" | grep -q '^33 91' && echo "$out" | grep -q 'rc=6'
+}
+lh_check "ssh -tt: pty with size, exit status" check_pty
+if command -v tmux >/dev/null; then
+    check_pty_interactive() {
+        local sock="$T/tmux.sock"
+        tmux -S "$sock" new-session -d -x 80 -y 24 "ssh ${o[*]} -tt 127.0.0.1; echo rc=\$? > $T/tmux_rc; sleep 10"
+        local i
+        sleep 1
+        tmux -S "$sock" send-keys -t 0 'echo typed-$((6*7))' Enter
+        for i in $(seq 1 50); do tmux -S "$sock" capture-pane -p -t 0 | grep -q 'typed-42' && break; sleep 0.1; done
+        tmux -S "$sock" resize-window -t 0 -x 120 -y 30
+        sleep 0.3
+        tmux -S "$sock" send-keys -t 0 'stty size; exit 9' Enter
+        for i in $(seq 1 50); do [ -s "$T/tmux_rc" ] && break; sleep 0.1; done
+        local screen
+        screen=$(tmux -S "$sock" capture-pane -p -t 0)
+        tmux -S "$sock" kill-server 2>/dev/null
+        echo "$screen" | grep -q 'typed-42' && echo "$screen" | grep -q '^30 120' && [ "$(cat "$T/tmux_rc")" = rc=9 ]
+    }
+    lh_check "interactive shell via tmux: echo, window-change, exit status" check_pty_interactive
+fi
+
+# ---------------------------------------------------------------- file transfer
+mkdir -p "$T/tree/sub/deeper"
+head -c 100000 /dev/urandom >"$T/tree/data.bin"
+echo hello >"$T/tree/sub/hello.txt"
+echo deep >"$T/tree/sub/deeper/x"
+chmod 640 "$T/tree/data.bin"
+chmod 700 "$T/tree/sub/deeper"
+touch -d '2020-01-02 03:04:05' "$T/tree/sub/hello.txt" "$T/tree/data.bin"
+same_tree() {
+    (cd "$1" && find . -printf '%p %m %s %T@\n' | sort) >"$T/a.list"
+    (cd "$2" && find . -printf '%p %m %s %T@\n' | sort) >"$T/b.list"
+    # Directory mtimes change as files land; compare files' times and every mode.
+    diff <(grep -v '^\. \|/deeper [0-9]* [0-9]* \|/sub [0-9]* [0-9]* ' "$T/a.list" | awk '{print $1,$2,$3,int($4)}') \
+         <(grep -v '^\. \|/deeper [0-9]* [0-9]* \|/sub [0-9]* [0-9]* ' "$T/b.list" | awk '{print $1,$2,$3,int($4)}') >/dev/null &&
+        diff -r "$1" "$2" >/dev/null
+}
+check_scp_sftp_mode() { scp -q "${o[@]/-p/-P}" -rp "$T/tree" "127.0.0.1:$T/copy1" && same_tree "$T/tree" "$T/copy1"; }
+lh_check "scp -rp (SFTP mode) keeps contents, modes and times" check_scp_sftp_mode
+check_scp_legacy() { scp -q -O "${o[@]/-p/-P}" -rp "$T/tree" "127.0.0.1:$T/copy2" && same_tree "$T/tree" "$T/copy2"; }
+lh_check "scp -O -rp (legacy) keeps contents, modes and times" check_scp_legacy
+check_scp_down() { scp -q "${o[@]/-p/-P}" -rp "127.0.0.1:$T/tree" "$T/copy3" && same_tree "$T/tree" "$T/copy3"; }
+lh_check "scp -rp from the server" check_scp_down
+check_sftp_batch() {
+    printf 'put -rp %s %s\nget -rp %s %s\nls -l %s\n' "$T/tree" "$T/copy4" "$T/copy4" "$T/copy5" "$T/copy4" >"$T/batch"
+    sftp -q "${o[@]/-p/-P}" -b "$T/batch" 127.0.0.1 >/dev/null && same_tree "$T/tree" "$T/copy4" && same_tree "$T/tree" "$T/copy5"
+}
+lh_check "sftp -b put -rp / get -rp" check_sftp_batch
+
+# ---------------------------------------------------------------- authorized_keys options
+check_forced_command() {
+    [ "$(ssh "${o[@]/$T\/id_ed25519/$T/id_forced}" 127.0.0.1 'ls /')" = "forced:ls /" ]
+}
+lh_check "authorized_keys command= forces the command (SSH_ORIGINAL_COMMAND set)" check_forced_command
+check_from_refused() {
+    ssh "${o[@]/$T\/id_ed25519/$T/id_from}" -o PreferredAuthentications=publickey 127.0.0.1 true 2>/dev/null
+    [ $? = 255 ] && grep -q "not from a permitted host" "$T/sshd.log"
+}
+lh_check "authorized_keys from= refuses a key from elsewhere" check_from_refused
+check_restrict() {
+    # restrict: the pty request is refused (OpenSSH's ssh -tt then gives up);
+    # without a pty the key still runs commands.
+    local out
+    out=$(timeout 20 script -qc "ssh ${o[*]/$T\/id_ed25519/$T/id_restrict} -tt 127.0.0.1 'tty'" /dev/null)
+    echo "$out" | grep -q "PTY allocation request failed on channel 0" &&
+        [ "$(ssh "${o[@]/$T\/id_ed25519/$T/id_restrict}" 127.0.0.1 'echo no-pty-ok')" = no-pty-ok ]
+}
+lh_check "authorized_keys restrict: no pty" check_restrict
+
+# ---------------------------------------------------------------- password / kbdint
+if [ "$use_pam" = yes ]; then
+    pw="Pw-$RANDOM-$RANDOM"
+    lh_make_user "$pw"
+    user=$LH_USER
+    askpass=$(lh_askpass)
+    po=(-F /dev/null -p "$port" -o "UserKnownHostsFile=$T/known_hosts" -o StrictHostKeyChecking=yes
+        -o PubkeyAuthentication=no -o NumberOfPasswordPrompts=1)
+    check_password() {
+        [ "$(LH_ASKPASS_ANSWER=$pw SSH_ASKPASS=$askpass SSH_ASKPASS_REQUIRE=force DISPLAY=none \
+            ssh "${po[@]}" -o PreferredAuthentications=password "$user@127.0.0.1" 'whoami; echo $HOME' </dev/null)" = \
+            "$(printf '%s\n/home/%s' "$user" "$user")" ]
+    }
+    lh_check "password login of a test user (PAM), runs as the user" check_password
+    check_kbdint() {
+        [ "$(LH_ASKPASS_ANSWER=$pw SSH_ASKPASS=$askpass SSH_ASKPASS_REQUIRE=force DISPLAY=none \
+            ssh "${po[@]}" -o PreferredAuthentications=keyboard-interactive "$user@127.0.0.1" whoami </dev/null)" = "$user" ]
+    }
+    lh_check "keyboard-interactive login of a test user (PAM)" check_kbdint
+    check_failed_password_logged() {
+        LH_ASKPASS_ANSWER=wrong SSH_ASKPASS=$askpass SSH_ASKPASS_REQUIRE=force DISPLAY=none \
+            ssh "${po[@]}" -o PreferredAuthentications=password "$user@127.0.0.1" true </dev/null 2>/dev/null
+        grep -q "Failed password for $user from 127.0.0.1 port [0-9]* ssh2" "$T/sshd.log"
+    }
+    lh_check "failed password logged as OpenSSH does (fail2ban format)" check_failed_password_logged
+    check_brute_force() {
+        # Three wrong passwords in one connection: cut off by MaxAuthTries 3.
+        LH_ASKPASS_ANSWER=wrong SSH_ASKPASS=$askpass SSH_ASKPASS_REQUIRE=force DISPLAY=none \
+            ssh -o NumberOfPasswordPrompts=10 "${po[@]}" -o PreferredAuthentications=password "$user@127.0.0.1" true \
+            </dev/null 2>"$T/err"
+        grep -q "Too many authentication failures" "$T/err" &&
+            grep -q "maximum authentication attempts exceeded for $user" "$T/sshd.log" &&
+            run_cmd # another user keeps working
+    }
+    lh_check "password brute force cut off by MaxAuthTries; others keep working" check_brute_force
+else
+    echo "SKIP: password/keyboard-interactive checks need root and /etc/pam.d/sshd"
+fi
+
+# ---------------------------------------------------------------- hostile clients
+# A second server with short limits, so the cut-offs are quick to observe.
+mkdir -p "$T/strict"
+cp "$T"/ssh_host_* "$T/authorized_keys" "$T/strict/"
+port2=$("$BUILD/regress/kex_probe" --free-port)
+lh_start_sshd "$T/strict" "$port2" "LoginGraceTime 3" "MaxStartups 4:100:4"
+o2=("${o[@]/#$port/$port2}")
+o2=("${o2[@]/$T\/known_hosts/$T/known_hosts2}")
+sed "s/\]:$port /]:$port2 /" "$T/known_hosts" >"$T/known_hosts2"
+run_cmd2() {
+    local out
+    out=$(ssh "${o2[@]}" 127.0.0.1 'printf "out"; exit 5')
+    [ $? = 5 ] && [ "$out" = out ]
+}
+check_garbage() {
+    exec 3<>"/dev/tcp/127.0.0.1/$port2"
+    head -c 4096 /dev/urandom >&3 2>/dev/null
+    timeout 10 cat <&3 >/dev/null
+    exec 3<&- 3>&-
+    run_cmd2
+}
+lh_check "a client sending garbage is disconnected; the server keeps serving" check_garbage
+check_stall() {
+    local start end
+    start=$(date +%s)
+    exec 3<>"/dev/tcp/127.0.0.1/$port2"
+    timeout 20 cat <&3 >/dev/null
+    end=$(date +%s)
+    exec 3<&- 3>&-
+    [ $((end - start)) -ge 2 ] && [ $((end - start)) -le 10 ] && grep -q "Timeout before authentication" "$T/strict/sshd.log"
+}
+lh_check "a client that stalls is cut off by LoginGraceTime 3" check_stall
+check_max_startups() {
+    local fds=()
+    local i
+    for i in 1 2 3 4; do
+        exec {fd}<>"/dev/tcp/127.0.0.1/$port2"
+        fds+=("$fd")
+    done
+    sleep 0.3
+    # The fifth unauthenticated connection is past MaxStartups 4.
+    ssh "${o2[@]}" 127.0.0.1 true 2>/dev/null
+    local rc=$?
+    for fd in "${fds[@]}"; do exec {fd}<&-; done
+    sleep 0.5
+    [ $rc = 255 ] && grep -q "past MaxStartups" "$T/strict/sshd.log" && run_cmd2
+}
+lh_check "unauthenticated connections beyond MaxStartups are dropped; then service resumes" check_max_startups
+
+# ---------------------------------------------------------------- sshd -i, sshd -t
+check_inetd() {
+    local out
+    out=$(ssh -F /dev/null -o "ProxyCommand=$LH_SSHD -i -f $T/sshd_config" -o StrictHostKeyChecking=no \
+        -o UserKnownHostsFile=/dev/null -o BatchMode=yes -o IdentitiesOnly=yes -i "$T/id_ed25519" -o LogLevel=ERROR \
+        inetd-host 'echo via-inetd')
+    [ "$out" = via-inetd ]
+}
+lh_check "sshd -i through a ProxyCommand" check_inetd
+check_t_good() { "$LH_SSHD" -t -f "$T/sshd_config"; }
+lh_check "sshd -t accepts the test config" check_t_good
+check_t_bad() {
+    cp "$T/sshd_config" "$T/bad_config"
+    echo "NoSuchKeyword yes" >>"$T/bad_config"
+    "$LH_SSHD" -t -f "$T/bad_config" 2>"$T/err"
+    local rc=$?
+    [ $rc = 255 ] && grep -q "line [0-9]*: Bad configuration option: NoSuchKeyword" "$T/err" &&
+        grep -q "terminating, 1 bad configuration options" "$T/err"
+}
+lh_check "sshd -t rejects an unknown keyword with file:line (exit 255)" check_t_bad
+check_t_missing_key() {
+    "$LH_SSHD" -t -f "$T/sshd_config" -o "HostKey=/nonexistent" -h /nonexistent2 >/dev/null 2>&1
+    printf 'Port 22\nHostKey %s/none\n' "$T" >"$T/nokey_config"
+    "$LH_SSHD" -t -f "$T/nokey_config" 2>"$T/err"
+    [ $? = 1 ] && grep -q "no hostkeys available" "$T/err"
+}
+lh_check "sshd -t without usable host keys fails" check_t_missing_key
+
+lh_summary
