@@ -97,6 +97,7 @@ private:
     enum class pam_purpose { none, password, kbdint, account };
     pam_purpose pam_purpose_ = pam_purpose::none;
     std::optional<bool> pam_account_ok_; // pam_acct_mgmt's verdict, once it ran
+    bool pam_session_open_ = false;      // this process must close it at the end
     // Authentication output held until its minimum delay has passed.
     struct held {
         std::chrono::steady_clock::time_point at;
@@ -169,6 +170,10 @@ int server_connection::run()
     for (auto& [id, s] : sessions_)
         if (s->pid() > 0)
             ::kill(-s->pid(), SIGHUP);
+    if (pam_session_open_) {
+        pam_->close_session();
+        pam_->delete_credentials();
+    }
     return 0;
 }
 
@@ -494,8 +499,11 @@ void server_connection::on_authenticated(const server_auth_event& ev)
     start_channels();
 }
 
-// The root parent keeps what needs root for the session's lifetime (the PAM
-// session); the connection itself continues in a child that is the user.
+// Something must stay root for the session's lifetime only when a PAM
+// session has to be closed as root for a user who is not root: then a root
+// parent keeps the PAM handle and waits, and the connection continues in a
+// child that becomes the user (as OpenSSH's monitor does). Otherwise the
+// connection process itself becomes the user: one process per session.
 bool server_connection::enter_user_session()
 {
     const user_account& user = *session_env_.user;
@@ -503,9 +511,13 @@ bool server_connection::enter_user_session()
         pam_->establish_credentials();
         if (int rc = pam_->open_session(); rc != 0)
             log_.error("pam_open_session(): " + pam_->strerror(rc));
+        else
+            pam_session_open_ = true;
         session_env_.pam_env = pam_->environment();
     }
-    if (geteuid() == 0) {
+    if (geteuid() != 0)
+        return true; // serving our own user: nothing to switch
+    if (pam_session_open_ && user.uid != 0) {
         driver_->flush();
         pid_t pid = fork();
         if (pid < 0) {
@@ -522,20 +534,19 @@ bool server_connection::enter_user_session()
             int status = 0;
             while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
             }
-            if (pam_) {
-                pam_->close_session();
-                pam_->delete_credentials();
-            }
+            pam_->close_session();
+            pam_->delete_credentials();
             _exit(0);
         }
         io_.notify_fork(asio::io_context::fork_child);
-        if (!cfg_.chroot_directory.empty() && cfg_.chroot_directory != "none")
-            log_.info("ChrootDirectory is not supported yet; ignored for " + user.name);
-        std::string error;
-        if (!become_user(user, error)) {
-            log_.error("fatal: setreuid/setuid failed for " + user.name + ": " + error);
-            _exit(255);
-        }
+        pam_session_open_ = false; // the parent closes it
+    }
+    if (!cfg_.chroot_directory.empty() && cfg_.chroot_directory != "none")
+        log_.info("ChrootDirectory is not supported yet; ignored for " + user.name);
+    std::string error;
+    if (!become_user(user, error)) {
+        log_.error("fatal: setreuid/setuid failed for " + user.name + ": " + error);
+        _exit(255);
     }
     return true;
 }
