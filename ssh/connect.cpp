@@ -101,8 +101,6 @@ result<connected_stream> connect_tcp(const connect_params& p, std::string& error
                 connected_stream s;
                 s.fd = fd;
                 s.peer_address = numeric_host(ai->ai_addr, ai->ai_addrlen, &s.peer_port);
-                int one = 1;
-                setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
                 freeaddrinfo(res);
                 return s;
             }

@@ -163,6 +163,8 @@ void fd_source::pump()
         }
         if (n > 0) {
             bytes_ += static_cast<std::uint64_t>(n);
+            if ((turn & 7) == 7)
+                runner_.flush(); // keep the receiver busy rather than bursting
             continue;
         }
         if (n == 0)
