@@ -32,19 +32,6 @@ namespace asio = boost::asio;
 
 namespace {
 
-log_level level_of(auth_log_level l)
-{
-    switch (l) {
-    case auth_log_level::error: return log_level::error;
-    case auth_log_level::info: return log_level::info;
-    case auth_log_level::verbose: return log_level::verbose;
-    case auth_log_level::debug1: return log_level::debug1;
-    case auth_log_level::debug2: return log_level::debug2;
-    case auth_log_level::debug3: return log_level::debug3;
-    }
-    return log_level::info;
-}
-
 class server_connection {
 public:
     server_connection(const server_context& ctx, int read_fd, int write_fd, int startup_fd, connection_facts facts)
@@ -311,7 +298,7 @@ void server_connection::pump_auth()
         case server_auth_event_type::none: driver_->flush(); return;
         case server_auth_event_type::send:
         case server_auth_event_type::disconnect: queue_auth_output(std::move(ev)); break;
-        case server_auth_event_type::log: log_.log(level_of(ev.level), ev.text); break;
+        case server_auth_event_type::log: log_.log(to_log_level(ev.level), ev.text); break;
         case server_auth_event_type::check_password: check_password(ev); break;
         case server_auth_event_type::kbdint_start:
             if (!cfg_.use_pam) {

@@ -4,6 +4,19 @@
 
 namespace longhaul {
 
+log_level to_log_level(auth_log_level level) noexcept
+{
+    switch (level) {
+    case auth_log_level::error: return log_level::error;
+    case auth_log_level::info: return log_level::info;
+    case auth_log_level::verbose: return log_level::verbose;
+    case auth_log_level::debug1: return log_level::debug1;
+    case auth_log_level::debug2: return log_level::debug2;
+    case auth_log_level::debug3: return log_level::debug3;
+    }
+    return log_level::info;
+}
+
 std::string_view to_string(auth_log_level level) noexcept
 {
     switch (level) {

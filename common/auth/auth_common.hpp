@@ -4,6 +4,7 @@
 #pragma once
 
 #include "common/keys/public_key.hpp"
+#include "common/log.hpp"
 
 #include <optional>
 #include <string>
@@ -17,6 +18,8 @@ namespace longhaul {
 enum class auth_log_level { error, info, verbose, debug1, debug2, debug3 };
 
 std::string_view to_string(auth_log_level level) noexcept;
+// The program logger's level for a machine's log line.
+log_level to_log_level(auth_log_level level) noexcept;
 
 // OpenSSH 9.x's default PubkeyAcceptedAlgorithms restricted to the key
 // types this build implements (no certificates, no security keys).

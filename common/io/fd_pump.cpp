@@ -59,16 +59,18 @@ void restore_blocking(int fd)
         ::fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
 }
 
-struct fd_source::watcher {
-    watcher(asio::io_context& io, int fd) : d(io, fd) {}
-    ~watcher() { d.release(); }
+// Readiness notifications for a descriptor the pump owns itself: Asio must
+// not close it.
+struct fd_watcher {
+    fd_watcher(asio::io_context& io, int fd) : d(io, fd) {}
+    ~fd_watcher() { d.release(); }
     asio::posix::stream_descriptor d;
 };
-
-struct fd_sink::watcher {
-    watcher(asio::io_context& io, int fd) : d(io, fd) {}
-    ~watcher() { d.release(); }
-    asio::posix::stream_descriptor d;
+struct fd_source::watcher : fd_watcher {
+    using fd_watcher::fd_watcher;
+};
+struct fd_sink::watcher : fd_watcher {
+    using fd_watcher::fd_watcher;
 };
 
 // ---------------------------------------------------------------- source
