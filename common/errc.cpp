@@ -34,6 +34,7 @@ std::string_view to_string(errc e) noexcept
     case errc::connection_closed: return "connection closed";
     case errc::timeout: return "connection timed out";
     case errc::io_error: return "I/O error";
+    case errc::bad_permissions: return "bad permissions";
     }
     return "unknown error";
 }

@@ -36,6 +36,7 @@ enum class errc {
     connection_closed,     // the byte stream ended
     timeout,
     io_error,
+    bad_permissions,       // a private file others can read
 };
 
 const std::error_category& longhaul_category() noexcept;

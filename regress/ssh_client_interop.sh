@@ -189,6 +189,15 @@ check_wrong_passphrase() {
 }
 lh_check "wrong passphrase: Permission denied, exit 255" check_wrong_passphrase
 
+check_unprotected_key() {
+    cp "$T/id_ed25519" "$T/id_open"
+    cp "$T/id_ed25519.pub" "$T/id_open.pub"
+    chmod 644 "$T/id_open"
+    "$SSH" "${base[@]}" -i "$T/id_open" -o PreferredAuthentications=publickey 127.0.0.1 true 2>"$T/err"
+    [ $? = 255 ] && grep -q "UNPROTECTED PRIVATE KEY FILE" "$T/err" && grep -q 'Load key ".*id_open": bad permissions' "$T/err"
+}
+lh_check "a private key others can read is refused, as ssh does" check_unprotected_key
+
 if command -v ssh-agent >/dev/null && command -v ssh-add >/dev/null; then
     ssh-agent -a "$T/agent.sock" -D >/dev/null 2>&1 &
     LH_PIDS+=($!)

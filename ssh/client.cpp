@@ -4,6 +4,7 @@
 #include "common/auth/agent_client.hpp"
 #include "common/auth/client_auth.hpp"
 #include "common/io/connection_runner.hpp"
+#include "common/keys/key_file.hpp"
 #include "common/match.hpp"
 #include "common/random.hpp"
 #include "common/text.hpp"
@@ -426,7 +427,18 @@ std::vector<client_identity> ssh_client::collect_identities()
             log_.error(e.what());
             continue;
         }
-        files.push_back(identity_from_key_file(path, f.user_provided));
+        client_identity id = identity_from_key_file(path, f.user_provided);
+        // As ssh: a private key others can read is refused, loudly.
+        id.load = [inner = id.load, path, this](std::optional<std::string_view> passphrase) -> result<private_key> {
+            auto warning = private_key_permission_warning(path);
+            if (!warning.empty()) {
+                for (const auto& line : warning)
+                    log_.error(line);
+                return errc::bad_permissions;
+            }
+            return inner(passphrase);
+        };
+        files.push_back(std::move(id));
     }
     // OpenSSH's pubkey_prepare: agent keys first (file keys the agent holds
     // are used through it), then the remaining files; IdentitiesOnly drops

@@ -111,21 +111,10 @@ options parse_args(int argc, char** argv)
 // sshd refuses a private host key others can read, as OpenSSH's key loader does.
 bool host_key_permissions_ok(const std::string& path, logger& log)
 {
-    struct stat st {};
-    if (::stat(path.c_str(), &st) != 0)
-        return true; // the loader reports the missing file
-    if ((st.st_mode & 077) != 0 && st.st_uid == geteuid()) {
-        char mode[8];
-        std::snprintf(mode, sizeof mode, "0%3.3o", st.st_mode & 0777);
-        log.error("@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@");
-        log.error("@         WARNING: UNPROTECTED PRIVATE KEY FILE!          @");
-        log.error("@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@");
-        log.error(std::string("Permissions ") + mode + " for '" + path + "' are too open.");
-        log.error("It is required that your private key files are NOT accessible by others.");
-        log.error("This private key will be ignored.");
-        return false;
-    }
-    return true;
+    auto warning = private_key_permission_warning(path);
+    for (const auto& line : warning)
+        log.error(line);
+    return warning.empty();
 }
 
 std::vector<std::shared_ptr<const private_key>> load_host_keys(const server_config& cfg, logger& log)

@@ -3,6 +3,7 @@
 #include "common/keys/base64.hpp"
 
 #include <cerrno>
+#include <cstdio>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -146,6 +147,23 @@ result<void> write_private_key_file(const std::filesystem::path& path, std::stri
     if (::close(fd.release()) != 0)
         return errc::io_error;
     return {};
+}
+
+std::vector<std::string> private_key_permission_warning(const std::filesystem::path& path)
+{
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0 || st.st_uid != getuid() || (st.st_mode & 077) == 0)
+        return {};
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "0%3.3o", static_cast<unsigned>(st.st_mode & 0777));
+    return {
+        "@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@",
+        "@         WARNING: UNPROTECTED PRIVATE KEY FILE!          @",
+        "@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@",
+        std::string("Permissions ") + mode + " for '" + path.string() + "' are too open.",
+        "It is required that your private key files are NOT accessible by others.",
+        "This private key will be ignored.",
+    };
 }
 
 } // namespace longhaul

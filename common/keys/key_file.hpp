@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace longhaul {
 
@@ -41,6 +42,11 @@ result<public_key> private_key_file_public_key(std::string_view file_contents);
 result<std::string> write_private_key(const private_key& key, private_key_format format,
                                       std::string_view passphrase, random_source& rng,
                                       int kdf_rounds = openssh_default_kdf_rounds);
+
+// OpenSSH's sshkey_perm_ok: a private key file owned by us must not be
+// accessible by group or others. Returns the warning block OpenSSH prints
+// (empty when the permissions are fine or the file cannot be examined).
+std::vector<std::string> private_key_permission_warning(const std::filesystem::path& path);
 
 // Reads the file (at most max_key_file_size bytes; io_error when it
 // cannot be read) and parses it. A key without a comment gets none: OpenSSH
