@@ -2,6 +2,8 @@
 // EVP: fixed MODP groups and groups sent by a group-exchange server alike.
 #include "common/crypto/key_agreement.hpp"
 
+#include "common/crypto/evp_handles.hpp"
+
 #include <openssl/bn.h>
 #include <openssl/core_names.h>
 #include <openssl/evp.h>
@@ -13,31 +15,12 @@ namespace longhaul {
 
 namespace {
 
-struct pkey_free {
-    void operator()(EVP_PKEY* p) const noexcept { EVP_PKEY_free(p); }
-};
-struct pkey_ctx_free {
-    void operator()(EVP_PKEY_CTX* p) const noexcept { EVP_PKEY_CTX_free(p); }
-};
-struct bn_clear_free {
-    void operator()(BIGNUM* p) const noexcept { BN_clear_free(p); }
-};
-struct bn_ctx_free {
-    void operator()(BN_CTX* p) const noexcept { BN_CTX_free(p); }
-};
-struct param_bld_free {
-    void operator()(OSSL_PARAM_BLD* p) const noexcept { OSSL_PARAM_BLD_free(p); }
-};
-struct params_free {
-    void operator()(OSSL_PARAM* p) const noexcept { OSSL_PARAM_free(p); }
-};
-
-using pkey_ptr = std::unique_ptr<EVP_PKEY, pkey_free>;
-using pkey_ctx_ptr = std::unique_ptr<EVP_PKEY_CTX, pkey_ctx_free>;
-using bn_ptr = std::unique_ptr<BIGNUM, bn_clear_free>;
-using bn_ctx_ptr = std::unique_ptr<BN_CTX, bn_ctx_free>;
-using param_bld_ptr = std::unique_ptr<OSSL_PARAM_BLD, param_bld_free>;
-using params_ptr = std::unique_ptr<OSSL_PARAM, params_free>;
+using detail::bn_ctx_ptr;
+using detail::bn_ptr;
+using detail::param_bld_ptr;
+using detail::params_ptr;
+using detail::pkey_ctx_ptr;
+using detail::pkey_ptr;
 
 constexpr std::size_t min_modulus_bits = 1024;
 constexpr std::size_t max_modulus_bits = 16384;

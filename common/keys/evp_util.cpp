@@ -12,34 +12,6 @@ namespace longhaul::detail {
 
 namespace {
 
-struct pkey_ctx_deleter {
-    void operator()(EVP_PKEY_CTX* p) const noexcept { EVP_PKEY_CTX_free(p); }
-};
-using pkey_ctx_ptr = std::unique_ptr<EVP_PKEY_CTX, pkey_ctx_deleter>;
-
-struct param_bld_deleter {
-    void operator()(OSSL_PARAM_BLD* p) const noexcept { OSSL_PARAM_BLD_free(p); }
-};
-using param_bld_ptr = std::unique_ptr<OSSL_PARAM_BLD, param_bld_deleter>;
-
-struct params_deleter {
-    // The built array may hold private components; OpenSSL 3.0 has no
-    // OSSL_PARAM_clear_free, so wipe each value before freeing.
-    void operator()(OSSL_PARAM* p) const noexcept
-    {
-        for (OSSL_PARAM* q = p; q != nullptr && q->key != nullptr; ++q)
-            if (q->data != nullptr && q->data_size != 0)
-                cleanse(q->data, q->data_size);
-        OSSL_PARAM_free(p);
-    }
-};
-using params_ptr = std::unique_ptr<OSSL_PARAM, params_deleter>;
-
-struct bn_ctx_deleter {
-    void operator()(BN_CTX* p) const noexcept { BN_CTX_free(p); }
-};
-using bn_ctx_ptr = std::unique_ptr<BN_CTX, bn_ctx_deleter>;
-
 constexpr std::array<ec_curve, 3> curves = {{
     {key_type::ecdsa_p256, "nistp256", "P-256", 32, hash_alg::sha256},
     {key_type::ecdsa_p384, "nistp384", "P-384", 48, hash_alg::sha384},

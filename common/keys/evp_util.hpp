@@ -1,10 +1,12 @@
-// Internal to common/keys: OpenSSL ownership helpers and the conversions
-// between SSH key components (the fields of blobs and private key sections)
-// and EVP_PKEY objects. Every builder validates what it builds, so an
-// EVP_PKEY reaching public_key or private_key is always well formed.
+// Internal to common/keys: the conversions between SSH key components (the
+// fields of blobs and private key sections) and EVP_PKEY objects. Every
+// builder validates what it builds, so an EVP_PKEY reaching public_key or
+// private_key is always well formed. The OpenSSL handles (bn_ptr, pkey_ptr,
+// ...) are common/crypto/evp_handles.hpp's.
 #pragma once
 
 #include "common/bytes.hpp"
+#include "common/crypto/evp_handles.hpp"
 #include "common/crypto/hash.hpp"
 #include "common/keys/public_key.hpp"
 #include "common/result.hpp"
@@ -15,17 +17,6 @@
 #include <memory>
 
 namespace longhaul::detail {
-
-struct bn_deleter {
-    // BN_clear_free: many of these hold private exponents and primes.
-    void operator()(BIGNUM* p) const noexcept { BN_clear_free(p); }
-};
-using bn_ptr = std::unique_ptr<BIGNUM, bn_deleter>;
-
-struct md_ctx_deleter {
-    void operator()(EVP_MD_CTX* p) const noexcept { EVP_MD_CTX_free(p); }
-};
-using md_ctx_ptr = std::unique_ptr<EVP_MD_CTX, md_ctx_deleter>;
 
 // EVP_PKEYs are shared between a private key and copies of it.
 std::shared_ptr<EVP_PKEY> adopt(EVP_PKEY* p);

@@ -27,11 +27,6 @@ constexpr std::array<key_cipher, 10> ciphers = {{
     {"chacha20-poly1305@openssh.com", 64, 0, 8, 16},
 }};
 
-struct cipher_ctx_deleter {
-    void operator()(EVP_CIPHER_CTX* p) const noexcept { EVP_CIPHER_CTX_free(p); }
-};
-using cipher_ctx_ptr = std::unique_ptr<EVP_CIPHER_CTX, cipher_ctx_deleter>;
-
 const EVP_CIPHER* evp_cipher_for(std::string_view name) noexcept
 {
     if (name == "aes128-ctr") return EVP_aes_128_ctr();

@@ -15,13 +15,6 @@ namespace {
 
 using detail::clear_openssl_errors;
 
-struct decoder_deleter {
-    void operator()(OSSL_DECODER_CTX* p) const noexcept { OSSL_DECODER_CTX_free(p); }
-};
-struct encoder_deleter {
-    void operator()(OSSL_ENCODER_CTX* p) const noexcept { OSSL_ENCODER_CTX_free(p); }
-};
-
 constexpr std::array<std::string_view, 4> labels = {
     "RSA PRIVATE KEY", "EC PRIVATE KEY", "PRIVATE KEY", "ENCRYPTED PRIVATE KEY"};
 
@@ -106,7 +99,7 @@ result<private_key> parse_pem_private_key(std::string_view contents, std::option
         return errc::passphrase_required;
 
     EVP_PKEY* raw = nullptr;
-    std::unique_ptr<OSSL_DECODER_CTX, decoder_deleter> ctx(
+    detail::decoder_ctx_ptr ctx(
         OSSL_DECODER_CTX_new_for_pkey(&raw, "PEM", nullptr, nullptr, EVP_PKEY_KEYPAIR, nullptr, nullptr));
     if (!ctx) {
         clear_openssl_errors();
@@ -144,7 +137,7 @@ result<std::string> write_pem_private_key(const private_key& key, std::string_vi
     if (format == pem_format::traditional && key.type() == key_type::ed25519)
         return errc::unsupported; // PKCS#1/SEC1 have no Ed25519 structure
     const char* structure = format == pem_format::traditional ? "type-specific" : "PrivateKeyInfo";
-    std::unique_ptr<OSSL_ENCODER_CTX, encoder_deleter> ctx(
+    detail::encoder_ctx_ptr ctx(
         OSSL_ENCODER_CTX_new_for_pkey(key.evp(), OSSL_KEYMGMT_SELECT_ALL, "PEM", structure, nullptr));
     if (!ctx || OSSL_ENCODER_CTX_get_num_encoders(ctx.get()) == 0) {
         clear_openssl_errors();

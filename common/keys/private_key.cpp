@@ -14,10 +14,6 @@ namespace {
 
 using detail::clear_openssl_errors;
 
-struct ecdsa_sig_deleter {
-    void operator()(ECDSA_SIG* p) const noexcept { ECDSA_SIG_free(p); }
-};
-
 result<bytes> evp_sign(EVP_PKEY* pkey, const EVP_MD* md, byte_span data, bool rsa)
 {
     detail::md_ctx_ptr ctx(EVP_MD_CTX_new());
@@ -42,7 +38,7 @@ result<bytes> evp_sign(EVP_PKEY* pkey, const EVP_MD* md, byte_span data, bool rs
 result<bytes> der_to_ssh_ecdsa(byte_span der)
 {
     const unsigned char* p = der.data();
-    std::unique_ptr<ECDSA_SIG, ecdsa_sig_deleter> sig(d2i_ECDSA_SIG(nullptr, &p, static_cast<long>(der.size())));
+    detail::ecdsa_sig_ptr sig(d2i_ECDSA_SIG(nullptr, &p, static_cast<long>(der.size())));
     if (!sig) {
         clear_openssl_errors();
         return errc::crypto_error;

@@ -15,10 +15,6 @@ namespace {
 
 using detail::clear_openssl_errors;
 
-struct ecdsa_sig_deleter {
-    void operator()(ECDSA_SIG* p) const noexcept { ECDSA_SIG_free(p); }
-};
-
 // The blob of a key from its components, in canonical form.
 bytes ed25519_blob(byte_span pub)
 {
@@ -63,7 +59,7 @@ bool verify_ecdsa(EVP_PKEY* pkey, key_type t, byte_span sig, byte_span data)
     if (!r.finish() || sig_r.empty() || sig_s.empty())
         return false;
 
-    std::unique_ptr<ECDSA_SIG, ecdsa_sig_deleter> ecdsa(ECDSA_SIG_new());
+    detail::ecdsa_sig_ptr ecdsa(ECDSA_SIG_new());
     if (!ecdsa)
         return false;
     auto bn_r = detail::bn_from(sig_r), bn_s = detail::bn_from(sig_s);
