@@ -1,6 +1,7 @@
 #include "common/config_line.hpp"
 
-#include <algorithm>
+#include "common/text_parse.hpp"
+
 #include <cctype>
 #include <limits>
 #include <optional>
@@ -105,8 +106,7 @@ std::optional<std::string> keyword_token(std::string_view line, std::size_t& i)
         token = next_keyword_token(line, i);
     if (!token || token->empty() || (*token)[0] == '#')
         return std::nullopt;
-    std::transform(token->begin(), token->end(), token->begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    *token = lowercase(*token);
     return token;
 }
 

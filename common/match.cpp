@@ -1,8 +1,9 @@
 #include "common/match.hpp"
 
+#include "common/text_parse.hpp"
+
 #include <arpa/inet.h>
 
-#include <cctype>
 #include <cstring>
 #include <string>
 
@@ -33,14 +34,6 @@ bool match_pattern(std::string_view s, std::string_view p) noexcept
 }
 
 namespace {
-
-std::string lower(std::string_view s)
-{
-    std::string out(s);
-    for (auto& c : out)
-        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-}
 
 template <class Fn>
 list_match walk_list(std::string_view list, Fn&& matches)
@@ -132,8 +125,8 @@ list_match match_pattern_list(std::string_view s, std::string_view list, bool fo
 {
     if (!fold_case)
         return walk_list(list, [&](std::string_view pat) { return match_pattern(s, pat); });
-    const std::string ls = lower(s);
-    return walk_list(list, [&](std::string_view pat) { return match_pattern(ls, lower(pat)); });
+    const std::string ls = lowercase(s);
+    return walk_list(list, [&](std::string_view pat) { return match_pattern(ls, lowercase(pat)); });
 }
 
 bool valid_cidr(std::string_view cidr) noexcept

@@ -5,9 +5,9 @@
 #include "common/keys/public_key.hpp"
 #include "common/match.hpp"
 #include "common/name_list.hpp"
+#include "common/text_parse.hpp"
 #include "common/transport/algorithms.hpp"
 
-#include <cctype>
 
 namespace longhaul {
 
@@ -142,14 +142,7 @@ bool key_algorithm_list_valid(std::string_view list)
 
 std::optional<std::vector<std::string>> query_algorithms(std::string_view what)
 {
-    auto ieq = [&](std::string_view name) {
-        if (what.size() != name.size())
-            return false;
-        for (std::size_t i = 0; i < what.size(); ++i)
-            if (std::tolower(static_cast<unsigned char>(what[i])) != std::tolower(static_cast<unsigned char>(name[i])))
-                return false;
-        return true;
-    };
+    auto ieq = [&](std::string_view name) { return iequals(what, name); };
     auto split = [](std::string_view list) {
         std::vector<std::string> out;
         for (auto n : split_name_list(list))

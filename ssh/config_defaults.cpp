@@ -4,6 +4,7 @@
 // and IPQoS defaults differ from upstream's).
 #include "ssh/ssh_config.hpp"
 
+#include "common/text_parse.hpp"
 #include "common/transport/algorithms.hpp"
 #include "ssh/algorithm_names.hpp"
 #include "ssh/detail/config_values.hpp"
@@ -40,7 +41,7 @@ void assemble(std::optional<std::string>& field, const std::string& defaults, co
 
 void clear_on_none(std::optional<std::string>& field)
 {
-    if (field && detail::iequals(*field, "none"))
+    if (field && iequals(*field, "none"))
         field.reset();
 }
 
@@ -172,7 +173,7 @@ void fill_default_options(client_config& c)
         c.jump_port.reset();
     }
     if (c.canonicalize_permitted_cnames.size() == 1 &&
-        detail::iequals(c.canonicalize_permitted_cnames[0].source_list, "none") &&
+        iequals(c.canonicalize_permitted_cnames[0].source_list, "none") &&
         c.canonicalize_permitted_cnames[0].target_list.empty())
         c.canonicalize_permitted_cnames.clear();
 }

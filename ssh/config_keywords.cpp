@@ -4,6 +4,7 @@
 
 #include "common/config_line.hpp"
 #include "common/match.hpp"
+#include "common/text_parse.hpp"
 #include "ssh/destination.hpp"
 #include "ssh/detail/config_keywords.hpp"
 #include "ssh/detail/config_values.hpp"
@@ -34,14 +35,6 @@ std::string_view rest_of_line(std::string_view value)
                                 value[i] == '='))
         ++i;
     return value.substr(i);
-}
-
-std::string lowercase(std::string_view s)
-{
-    std::string out(s);
-    for (auto& c : out)
-        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
 }
 
 void add_identity(std::vector<identity_file>& files, const std::string& path, bool user_provided)

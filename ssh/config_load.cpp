@@ -3,6 +3,7 @@
 // with the values before it connects or prints them with -G.
 #include "ssh/detail/config_parser.hpp"
 
+#include "common/text_parse.hpp"
 #include "ssh/destination.hpp"
 #include "ssh/detail/config_values.hpp"
 
@@ -17,17 +18,6 @@
 #include <cstring>
 
 namespace longhaul {
-
-namespace {
-
-std::string lowercase(std::string s)
-{
-    for (auto& c : s)
-        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-}
-
-} // namespace
 
 using namespace detail;
 

@@ -3,6 +3,7 @@
 #include "ssh/detail/config_parser.hpp"
 
 #include "common/match.hpp"
+#include "common/text_parse.hpp"
 #include "ssh/destination.hpp"
 #include "ssh/detail/config_values.hpp"
 

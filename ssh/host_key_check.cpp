@@ -1,5 +1,6 @@
 #include "ssh/host_key_check.hpp"
 
+#include "common/text_parse.hpp"
 #include "ssh/detail/config_values.hpp"
 
 #include <algorithm>
@@ -419,9 +420,9 @@ confirmation parse_confirmation(std::string_view answer, const std::optional<std
         ++i;
     answer.remove_prefix(i);
     answer = answer.substr(0, answer.find_first_of(" \t\n"));
-    if (answer.empty() || detail::iequals(answer, "no"))
+    if (answer.empty() || iequals(answer, "no"))
         return confirmation::no;
-    if (detail::iequals(answer, "yes") || (fingerprint && answer == *fingerprint))
+    if (iequals(answer, "yes") || (fingerprint && answer == *fingerprint))
         return confirmation::yes;
     return confirmation::again;
 }

@@ -3,12 +3,12 @@
 #include "common/crypto/hash.hpp"
 #include "common/keys/base64.hpp"
 #include "common/match.hpp"
+#include "common/text_parse.hpp"
 
 #include <sys/stat.h>
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <cctype>
 #include <cerrno>
 #include <cstring>
 
@@ -20,14 +20,6 @@ namespace {
 constexpr std::size_t max_known_hosts_size = 64u << 20;
 
 bool is_space(char c) { return c == ' ' || c == '\t'; }
-
-std::string lowercase(std::string_view s)
-{
-    std::string out(s);
-    for (auto& c : out)
-        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-}
 
 std::optional<std::string> read_whole_file(const std::string& path, int& err)
 {

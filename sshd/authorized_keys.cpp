@@ -2,6 +2,7 @@
 
 #include "common/keys/key_lines.hpp"
 #include "common/match.hpp"
+#include "common/text_parse.hpp"
 #include "sshd/address_match.hpp"
 #include "sshd/percent_expand.hpp"
 #include "sshd/sshd_config_keywords.hpp"
@@ -15,16 +16,6 @@ namespace {
 
 constexpr std::size_t max_environment = 1024; // OpenSSH's SSH_AUTHOPT_ENV_MAX
 constexpr std::size_t max_permits = 4096;     // SSH_AUTHOPT_PERMIT_MAX
-
-bool iequals(std::string_view a, std::string_view b)
-{
-    if (a.size() != b.size())
-        return false;
-    for (std::size_t i = 0; i < a.size(); ++i)
-        if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i])))
-            return false;
-    return true;
-}
 
 bool valid_env_name(std::string_view name)
 {

@@ -1,5 +1,7 @@
 #include "sshd/sshd_config_keywords.hpp"
 
+#include "common/text_parse.hpp"
+
 #include <netdb.h>
 #include <netinet/in.h>
 
@@ -150,16 +152,6 @@ constexpr sshd_keyword keywords[] = {
     {"debianbanner", sshd_kw::debian_banner, G},
     {"permitblacklistedkeys", sshd_kw::deprecated, G},
 };
-
-bool iequals(std::string_view a, std::string_view b) noexcept
-{
-    if (a.size() != b.size())
-        return false;
-    for (std::size_t i = 0; i < a.size(); ++i)
-        if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i])))
-            return false;
-    return true;
-}
 
 template <class T>
 struct named {

@@ -3,26 +3,18 @@
 #include "sshd/sshd_config_internal.hpp"
 
 #include "common/match.hpp"
+#include "common/text_parse.hpp"
 #include "sshd/address_match.hpp"
 
 #include <grp.h>
 #include <pwd.h>
 #include <unistd.h>
 
-#include <cctype>
 #include <vector>
 
 namespace longhaul::detail {
 
 namespace {
-
-std::string lower(std::string_view s)
-{
-    std::string out(s);
-    for (auto& c : out)
-        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-}
 
 [[noreturn]] void missing_attribute(const char* criteria, const char* attribute)
 {
@@ -43,7 +35,7 @@ match_condition parse_match_line(const config_entry& entry, parse_log& log)
     c.line = entry.line;
     const auto& args = entry.args;
     for (std::size_t i = 0; i < args.size(); ++i) {
-        std::string attribute = lower(args[i]);
+        std::string attribute = lowercase(args[i]);
         if (attribute == "all") {
             if (!c.criteria.empty() || i + 1 < args.size())
                 bad("'all' cannot be combined with other Match attributes");

@@ -9,16 +9,6 @@
 
 namespace longhaul::detail {
 
-bool iequals(std::string_view a, std::string_view b)
-{
-    if (a.size() != b.size())
-        return false;
-    for (std::size_t i = 0; i < a.size(); ++i)
-        if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i])))
-            return false;
-    return true;
-}
-
 // OpenSSH's hpdelim: splits "host:port" or "[v6]:port".
 // Returns false where hpdelim returns NULL; `port` is nullopt when the
 // string had no delimiter.

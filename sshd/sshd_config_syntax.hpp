@@ -3,6 +3,7 @@
 // and channel-timeout lists).
 #pragma once
 
+#include "common/text_parse.hpp"
 #include "sshd/sshd_algorithms.hpp"
 #include "sshd/sshd_config_internal.hpp"
 
@@ -12,7 +13,6 @@
 
 namespace longhaul::detail {
 
-bool iequals(std::string_view a, std::string_view b);
 // OpenSSH's hpdelim: "host:port" or "[v6]:port"; false where it gives up.
 // `port` is nullopt when there was no delimiter.
 bool split_host_port(std::string_view s, std::string& host, std::optional<std::string>& port);

@@ -4,27 +4,20 @@
 #include "sshd/sshd_config_internal.hpp"
 
 #include "common/name_list.hpp"
+#include "common/text_parse.hpp"
 #include "sshd/sshd_algorithms.hpp"
 
 #include <netdb.h>
 
-#include <cctype>
 #include <cstring>
 
 namespace longhaul::detail {
 
 namespace {
 
-bool is_none(const std::string& s)
-{
-    return s.size() == 4 && std::tolower(static_cast<unsigned char>(s[0])) == 'n' &&
-           std::tolower(static_cast<unsigned char>(s[1])) == 'o' &&
-           std::tolower(static_cast<unsigned char>(s[2])) == 'n' && std::tolower(static_cast<unsigned char>(s[3])) == 'e';
-}
-
 void clear_none(std::string& s)
 {
-    if (is_none(s))
+    if (iequals(s, "none"))
         s.clear();
 }
 

@@ -7,16 +7,6 @@
 
 namespace longhaul::detail {
 
-bool iequals(std::string_view a, std::string_view b) noexcept
-{
-    if (a.size() != b.size())
-        return false;
-    for (std::size_t i = 0; i < a.size(); ++i)
-        if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i])))
-            return false;
-    return true;
-}
-
 namespace {
 
 constexpr state_word<bool> flag_table[] = {{"true", true}, {"false", false}, {"yes", true}, {"no", false}};

@@ -5,6 +5,7 @@
 // notation of -G.
 #pragma once
 
+#include "common/text_parse.hpp"
 #include "ssh/client_config.hpp"
 
 #include <optional>
@@ -19,8 +20,6 @@ struct state_word {
     std::string_view word;
     T value;
 };
-
-bool iequals(std::string_view a, std::string_view b) noexcept;
 
 template <class T>
 std::optional<T> parse_word(std::span<const state_word<T>> table, std::string_view word)
