@@ -14,7 +14,7 @@ ctest --test-dir build --output-on-failure -j2
 
 if [ "${LONGHAUL_SKIP_SANITIZERS:-0}" != 1 ]; then
     cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DLONGHAUL_SANITIZE=ON >/dev/null
-    cmake --build build-asan -j"$jobs" --target common_tests crypto_tests keys_tests transport_tests
+    cmake --build build-asan -j"$jobs"
     # The sanitizer run moves a tenth of the data volumes (LONGHAUL_TEST_SCALE).
     LONGHAUL_TEST_SCALE=0.1 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
         ctest --test-dir build-asan -L unit --output-on-failure -j2
