@@ -2,10 +2,10 @@
 # The main job: start an sshd on 127.0.0.1 with fresh host keys, connect with
 # Longhaul, and move data through ssh and scp, checksummed.
 #
-# Longhaul's own programs are used as they land in build/bin (ssh: issue 3,
-# sshd: issue 4); until then the demo says so and uses OpenSSH's in their
-# place, and shows Longhaul's transport core completing key exchange, login
-# and rekeys against the server.
+# Longhaul's own programs are used from build/bin: sshd, ssh, and ssh under
+# OpenSSH's scp front-end (scp -S), until Longhaul has its own scp; the demo
+# also shows the transport core alone completing key exchange, login and
+# rekeys against the server.
 source "$(dirname "$0")/../regress/lib.sh"
 BUILD=${LONGHAUL_BUILD_DIR:-$(cd "$(dirname "$0")/.." && pwd)/build}
 SIZE_MB=${DEMO_SIZE_MB:-256}
@@ -13,7 +13,7 @@ SIZE_MB=${DEMO_SIZE_MB:-256}
 lh_require_openssh_server
 if [ -x "$BUILD/bin/sshd" ]; then LH_SSHD=$BUILD/bin/sshd; fi
 if [ -x "$BUILD/bin/ssh" ]; then SSH=$BUILD/bin/ssh; else SSH=/usr/bin/ssh; fi
-if [ -x "$BUILD/bin/scp" ]; then SCP=$BUILD/bin/scp; else SCP=/usr/bin/scp; fi
+if [ -x "$BUILD/bin/scp" ]; then SCP=$BUILD/bin/scp; SCP_SSH=(); else SCP=/usr/bin/scp; SCP_SSH=(-S "$SSH"); fi
 
 echo "== fresh host keys and a user key in $LH_TMP"
 lh_make_host_keys "$LH_TMP"
@@ -28,7 +28,9 @@ echo "== Longhaul transport core: key exchange, login, rekeys"
     --hostkey ssh-ed25519 --cipher chacha20-poly1305@openssh.com --rekeys 2 \
     --user "$(id -un)" --identity "$LH_TMP/id_ed25519"
 
-[ "$SSH" = /usr/bin/ssh ] && echo "== note: Longhaul's ssh is not built yet; moving data with OpenSSH's ssh/scp"
+[ "$SSH" = /usr/bin/ssh ] && echo "== note: Longhaul's ssh is not built; moving data with OpenSSH's ssh/scp"
+[ "$LH_SSHD" = /usr/sbin/sshd ] && echo "== note: Longhaul's sshd is not built; serving with OpenSSH's sshd"
+echo "== ssh: $SSH, scp: $SCP ${SCP_SSH[*]}"
 ssh_opts=(-F /dev/null -p "$port" -i "$LH_TMP/id_ed25519" -o IdentitiesOnly=yes -o BatchMode=yes
           -o StrictHostKeyChecking=no -o "UserKnownHostsFile=$LH_TMP/known_hosts" -o LogLevel=ERROR)
 head -c "${SIZE_MB}M" /dev/urandom >"$LH_TMP/payload"
@@ -41,7 +43,7 @@ end=$(date +%s.%N)
 echo "== ssh: ${SIZE_MB} MiB through 'ssh host sha256sum' in $(awk "BEGIN{printf \"%.2f\", $end - $start}") s, checksum ok"
 
 start=$(date +%s.%N)
-"$SCP" -q -P "$port" -i "$LH_TMP/id_ed25519" -o IdentitiesOnly=yes -o BatchMode=yes -o StrictHostKeyChecking=no \
+"$SCP" "${SCP_SSH[@]}" -q -P "$port" -i "$LH_TMP/id_ed25519" -o IdentitiesOnly=yes -o BatchMode=yes -o StrictHostKeyChecking=no \
     -o "UserKnownHostsFile=$LH_TMP/known_hosts" "$LH_TMP/payload" "127.0.0.1:$LH_TMP/copy"
 end=$(date +%s.%N)
 got=$(sha256sum <"$LH_TMP/copy" | cut -d' ' -f1)

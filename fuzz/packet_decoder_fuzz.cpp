@@ -1,13 +1,16 @@
-// libFuzzer target for everything that decodes peer bytes in the transport:
-// the version exchange and packet framing of a server and a client core,
-// packet opening under every negotiated cipher and MAC with fixed keys, and
-// the key exchange reply parsers.
+// libFuzzer target for everything that decodes peer bytes in the transport
+// and connection layers: the version exchange and packet framing of a
+// server and a client core, packet opening under every negotiated cipher
+// and MAC with fixed keys, the key exchange reply parsers, KEXINIT, and
+// sequences of connection-protocol messages into a connection core.
 //
 // The first input byte picks the path; the rest is the peer's bytes.
 #include "common/crypto/packet_cipher.hpp"
 #include "common/transport/key_exchange.hpp"
 #include "common/transport/packet_codec.hpp"
 #include "common/transport/transport.hpp"
+#include "channel/connection.hpp"
+#include "common/wire.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -119,6 +122,40 @@ void fuzz_kex_reply(std::uint8_t selector, byte_span data)
     (void)(*k)->handle(reply, out);
 }
 
+// A sequence of connection-protocol messages (uint16 length, then the
+// message) into a connection core: opens, data, window adjusts, requests in
+// any order, against whatever channels the earlier messages created.
+void fuzz_connection(byte_span data)
+{
+    fixed_random rng;
+    transport_config cfg;
+    transport t(cfg, rng, steady_time{});
+    connection c(t);
+    steady_time now{};
+    for (int i = 0; i < 256 && data.size() >= 2; ++i) {
+        const std::size_t len = std::min<std::size_t>((std::size_t(data[0]) << 8 | data[1]), data.size() - 2);
+        byte_span m = data.subspan(2, len);
+        data = data.subspan(2 + len);
+        if (m.empty())
+            continue;
+        bytes msg(m.begin(), m.end());
+        msg[0] = static_cast<std::uint8_t>(80 + msg[0] % 21); // 80..100
+        auto ev = c.handle(msg, now);
+        // Exercise the replies a program would give.
+        if (ev.type == connection_event_type::open_request)
+            (i & 1) ? c.accept(ev.channel) : c.reject(ev.channel, open_failure_reason::connect_failed, "no");
+        else if (ev.type == connection_event_type::data)
+            c.consumed(ev.channel, ev.data.size(), now);
+        else if (ev.type == connection_event_type::request && ev.want_reply)
+            c.reply(ev.channel, true);
+        else if (ev.type == connection_event_type::close)
+            c.close(ev.channel);
+        if (t.closed())
+            break;
+        now += std::chrono::milliseconds(3);
+    }
+}
+
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
@@ -128,12 +165,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::uint8_t mode = data[0];
     const std::uint8_t selector = data[1];
     byte_span rest(data + 2, size - 2);
-    switch (mode % 5) {
+    switch (mode % 6) {
     case 0: fuzz_core(transport_role::server, rest); break;
     case 1: fuzz_core(transport_role::client, rest); break;
     case 2: fuzz_open(selector, rest); break;
     case 3: fuzz_kex_reply(selector, rest); break;
     case 4: (void)kexinit_message::decode(rest); break;
+    case 5: fuzz_connection(rest); break;
     }
     return 0;
 }
