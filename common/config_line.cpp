@@ -200,33 +200,4 @@ result<long long> parse_time_interval(std::string_view v)
     return total;
 }
 
-result<unsigned long long> parse_size(std::string_view v)
-{
-    if (v.empty())
-        return errc::malformed;
-    unsigned long long n = 0;
-    std::size_t i = 0;
-    for (; i < v.size() && v[i] >= '0' && v[i] <= '9'; ++i) {
-        if (n > (std::numeric_limits<unsigned long long>::max() - 9) / 10)
-            return errc::too_large;
-        n = n * 10 + static_cast<unsigned>(v[i] - '0');
-    }
-    if (i == 0)
-        return errc::malformed;
-    if (i == v.size())
-        return n;
-    if (i + 1 != v.size())
-        return errc::malformed;
-    unsigned shift = 0;
-    switch (std::toupper(static_cast<unsigned char>(v[i]))) {
-    case 'K': shift = 10; break;
-    case 'M': shift = 20; break;
-    case 'G': shift = 30; break;
-    default: return errc::malformed;
-    }
-    if (n > (std::numeric_limits<unsigned long long>::max() >> shift))
-        return errc::too_large;
-    return n << shift;
-}
-
 } // namespace longhaul

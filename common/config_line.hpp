@@ -40,7 +40,5 @@ result<bool> parse_yes_no(std::string_view v);
 
 // Time intervals: "90", "1h30m", "2d" (s, m, h, d, w); errc::malformed on junk.
 result<long long> parse_time_interval(std::string_view v);
-// Sizes with K/M/G suffixes (RekeyLimit); errc::malformed on junk.
-result<unsigned long long> parse_size(std::string_view v);
 
 } // namespace longhaul

@@ -1,6 +1,7 @@
 #include "common/text_parse.hpp"
 
 #include <cctype>
+#include <climits>
 
 namespace longhaul {
 
@@ -20,6 +21,87 @@ std::string lowercase(std::string_view s)
     for (auto& c : out)
         c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     return out;
+}
+
+std::optional<long long> scan_scaled(std::string_view s, const char*& why)
+{
+    constexpr const char* invalid = "Invalid argument";
+    constexpr const char* out_of_range = "Numerical result out of range";
+    static constexpr std::string_view units = "BKMGTPE";
+    // scan_scaled's limits: at most 20 digits before the point; after it, the
+    // first 19 count and the rest are ignored.
+    constexpr int max_whole_digits = 20;
+    constexpr int max_fraction_digits = 19;
+
+    std::size_t i = 0;
+    while (i < s.size() && static_cast<unsigned char>(s[i]) < 0x80 && std::isspace(static_cast<unsigned char>(s[i])))
+        ++i;
+    int sign = 0;
+    for (; i < s.size() && (s[i] == '+' || s[i] == '-'); ++i) {
+        if (sign != 0) {
+            why = invalid;
+            return std::nullopt;
+        }
+        sign = s[i] == '-' ? -1 : 1;
+    }
+
+    long long whole = 0, fraction = 0;
+    int whole_digits = 0;
+    int fraction_digits = -1; // -1: no point seen yet
+    for (; i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.'); ++i) {
+        if (s[i] == '.') {
+            if (fraction_digits >= 0) {
+                why = invalid;
+                return std::nullopt;
+            }
+            fraction_digits = 0;
+            continue;
+        }
+        const int d = s[i] - '0';
+        long long& target = fraction_digits >= 0 ? fraction : whole;
+        if (fraction_digits >= 0) {
+            if (fraction_digits == max_fraction_digits)
+                continue;
+            ++fraction_digits;
+        } else if (++whole_digits > max_whole_digits) {
+            why = out_of_range;
+            return std::nullopt;
+        }
+        if (target > (LLONG_MAX - d) / 10) {
+            why = out_of_range;
+            return std::nullopt;
+        }
+        target = target * 10 + d;
+    }
+    if (sign < 0) {
+        whole = -whole;
+        fraction = -fraction;
+    }
+    if (i == s.size())
+        return whole; // no unit: the fraction is dropped
+
+    const auto unit = units.find(static_cast<char>(std::toupper(static_cast<unsigned char>(s[i]))));
+    if (unit == std::string_view::npos || (i + 1 < s.size() && std::isalnum(static_cast<unsigned char>(s[i + 1])))) {
+        why = invalid;
+        return std::nullopt;
+    }
+    const long long scale = 1LL << (10 * unit);
+    if (whole > LLONG_MAX / scale || whole < LLONG_MIN / scale) {
+        why = out_of_range;
+        return std::nullopt;
+    }
+    // The fraction loses its last digits until fraction * scale fits; what
+    // is left is scaled and divided by its remaining power of ten.
+    while (fraction >= LLONG_MAX / scale) {
+        fraction /= 10;
+        --fraction_digits;
+    }
+    // 128 bits: a negative fraction is not cut above and may not fit (the
+    // result is then meaningless, but RekeyLimit refuses any negative value).
+    __int128 part = static_cast<__int128>(fraction) * scale;
+    for (int k = 0; k < fraction_digits; ++k)
+        part /= 10;
+    return static_cast<long long>(whole * scale + part);
 }
 
 } // namespace longhaul

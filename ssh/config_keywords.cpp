@@ -595,8 +595,8 @@ bool process_config_line(parse_state& st, std::string_view line, std::string_vie
             return p.fail("Missing argument.", true);
         long long v = 0;
         if (*arg != "default") {
-            std::string why;
-            auto n = parse_scaled(*arg, why);
+            const char* why = nullptr;
+            auto n = scan_scaled(*arg, why);
             if (!n)
                 return p.fail("Bad number '" + *arg + "': " + why, true);
             v = *n;

@@ -5,7 +5,6 @@
 
 #include <cctype>
 #include <climits>
-#include <cmath>
 
 namespace longhaul::detail {
 
@@ -68,47 +67,6 @@ int scan_ints(std::string_view s, int* out, int max)
         out[n++] = static_cast<int>(neg ? -v : v);
     }
     return n;
-}
-
-// scan_scaled(3): a number with an optional fraction and a B/K/M/G/T/P/E
-// suffix (powers of 1024). Returns the strerror text on failure.
-std::optional<long long> scan_scaled(std::string_view s, const char*& why)
-{
-    why = "Invalid argument";
-    std::size_t i = 0;
-    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i])))
-        ++i;
-    bool neg = false;
-    if (i < s.size() && (s[i] == '+' || s[i] == '-'))
-        neg = s[i++] == '-';
-    long double whole = 0, frac = 0, scale = 1;
-    std::size_t digits = 0;
-    for (; i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])); ++i, ++digits)
-        whole = whole * 10 + (s[i] - '0');
-    if (i < s.size() && s[i] == '.') {
-        ++i;
-        for (; i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])); ++i, ++digits) {
-            scale /= 10;
-            frac += (s[i] - '0') * scale;
-        }
-    }
-    if (digits == 0)
-        return std::nullopt;
-    long double mult = 1;
-    if (i < s.size()) {
-        static constexpr std::string_view units = "BKMGTPE";
-        const auto u = units.find(static_cast<char>(std::toupper(static_cast<unsigned char>(s[i]))));
-        if (u == std::string_view::npos || i + 1 != s.size())
-            return std::nullopt;
-        mult = std::pow(1024.0L, static_cast<long double>(u));
-    }
-    const long double v = (whole + frac) * mult;
-    if (v > static_cast<long double>(LLONG_MAX)) {
-        why = "Numerical result out of range";
-        return std::nullopt;
-    }
-    const auto n = static_cast<long long>(v);
-    return neg ? -n : n;
 }
 
 bool valid_channel_timeout(std::string_view s)

@@ -18,8 +18,6 @@ namespace longhaul::detail {
 bool split_host_port(std::string_view s, std::string& host, std::optional<std::string>& port);
 // sscanf("%d:%d:%d")-like: how many integers were read before a mismatch.
 int scan_ints(std::string_view s, int* out, int max);
-// scan_scaled(3); `why` is the strerror text on failure.
-std::optional<long long> scan_scaled(std::string_view s, const char*& why);
 bool valid_channel_timeout(std::string_view s);
 // auth2_methods_valid; logs OpenSSH's error line on failure.
 bool valid_auth_method_list(std::string_view list, parse_log& log);

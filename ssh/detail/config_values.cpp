@@ -132,57 +132,6 @@ std::string format_ipqos(int value)
     return out;
 }
 
-std::optional<long long> parse_scaled(std::string_view s, std::string& error)
-{
-    static constexpr std::string_view units = "BKMGTPE";
-    constexpr int max_fraction_digits = 18;
-    error = "Invalid argument";
-    std::size_t i = 0;
-    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i])))
-        ++i;
-    bool negative = false;
-    if (i < s.size() && (s[i] == '+' || s[i] == '-'))
-        negative = s[i++] == '-';
-    unsigned __int128 whole = 0;
-    unsigned long long fraction = 0;
-    int whole_digits = 0, fraction_digits = 0;
-    for (; i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])); ++i, ++whole_digits) {
-        whole = whole * 10 + static_cast<unsigned>(s[i] - '0');
-        if (whole > static_cast<unsigned __int128>(LLONG_MAX)) {
-            error = "Numerical result out of range";
-            return std::nullopt;
-        }
-    }
-    if (i < s.size() && s[i] == '.') {
-        for (++i; i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])); ++i) {
-            if (++fraction_digits > max_fraction_digits) {
-                error = "Numerical result out of range";
-                return std::nullopt;
-            }
-            fraction = fraction * 10 + static_cast<unsigned>(s[i] - '0');
-        }
-    }
-    if (whole_digits == 0 && fraction_digits == 0)
-        return std::nullopt;
-    unsigned __int128 value = whole;
-    if (i < s.size()) {
-        const auto unit = units.find(static_cast<char>(std::toupper(static_cast<unsigned char>(s[i]))));
-        if (unit == std::string_view::npos || i + 1 != s.size())
-            return std::nullopt;
-        const unsigned __int128 scale = static_cast<unsigned __int128>(1) << (10 * unit);
-        unsigned __int128 divisor = 1;
-        for (int d = 0; d < fraction_digits; ++d)
-            divisor *= 10;
-        value = whole * scale + static_cast<unsigned __int128>(fraction) * scale / divisor;
-        if (value > static_cast<unsigned __int128>(LLONG_MAX)) {
-            error = "Numerical result out of range";
-            return std::nullopt;
-        }
-    }
-    const auto v = static_cast<long long>(value);
-    return negative ? -v : v;
-}
-
 std::optional<std::string> parse_syslog_facility(std::string_view s)
 {
     for (auto f : facilities)

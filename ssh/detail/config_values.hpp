@@ -57,12 +57,6 @@ std::span<const state_word<key_fingerprint_hash>> fingerprint_hash_words();
 int parse_ipqos(std::string_view s);
 std::string format_ipqos(int value);
 
-// OpenBSD's scan_scaled() (RekeyLimit): "[-]N[.F][BKMGTPE]" in powers of
-// 1024, a fraction only counting with a unit. On failure `error` is the
-// strerror text OpenSSH prints ("Invalid argument", "Numerical result out
-// of range").
-std::optional<long long> parse_scaled(std::string_view s, std::string& error);
-
 // SyslogFacility names (DAEMON, USER, AUTH, AUTHPRIV, LOCAL0..7), returned uppercase.
 std::optional<std::string> parse_syslog_facility(std::string_view s);
 

@@ -83,9 +83,4 @@ TEST_CASE("config_line: values")
     CHECK_FALSE(parse_time_interval("5x"));
     CHECK_FALSE(parse_time_interval(""));
     CHECK_FALSE(parse_time_interval("99999999999"));
-    CHECK(parse_size("1G").value() == (1ull << 30));
-    CHECK(parse_size("512K").value() == 512 * 1024);
-    CHECK(parse_size("100").value() == 100);
-    CHECK_FALSE(parse_size("1T"));
-    CHECK_FALSE(parse_size("M"));
 }

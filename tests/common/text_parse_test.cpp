@@ -2,6 +2,9 @@
 
 #include <doctest/doctest.h>
 
+#include <climits>
+#include <string>
+
 using namespace longhaul;
 
 TEST_CASE("text_parse: iequals")
@@ -21,4 +24,74 @@ TEST_CASE("text_parse: lowercase")
     CHECK(lowercase("Web1.Example.ORG") == "web1.example.org");
     CHECK(lowercase("[HOST]:2222") == "[host]:2222");
     CHECK(lowercase("") == "");
+}
+
+namespace {
+
+// The value, or the strerror text of the failure.
+std::string scaled(std::string_view s)
+{
+    const char* why = nullptr;
+    auto v = scan_scaled(s, why);
+    return v ? std::to_string(*v) : std::string(why);
+}
+
+} // namespace
+
+// Every expected value here is what OpenSSH 9.2's ssh -G and sshd -T print
+// for RekeyLimit with that text.
+TEST_CASE("text_parse: scan_scaled")
+{
+    CHECK(scaled("1G") == "1073741824");
+    CHECK(scaled("512K") == "524288");
+    CHECK(scaled("100") == "100");
+    CHECK(scaled("100b") == "100");
+    CHECK(scaled("1k") == "1024");
+    CHECK(scaled("2g") == "2147483648");
+    CHECK(scaled("1T") == "1099511627776");
+    CHECK(scaled("7E") == "8070450532247928832");
+    CHECK(scaled("1.5G") == "1610612736");
+    CHECK(scaled("0.5K") == "512");
+    CHECK(scaled(".5G") == "536870912");
+    CHECK(scaled("1.25M") == "1310720");
+    CHECK(scaled("1.123456789G") == "1206302541");
+    CHECK(scaled("1.123456789123456789M") == "1178029");
+    CHECK(scaled("1.99999999999999999K") == "2047");
+    CHECK(scaled("1.0000000000000000001K") == "1024");
+    CHECK(scaled("9223372036854775807") == "9223372036854775807");
+    CHECK(scaled("00000000000000000016") == "16");
+    CHECK(scaled(" 16") == "16");
+    CHECK(scaled("+16") == "16");
+    CHECK(scaled("-16") == "-16");
+    CHECK(scaled("-0") == "0");
+    // Without a unit the fraction is dropped.
+    CHECK(scaled("100.7") == "100");
+    CHECK(scaled("16.9") == "16");
+    CHECK(scaled("1.5B") == "1");
+    // The fraction is cut until fraction * unit fits in a long long.
+    CHECK(scaled("1.25E") == "1383505805528216371");
+    CHECK(scaled("1.5E") == "1729382256910270464");
+    CHECK(scaled("7.99E") == "8070450532247928832");
+    CHECK(scaled("0.1234567890123456789E") == "115292150460684697");
+    // No digits is zero; punctuation may follow the unit.
+    CHECK(scaled("M") == "0");
+    CHECK(scaled("K") == "0");
+    CHECK(scaled(".") == "0");
+    CHECK(scaled("1K!") == "1024");
+    CHECK(scaled("1K.") == "1024");
+    CHECK(scaled("1K-") == "1024");
+
+    CHECK(scaled("+-16") == "Invalid argument");
+    CHECK(scaled("--16") == "Invalid argument");
+    CHECK(scaled("1.2.3") == "Invalid argument");
+    CHECK(scaled("1KB") == "Invalid argument");
+    CHECK(scaled("17x") == "Invalid argument");
+    CHECK(scaled("1e3") == "Invalid argument");
+    CHECK(scaled("0x20") == "Invalid argument");
+    CHECK(scaled("8E") == "Numerical result out of range");
+    CHECK(scaled("9223372036854775808") == "Numerical result out of range");
+    CHECK(scaled("92233720368547758070") == "Numerical result out of range");
+    CHECK(scaled("000000000000000000016") == "Numerical result out of range");
+    CHECK(scaled("1.99999999999999999999K") == "Numerical result out of range");
+    CHECK(scaled("0.9999999999999999999E") == "Numerical result out of range");
 }
