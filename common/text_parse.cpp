@@ -1,5 +1,6 @@
 #include "common/text_parse.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <climits>
 
@@ -21,6 +22,44 @@ std::string lowercase(std::string_view s)
     for (auto& c : out)
         c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     return out;
+}
+
+std::optional<hpdelim_result> hpdelim2(std::string_view s)
+{
+    std::size_t end;
+    if (!s.empty() && s[0] == '[') {
+        end = s.find(']');
+        if (end == std::string_view::npos)
+            return std::nullopt;
+        ++end;
+    } else {
+        end = std::min(s.find_first_of(":/"), s.size());
+    }
+    hpdelim_result out;
+    out.field = s.substr(0, end);
+    if (end == s.size())
+        return out;
+    if (s[end] != ':' && s[end] != '/')
+        return std::nullopt;
+    out.delim = s[end];
+    out.rest = s.substr(end + 1);
+    out.more = true;
+    return out;
+}
+
+std::optional<hpdelim_result> hpdelim(std::string_view s)
+{
+    auto f = hpdelim2(s);
+    if (f && f->delim == '/')
+        return std::nullopt;
+    return f;
+}
+
+std::string_view clean_hostname(std::string_view host) noexcept
+{
+    if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+        return host.substr(1, host.size() - 2);
+    return host;
 }
 
 std::optional<long long> scan_scaled(std::string_view s, const char*& why)

@@ -16,6 +16,25 @@ bool iequals(std::string_view a, std::string_view b) noexcept;
 // `s` with its letters lowercased (host names, keywords, Match attributes).
 std::string lowercase(std::string_view s);
 
+// OpenSSH's hpdelim2(): the first field of "host:port...", where the host
+// may be "[bracketed]" (an IPv6 address); `field` keeps the brackets.
+// `delim` is the ':' or '/' that ended the field and `rest` what follows
+// it; both are empty (and `more` false) when the field ran to the end.
+struct hpdelim_result {
+    std::string_view field;
+    std::string_view rest;
+    char delim = 0;
+    bool more = false;
+};
+// nullopt where hpdelim2 gives up: an unclosed '[', or a "[...]" followed by
+// something other than ':', '/' or the end.
+std::optional<hpdelim_result> hpdelim2(std::string_view s);
+// OpenSSH's hpdelim(): hpdelim2 where only ':' may end the host
+// ("host/22" is refused, as by PermitOpen, ListenAddress and permitopen=).
+std::optional<hpdelim_result> hpdelim(std::string_view s);
+// OpenSSH's cleanhostname(): "[addr]" -> "addr"; anything else unchanged.
+std::string_view clean_hostname(std::string_view host) noexcept;
+
 // OpenBSD's scan_scaled(3), as OpenSSH 9.2 reads RekeyLimit on both sides:
 // "[+|-]N[.F][BKMGTPE]" in powers of 1024. The fraction only counts with a
 // unit, and is cut to fit as scan_scaled cuts it ("1.25E" is not 1.25 * 2^60

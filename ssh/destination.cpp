@@ -1,5 +1,7 @@
 #include "ssh/destination.hpp"
 
+#include "common/text_parse.hpp"
+
 #include <netdb.h>
 #include <arpa/inet.h>
 
@@ -13,43 +15,6 @@
 namespace longhaul {
 
 namespace {
-
-// OpenSSH's hpdelim2(): splits off the first field of "host:port/..." where
-// the host may be "[bracketed]". Returns false when malformed. `rest` is
-// nullopt when there are no more fields.
-bool split_host_field(std::string_view& s, bool& more, std::string_view& field, char& delim)
-{
-    std::size_t end;
-    if (!s.empty() && s[0] == '[') {
-        end = s.find(']');
-        if (end == std::string_view::npos)
-            return false;
-        ++end;
-    } else {
-        end = s.find_first_of(":/");
-        if (end == std::string_view::npos)
-            end = s.size();
-    }
-    field = s.substr(0, end);
-    if (end == s.size()) {
-        more = false;
-        s = {};
-        return true;
-    }
-    if (s[end] != ':' && s[end] != '/')
-        return false;
-    delim = s[end];
-    more = true;
-    s.remove_prefix(end + 1);
-    return true;
-}
-
-std::string_view strip_brackets(std::string_view h)
-{
-    if (h.size() >= 2 && h.front() == '[' && h.back() == ']')
-        return h.substr(1, h.size() - 2);
-    return h;
-}
 
 int hex_value(char c)
 {
@@ -153,16 +118,15 @@ uri_result parse_ssh_uri(std::string_view s, user_host_port& out)
         r.user = std::move(*user);
         s.remove_prefix(at + 1);
     }
-    std::string_view field;
-    bool more = false;
-    char delim = 0;
-    if (!split_host_field(s, more, field, delim) || field.empty())
+    const auto f = hpdelim2(s);
+    if (!f || f->field.empty())
         return uri_result::invalid;
-    r.host = std::string(strip_brackets(field));
+    r.host = std::string(clean_hostname(f->field));
     if (!valid_domain(r.host))
         return uri_result::invalid;
-    if (more && !s.empty()) {
-        if (delim == ':') {
+    s = f->rest;
+    if (!s.empty()) {
+        if (f->delim == ':') {
             auto slash = s.find('/');
             r.port = parse_port(s.substr(0, slash));
             if (r.port <= 0)
@@ -185,14 +149,14 @@ bool parse_user_host_port(std::string_view s, user_host_port& out)
         r.user = std::string(s.substr(0, at));
         s.remove_prefix(at + 1);
     }
-    std::string_view field;
-    bool more = false;
-    char delim = 0;
-    if (!split_host_field(s, more, field, delim) || field.empty())
+    // hpdelim, as OpenSSH 9.2's parse_user_host_port: "host/22" is refused
+    // (only a URI has '/' after the host).
+    const auto f = hpdelim(s);
+    if (!f || f->field.empty())
         return false;
-    r.host = std::string(strip_brackets(field));
-    if (more && !s.empty()) {
-        r.port = parse_port(s);
+    r.host = std::string(clean_hostname(f->field));
+    if (!f->rest.empty()) {
+        r.port = parse_port(f->rest);
         if (r.port <= 0)
             return false;
     }

@@ -39,32 +39,11 @@ bool digits_only(std::string_view s)
 // "[v6]:port", port a number or "*". nullptr when valid, else the reason.
 const char* permit_problem(std::string_view v)
 {
-    std::string_view host, port;
-    bool has_port = false;
-    if (!v.empty() && v[0] == '[') {
-        const auto close = v.find(']');
-        if (close == std::string_view::npos)
-            return "invalid permission hostname";
-        host = v.substr(0, close + 1);
-        if (close + 1 < v.size()) {
-            if (v[close + 1] != ':')
-                return "invalid permission hostname";
-            port = v.substr(close + 2);
-            has_port = true;
-        }
-    } else {
-        const auto sep = v.find_first_of(":/");
-        host = v.substr(0, sep);
-        if (sep != std::string_view::npos) {
-            if (v[sep] == '/')
-                return "invalid permission hostname";
-            port = v.substr(sep + 1);
-            has_port = true;
-        }
-    }
-    if (host.size() >= 1025)
+    const auto f = hpdelim(v);
+    // NI_MAXHOST, counting the brackets as OpenSSH does.
+    if (!f || f->field.size() >= 1025)
         return "invalid permission hostname";
-    if (!has_port || (port != "*" && detail::parse_port(port).value_or(0) <= 0))
+    if (!f->more || (f->rest != "*" && detail::parse_port(f->rest).value_or(0) <= 0))
         return "invalid permission port";
     return nullptr;
 }

@@ -186,14 +186,16 @@ private:
             list.clear();
         for (const std::string* arg = &first; arg != nullptr && !arg->empty(); arg = next()) {
             std::string entry = *arg;
-            std::optional<std::string> port;
+            std::optional<std::string_view> port;
             if (listen && arg->find(':') == std::string::npos) {
                 entry = "*:" + *arg;
                 port = *arg;
             } else {
-                std::string host;
-                if (!split_host_port(*arg, host, port))
+                const auto f = hpdelim(*arg);
+                if (!f)
                     fatal(kw_ + " missing host");
+                if (f->more)
+                    port = f->rest;
             }
             const bool port_ok = port && (*port == "*" || parse_port(*port).value_or(0) > 0);
             if (!port_ok)
@@ -231,11 +233,12 @@ void line_applier::listen_address()
         arg.find(':', colon + 1) != std::string::npos) {
         host = arg; // a bare IPv6 address
     } else {
-        std::optional<std::string> port_text;
-        if (!split_host_port(arg, host, port_text))
+        const auto f = hpdelim(arg);
+        if (!f)
             fatal("bad address:port usage");
-        if (port_text) {
-            port = parse_port(*port_text).value_or(-1);
+        host = std::string(clean_hostname(f->field));
+        if (f->more) {
+            port = parse_port(f->rest).value_or(-1);
             if (port <= 0)
                 fatal("bad port number");
         }

@@ -8,36 +8,6 @@
 
 namespace longhaul::detail {
 
-// OpenSSH's hpdelim: splits "host:port" or "[v6]:port".
-// Returns false where hpdelim returns NULL; `port` is nullopt when the
-// string had no delimiter.
-bool split_host_port(std::string_view s, std::string& host, std::optional<std::string>& port)
-{
-    std::size_t end;
-    if (!s.empty() && s[0] == '[') {
-        end = s.find(']');
-        if (end == std::string_view::npos)
-            return false;
-        ++end;
-    } else {
-        end = s.find_first_of(":/");
-        if (end == std::string_view::npos)
-            end = s.size();
-    }
-    // OpenSSH 9.2's hpdelim finds '/' too but then gives up on it.
-    if (end < s.size() && s[end] != ':')
-        return false;
-    host = std::string(s.substr(0, end));
-    if (end < s.size())
-        port = std::string(s.substr(end + 1));
-    else
-        port.reset();
-    // cleanhostname: "[addr]" -> "addr".
-    if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
-        host = host.substr(1, host.size() - 2);
-    return true;
-}
-
 // sscanf("%d:%d:%d")-like: how many integers were read before a mismatch.
 int scan_ints(std::string_view s, int* out, int max)
 {

@@ -13,9 +13,6 @@
 
 namespace longhaul::detail {
 
-// OpenSSH's hpdelim: "host:port" or "[v6]:port"; false where it gives up.
-// `port` is nullopt when there was no delimiter.
-bool split_host_port(std::string_view s, std::string& host, std::optional<std::string>& port);
 // sscanf("%d:%d:%d")-like: how many integers were read before a mismatch.
 int scan_ints(std::string_view s, int* out, int max);
 bool valid_channel_timeout(std::string_view s);

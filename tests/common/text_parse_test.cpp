@@ -95,3 +95,63 @@ TEST_CASE("text_parse: scan_scaled")
     CHECK(scaled("1.99999999999999999999K") == "Numerical result out of range");
     CHECK(scaled("0.9999999999999999999E") == "Numerical result out of range");
 }
+
+TEST_CASE("text_parse: hpdelim2 and hpdelim")
+{
+    auto f = hpdelim2("host:22");
+    REQUIRE(f);
+    CHECK(f->field == "host");
+    CHECK(f->delim == ':');
+    CHECK(f->more);
+    CHECK(f->rest == "22");
+
+    f = hpdelim2("[::1]:2222/path");
+    REQUIRE(f);
+    CHECK(f->field == "[::1]");
+    CHECK(f->rest == "2222/path");
+
+    f = hpdelim2("host/22");
+    REQUIRE(f);
+    CHECK(f->delim == '/');
+    CHECK(f->rest == "22");
+
+    f = hpdelim2("host");
+    REQUIRE(f);
+    CHECK(f->field == "host");
+    CHECK_FALSE(f->more);
+    CHECK(f->rest.empty());
+    CHECK(f->delim == 0);
+
+    f = hpdelim2("host:");
+    REQUIRE(f);
+    CHECK(f->more);
+    CHECK(f->rest.empty());
+
+    f = hpdelim2("");
+    REQUIRE(f);
+    CHECK(f->field.empty());
+    CHECK_FALSE(f->more);
+
+    CHECK_FALSE(hpdelim2("[::1"));
+    CHECK_FALSE(hpdelim2("[::1]x"));
+
+    // hpdelim: ':' only. sshd -T of OpenSSH 9.2 refuses PermitOpen host/22
+    // and [::1]/22 ("missing host") and takes host:22 and [::1]:22.
+    CHECK(hpdelim("host:22"));
+    CHECK(hpdelim("[::1]:22"));
+    CHECK(hpdelim("host"));
+    CHECK_FALSE(hpdelim("host/22"));
+    CHECK_FALSE(hpdelim("[::1]/22"));
+    CHECK_FALSE(hpdelim("[::1]x"));
+    CHECK_FALSE(hpdelim("[::1"));
+}
+
+TEST_CASE("text_parse: clean_hostname")
+{
+    CHECK(clean_hostname("[::1]") == "::1");
+    CHECK(clean_hostname("[1.2.3.4]") == "1.2.3.4");
+    CHECK(clean_hostname("[]") == "");
+    CHECK(clean_hostname("[") == "[");
+    CHECK(clean_hostname("host") == "host");
+    CHECK(clean_hostname("[a]b") == "[a]b");
+}

@@ -58,6 +58,12 @@ TEST_CASE("destination: [user@]host[:port]")
     CHECK_FALSE(parse_user_host_port("h:0", r));
     CHECK_FALSE(parse_user_host_port("", r));
     CHECK_FALSE(parse_user_host_port("[::1", r));
+    // Only ':' ends the host here, as in OpenSSH 9.2 (ssh -J host/22 is an
+    // "Invalid -J argument"); '/' separates a path in ssh:// URIs only.
+    CHECK_FALSE(parse_user_host_port("host/22", r));
+    CHECK_FALSE(parse_user_host_port("[::1]/22", r));
+    REQUIRE(parse_user_host_port("host:", r));
+    CHECK(r.port == -1);
 }
 
 TEST_CASE("destination: valid names")
