@@ -1,8 +1,12 @@
 #include "common/text_parse.hpp"
 
+#include <arpa/inet.h>
+#include <netdb.h>
+
 #include <algorithm>
 #include <cctype>
 #include <climits>
+#include <cstdint>
 
 namespace longhaul {
 
@@ -22,6 +26,97 @@ std::string lowercase(std::string_view s)
     for (auto& c : out)
         c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     return out;
+}
+
+std::optional<long long> strtonum(std::string_view s, long long lo, long long hi, const char*& why)
+{
+    why = "invalid";
+    if (lo > hi)
+        return std::nullopt;
+    std::size_t i = 0;
+    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i])))
+        ++i;
+    bool negative = false;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-'))
+        negative = s[i++] == '-';
+    if (i == s.size())
+        return std::nullopt;
+    // Accumulated as a negative number, whose range includes LLONG_MIN.
+    long long v = 0;
+    bool overflow = false;
+    for (; i < s.size(); ++i) {
+        if (s[i] < '0' || s[i] > '9')
+            return std::nullopt;
+        const int d = s[i] - '0';
+        if (v < (LLONG_MIN + d) / 10)
+            overflow = true;
+        else
+            v = v * 10 - d;
+    }
+    if (!negative) {
+        if (v == LLONG_MIN)
+            overflow = true;
+        else
+            v = -v;
+    }
+    if ((overflow && negative) || (!overflow && v < lo)) {
+        why = "too small";
+        return std::nullopt;
+    }
+    if (overflow || v > hi) {
+        why = "too large";
+        return std::nullopt;
+    }
+    why = nullptr;
+    return v;
+}
+
+const char* atoi_err(std::string_view s, int& value)
+{
+    if (s.empty())
+        return "missing";
+    const char* why = nullptr;
+    if (auto v = strtonum(s, 0, INT_MAX, why))
+        value = static_cast<int>(*v);
+    return why;
+}
+
+int parse_port(std::string_view s)
+{
+    const char* why = nullptr;
+    if (auto v = strtonum(s, 0, 65535, why))
+        return static_cast<int>(*v);
+    // A C string ends at a NUL, so OpenSSH could never look such a name up.
+    if (s.empty() || s.size() > 255 || s.find('\0') != std::string_view::npos)
+        return -1;
+    const std::string name(s);
+    servent entry{};
+    servent* found = nullptr;
+    char buf[4096];
+    if (getservbyname_r(name.c_str(), "tcp", &entry, buf, sizeof buf, &found) == 0 && found != nullptr)
+        return ntohs(static_cast<std::uint16_t>(found->s_port));
+    return -1;
+}
+
+int parse_tunnel_device(std::string_view s)
+{
+    if (iequals(s, "any"))
+        return tun_id_any;
+    const char* why = nullptr;
+    if (auto v = strtonum(s, 0, tun_id_error - 1, why))
+        return static_cast<int>(*v);
+    return tun_id_error;
+}
+
+int parse_tunnel_device(std::string_view s, int& remote)
+{
+    remote = tun_id_any;
+    const auto colon = s.find(':');
+    if (colon == std::string_view::npos)
+        return parse_tunnel_device(s);
+    remote = parse_tunnel_device(s.substr(colon + 1));
+    const int local = parse_tunnel_device(s.substr(0, colon));
+    return remote == tun_id_error ? remote : local;
 }
 
 std::optional<hpdelim_result> hpdelim2(std::string_view s)

@@ -16,6 +16,31 @@ bool iequals(std::string_view a, std::string_view b) noexcept;
 // `s` with its letters lowercased (host names, keywords, Match attributes).
 std::string lowercase(std::string_view s);
 
+// OpenBSD's strtonum(3): optional leading white space and sign, decimal
+// digits and nothing after, within [lo, hi]. On failure `why` is its error
+// text: "invalid", "too small" or "too large".
+std::optional<long long> strtonum(std::string_view s, long long lo, long long hi, const char*& why);
+
+// OpenSSH's atoi_err(): a count (0..INT_MAX) in `value`; nullptr on success,
+// else "missing" (empty text) or strtonum's error text.
+const char* atoi_err(std::string_view s, int& value);
+
+// OpenSSH's a2port(): a decimal number 0..65535 or a TCP service name from
+// /etc/services ("ssh"); -1 when neither. Callers refuse 0 where OpenSSH does.
+int parse_port(std::string_view s);
+
+// Tunnel device ids as OpenSSH's a2tun() gives them (SSH_TUNID_ANY,
+// SSH_TUNID_ERR).
+inline constexpr int tun_id_any = 0x7fffffff;
+inline constexpr int tun_id_error = 0x7ffffffe;
+// a2tun(s, NULL): "any" (any case) or a number 0..0x7ffffffd; tun_id_error
+// otherwise (authorized_keys tunnel=).
+int parse_tunnel_device(std::string_view s);
+// a2tun(s, &remote): "local[:remote]" (-w, Tunnel). Returns the local id and
+// stores the remote one (tun_id_any without a colon); tun_id_error when the
+// remote part is bad, whatever the local part.
+int parse_tunnel_device(std::string_view s, int& remote);
+
 // OpenSSH's hpdelim2(): the first field of "host:port...", where the host
 // may be "[bracketed]" (an IPv6 address); `field` keeps the brackets.
 // `delim` is the ':' or '/' that ended the field and `rest` what follows

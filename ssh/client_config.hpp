@@ -10,6 +10,7 @@
 #pragma once
 
 #include "common/log.hpp"
+#include "common/text_parse.hpp"
 
 #include <optional>
 #include <string>
@@ -34,9 +35,8 @@ enum class key_fingerprint_hash { md5, sha1, sha256, sha384, sha512 };
 inline constexpr int port_streamlocal = -2;
 // EscapeChar none / -e none.
 inline constexpr int escape_char_none = -2;
-// TunnelDevice "any" and the error value of tunnel device parsing.
-inline constexpr int tun_id_any = 0x7fffffff;
-inline constexpr int tun_id_error = 0x7ffffffe;
+// TunnelDevice "any" and the error value of tunnel device parsing are
+// tun_id_any and tun_id_error (common/text_parse.hpp).
 
 // One LocalForward / RemoteForward / DynamicForward (and -L/-R/-D/-W).
 struct forward_spec {

@@ -2,9 +2,6 @@
 
 #include "common/text_parse.hpp"
 
-#include <netdb.h>
-#include <arpa/inet.h>
-
 #include <unistd.h>
 
 #include <algorithm>
@@ -55,32 +52,6 @@ std::optional<std::string> url_decode(std::string_view s)
 }
 
 } // namespace
-
-int parse_port(std::string_view s)
-{
-    // strtonum(s, 0, 65535): optional leading space and sign, decimal digits to the end.
-    std::size_t i = 0;
-    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i])))
-        ++i;
-    bool negative = false;
-    if (i < s.size() && (s[i] == '+' || s[i] == '-'))
-        negative = s[i++] == '-';
-    const std::size_t digits_start = i;
-    long long v = 0;
-    while (i < s.size() && s[i] >= '0' && s[i] <= '9' && v <= 65535)
-        v = v * 10 + (s[i++] - '0');
-    if (i == s.size() && i > digits_start && v <= 65535 && !(negative && v != 0))
-        return static_cast<int>(v);
-    if (s.empty() || s.find('\0') != std::string_view::npos || s.size() > 255)
-        return -1;
-    const std::string name(s);
-    struct servent se {};
-    struct servent* found = nullptr;
-    char buf[4096];
-    if (getservbyname_r(name.c_str(), "tcp", &se, buf, sizeof buf, &found) == 0 && found != nullptr)
-        return ntohs(static_cast<uint16_t>(found->s_port));
-    return -1;
-}
 
 bool valid_domain(std::string_view name)
 {

@@ -3,6 +3,7 @@
 // and user names that may reach a shell (%h, %r in ProxyCommand).
 #pragma once
 
+#include "common/text_parse.hpp"
 #include "ssh/client_config.hpp"
 
 #include <optional>
@@ -10,10 +11,6 @@
 #include <string_view>
 
 namespace longhaul {
-
-// OpenSSH's a2port: a decimal number 0..65535 or a service name from
-// /etc/services; -1 when neither. Callers reject 0 themselves.
-int parse_port(std::string_view s);
 
 struct user_host_port {
     std::optional<std::string> user;

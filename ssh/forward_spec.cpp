@@ -164,38 +164,4 @@ bool parse_forward(std::string_view spec, bool dynamic, bool remote, forward_spe
     return true;
 }
 
-namespace {
-
-int parse_one_tunnel(std::string_view s)
-{
-    if (s.size() == 3 && strncasecmp(s.data(), "any", 3) == 0)
-        return tun_id_any;
-    // strtonum(s, 0, 0x7ffffffd)
-    std::size_t i = 0;
-    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i])))
-        ++i;
-    if (i < s.size() && s[i] == '+')
-        ++i;
-    const std::size_t start = i;
-    long long v = 0;
-    while (i < s.size() && s[i] >= '0' && s[i] <= '9' && v <= 0x7ffffffd)
-        v = v * 10 + (s[i++] - '0');
-    if (i != s.size() || i == start || v > 0x7ffffffd)
-        return tun_id_error;
-    return static_cast<int>(v);
-}
-
-} // namespace
-
-int parse_tunnel_device(std::string_view s, int& remote)
-{
-    remote = tun_id_any;
-    const auto colon = s.find(':');
-    if (colon == std::string_view::npos)
-        return parse_one_tunnel(s);
-    remote = parse_one_tunnel(s.substr(colon + 1));
-    const int local = parse_one_tunnel(s.substr(0, colon));
-    return remote == tun_id_error ? remote : local;
-}
-
 } // namespace longhaul

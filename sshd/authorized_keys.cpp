@@ -43,19 +43,9 @@ const char* permit_problem(std::string_view v)
     // NI_MAXHOST, counting the brackets as OpenSSH does.
     if (!f || f->field.size() >= 1025)
         return "invalid permission hostname";
-    if (!f->more || (f->rest != "*" && detail::parse_port(f->rest).value_or(0) <= 0))
+    if (!f->more || (f->rest != "*" && parse_port(f->rest) <= 0))
         return "invalid permission port";
     return nullptr;
-}
-
-std::optional<int> parse_tunnel_device(std::string_view v)
-{
-    // a2tun: "any" or a number (a second ":remote" part is not meaningful here).
-    if (v == "any")
-        return 0x7fffffff;
-    if (!digits_only(v) || v.size() > 9)
-        return std::nullopt;
-    return std::stoi(std::string(v));
 }
 
 std::string format_time(std::uint64_t t)
@@ -209,10 +199,11 @@ result<authorized_key_options> parse_authorized_key_options(std::string_view opt
                 return fail(problem);
             list.push_back(std::move(entry));
         } else if (valued("tunnel")) {
-            auto t = parse_tunnel_device(v);
-            if (!t)
+            // a2tun(v, NULL): a ":remote" part is not meaningful here.
+            const int t = parse_tunnel_device(v);
+            if (t == tun_id_error)
                 return fail("invalid tun device");
-            o.force_tunnel_device = *t;
+            o.force_tunnel_device = t;
         } else {
             return fail("unknown key option");
         }

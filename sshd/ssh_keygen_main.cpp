@@ -2,6 +2,7 @@
 // fingerprints (-l -E -v), public keys (-y), passphrase changes (-p -P -N)
 // and public key export (-e -m). Other OpenSSH options are refused with a
 // message rather than misbehaving.
+#include "common/text_parse.hpp"
 #include "sshd/keygen_commands.hpp"
 #include "sshd/randomart.hpp"
 
@@ -31,28 +32,6 @@ void usage()
     std::exit(1);
 }
 
-// strtonum(3) over [lo, hi]; the error text OpenSSH prints.
-long long number(const char* s, long long lo, long long hi, const char*& why)
-{
-    why = nullptr;
-    char* end = nullptr;
-    errno = 0;
-    const long long v = std::strtoll(s, &end, 10);
-    if (end == s || *end != '\0') {
-        why = "invalid";
-        return 0;
-    }
-    if ((errno == ERANGE && v == LLONG_MIN) || v < lo) {
-        why = "too small";
-        return 0;
-    }
-    if ((errno == ERANGE && v == LLONG_MAX) || v > hi) {
-        why = "too large";
-        return 0;
-    }
-    return v;
-}
-
 } // namespace
 
 int main(int argc, char** argv)
@@ -78,15 +57,15 @@ int main(int argc, char** argv)
             case 'N': o.new_passphrase = optarg; break;
             case 'P': o.old_passphrase = optarg; break;
             case 'a': {
-                const char* why;
-                o.rounds = static_cast<int>(number(optarg, 1, INT_MAX, why));
+                const char* why = nullptr;
+                o.rounds = static_cast<int>(strtonum(optarg, 1, INT_MAX, why).value_or(0));
                 if (why)
                     throw keygen_exit(255, std::string("Invalid number: ") + optarg + " (" + why + ")");
                 break;
             }
             case 'b': {
-                const char* why;
-                o.bits = static_cast<int>(number(optarg, 1, 0xffffffffLL, why));
+                const char* why = nullptr;
+                o.bits = static_cast<int>(strtonum(optarg, 1, 0xffffffffLL, why).value_or(0));
                 if (why || o.bits <= 0)
                     throw keygen_exit(255, std::string("Bits has bad value ") + optarg + " (" + (why ? why : "too large") + ")");
                 break;

@@ -90,12 +90,11 @@ private:
     void int_value(int& field)
     {
         const std::string* arg = next();
-        std::string_view why;
-        auto v = parse_int_value(arg ? std::string_view(*arg) : std::string_view{}, why);
-        if (!v)
-            fatal(kw_ + " integer value " + std::string(why) + ".");
+        int v = 0;
+        if (const char* why = atoi_err(arg ? std::string_view(*arg) : std::string_view{}, v))
+            fatal(kw_ + " integer value " + why + ".");
         if (take())
-            field = *v;
+            field = v;
     }
     int time_value()
     {
@@ -197,7 +196,7 @@ private:
                 if (f->more)
                     port = f->rest;
             }
-            const bool port_ok = port && (*port == "*" || parse_port(*port).value_or(0) > 0);
+            const bool port_ok = port && (*port == "*" || parse_port(*port) > 0);
             if (!port_ok)
                 fatal(kw_ + " bad port number");
             if (apply)
@@ -238,7 +237,7 @@ void line_applier::listen_address()
             fatal("bad address:port usage");
         host = std::string(clean_hostname(f->field));
         if (f->more) {
-            port = parse_port(f->rest).value_or(-1);
+            port = parse_port(f->rest);
             if (port <= 0)
                 fatal("bad port number");
         }
@@ -415,7 +414,7 @@ bool line_applier::run()
         const std::string* arg = next();
         if (arg == nullptr || arg->empty())
             fatal("missing port number.");
-        const int port = parse_port(*arg).value_or(-1);
+        const int port = parse_port(*arg);
         if (port <= 0)
             fatal("Badly formatted port number.");
         if (active())
@@ -605,11 +604,8 @@ bool line_applier::run()
         const std::string& arg = required_kw();
         int value = INT_MAX;
         if (arg != "none") {
-            std::string_view why;
-            auto v = parse_int_value(arg, why);
-            if (!v)
-                fatal(kw_ + " integer value " + std::string(why) + ".");
-            value = *v;
+            if (const char* why = atoi_err(arg, value))
+                fatal(kw_ + " integer value " + why + ".");
         }
         if (mark())
             cfg_.per_source_max_startups = value;

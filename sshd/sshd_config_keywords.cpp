@@ -2,11 +2,6 @@
 
 #include "common/text_parse.hpp"
 
-#include <netdb.h>
-#include <netinet/in.h>
-
-#include <array>
-#include <cctype>
 #include <climits>
 #include <cstdio>
 
@@ -225,48 +220,6 @@ constexpr named<int> ipqos_names[] = {
     {"throughput", 0x08}, {"reliability", 0x04},
 };
 
-// strtonum(3) over [lo, hi]: optional leading blanks and sign, decimal digits, nothing after.
-std::optional<long long> to_number(std::string_view v, long long lo, long long hi, std::string_view& why)
-{
-    std::size_t i = 0;
-    while (i < v.size() && std::isspace(static_cast<unsigned char>(v[i])))
-        ++i;
-    bool negative = false;
-    if (i < v.size() && (v[i] == '+' || v[i] == '-'))
-        negative = v[i++] == '-';
-    if (i == v.size()) {
-        why = "invalid";
-        return std::nullopt;
-    }
-    long long n = 0;
-    bool overflow = false;
-    for (; i < v.size(); ++i) {
-        if (v[i] < '0' || v[i] > '9') {
-            why = "invalid";
-            return std::nullopt;
-        }
-        if (n > (LLONG_MAX - 9) / 10)
-            overflow = true;
-        else
-            n = n * 10 + (v[i] - '0');
-    }
-    if (negative)
-        n = -n;
-    if (overflow) {
-        why = negative ? "too small" : "too large";
-        return std::nullopt;
-    }
-    if (n < lo) {
-        why = "too small";
-        return std::nullopt;
-    }
-    if (n > hi) {
-        why = "too large";
-        return std::nullopt;
-    }
-    return n;
-}
-
 } // namespace
 
 const sshd_keyword* find_sshd_keyword(std::string_view name) noexcept
@@ -317,34 +270,6 @@ std::string ipqos_name(int value)
     char buf[16];
     std::snprintf(buf, sizeof buf, "0x%02x", static_cast<unsigned>(value) & 0xffu);
     return buf;
-}
-
-std::optional<int> parse_port(std::string_view v)
-{
-    std::string_view why;
-    if (auto n = to_number(v, 0, 65535, why))
-        return static_cast<int>(*n);
-    // Service names ("ssh") as a2port accepts them.
-    if (v.empty() || v.size() > 64)
-        return std::nullopt;
-    std::string s(v);
-    servent result{};
-    servent* found = nullptr;
-    char buf[1024];
-    if (getservbyname_r(s.c_str(), "tcp", &result, buf, sizeof buf, &found) == 0 && found != nullptr)
-        return ntohs(static_cast<std::uint16_t>(found->s_port));
-    return std::nullopt;
-}
-
-std::optional<int> parse_int_value(std::string_view v, std::string_view& why)
-{
-    if (v.empty()) {
-        why = "missing";
-        return std::nullopt;
-    }
-    if (auto n = to_number(v, 0, INT_MAX, why))
-        return static_cast<int>(*n);
-    return std::nullopt;
 }
 
 } // namespace longhaul::detail

@@ -158,11 +158,5 @@ std::string_view tunnel_name(tunnel_mode m) noexcept;
 std::optional<int> parse_ipqos(std::string_view v);
 std::string ipqos_name(int value);
 
-// OpenSSH's a2port: 1..65535 as a decimal number; nullopt otherwise
-// (0 is accepted by a2port but callers reject it where OpenSSH does).
-std::optional<int> parse_port(std::string_view v);
-// atoi_err: a decimal int with optional sign; error text "invalid" /
-// "too large" / "too small" in `why`.
-std::optional<int> parse_int_value(std::string_view v, std::string_view& why);
 
 } // namespace longhaul::detail

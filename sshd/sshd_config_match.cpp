@@ -50,8 +50,7 @@ match_condition parse_match_line(const config_entry& entry, parse_log& log)
                 log.fatal("Invalid Match " + attribute + " argument '" + argument + "' at line " +
                           std::to_string(entry.line));
         } else if (attribute == "localport") {
-            auto port = parse_port(argument);
-            if (!port)
+            if (parse_port(argument) == -1)
                 bad("Invalid LocalPort '" + argument + "' on Match line");
         } else if (attribute != "user" && attribute != "group" && attribute != "host" && attribute != "rdomain") {
             bad("Unsupported Match attribute " + args[i - 1]);
@@ -108,7 +107,7 @@ bool match_condition_for(const match_condition& c, const connection_info& info)
         } else if (a == "localport") {
             if (!info.local_port)
                 missing_attribute("LocalPort", "lport");
-            if (parse_port(arg).value_or(-1) != *info.local_port)
+            if (parse_port(arg) != *info.local_port)
                 result = false;
         } else if (a == "rdomain") {
             if (!info.rdomain || match_pattern_list(*info.rdomain, arg, false) != list_match::positive)
@@ -172,12 +171,12 @@ result<connection_info> parse_connection_spec(std::string_view spec, std::string
         } else if (p.substr(0, 8) == "rdomain=") {
             ci.rdomain = value(8);
         } else if (p.substr(0, 6) == "lport=") {
-            auto port = detail::parse_port(p.substr(6));
-            if (!port) {
+            const int port = parse_port(p.substr(6));
+            if (port == -1) {
                 error = "Invalid port '" + value(6) + "' in test mode specification " + std::string(p);
                 return errc::invalid_argument;
             }
-            ci.local_port = *port;
+            ci.local_port = port;
         } else {
             error = "Invalid test mode specification " + std::string(p);
             return errc::invalid_argument;

@@ -22,25 +22,6 @@ namespace longhaul::detail {
 
 inline bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f'; }
 
-// OpenSSH's atoi_err (strtonum 0..INT_MAX): nullptr on success.
-inline const char* parse_int(const std::string* arg, int& value)
-{
-    if (arg == nullptr)
-        return "missing";
-    const char* s = arg->c_str();
-    char* end = nullptr;
-    errno = 0;
-    const long long v = std::strtoll(s, &end, 10);
-    if (end == s || *end != '\0')
-        return "invalid";
-    if (v < 0)
-        return "too small";
-    if (v > INT_MAX || errno == ERANGE)
-        return "too large";
-    value = static_cast<int>(v);
-    return nullptr;
-}
-
 // One line being processed: the arguments, a cursor over them, and the
 // "file line N: " prefix of messages.
 class line_parser {
@@ -110,7 +91,8 @@ public:
     bool integer(std::optional<int>& field)
     {
         int v = 0;
-        if (const char* err = parse_int(next(), v))
+        const std::string* arg = next();
+        if (const char* err = atoi_err(arg ? std::string_view(*arg) : std::string_view{}, v))
             return fail(std::string("integer value ") + err + ".");
         set(field, v);
         return true;

@@ -155,3 +155,88 @@ TEST_CASE("text_parse: clean_hostname")
     CHECK(clean_hostname("host") == "host");
     CHECK(clean_hostname("[a]b") == "[a]b");
 }
+
+TEST_CASE("text_parse: strtonum")
+{
+    const char* why = nullptr;
+    CHECK(strtonum("42", 0, 100, why).value() == 42);
+    CHECK(why == nullptr);
+    CHECK(strtonum(" +7", 0, 100, why).value() == 7);
+    CHECK(strtonum("-0", 0, 100, why).value() == 0);
+    CHECK(strtonum("-5", -10, 10, why).value() == -5);
+    CHECK(strtonum("9223372036854775807", 0, LLONG_MAX, why).value() == LLONG_MAX);
+    CHECK(strtonum("-9223372036854775808", LLONG_MIN, 0, why).value() == LLONG_MIN);
+    CHECK_FALSE(strtonum("", 0, 100, why));
+    CHECK(std::string(why) == "invalid");
+    CHECK_FALSE(strtonum("+", 0, 100, why));
+    CHECK(std::string(why) == "invalid");
+    CHECK_FALSE(strtonum("5 ", 0, 100, why));
+    CHECK(std::string(why) == "invalid");
+    CHECK_FALSE(strtonum("0x10", 0, 100, why));
+    CHECK(std::string(why) == "invalid");
+    CHECK_FALSE(strtonum("99999999999999999999x", 0, 100, why));
+    CHECK(std::string(why) == "invalid");
+    CHECK_FALSE(strtonum("101", 0, 100, why));
+    CHECK(std::string(why) == "too large");
+    CHECK_FALSE(strtonum("-1", 0, 100, why));
+    CHECK(std::string(why) == "too small");
+    CHECK_FALSE(strtonum("9223372036854775808", 0, LLONG_MAX, why));
+    CHECK(std::string(why) == "too large");
+    CHECK_FALSE(strtonum("-9223372036854775809", LLONG_MIN, 0, why));
+    CHECK(std::string(why) == "too small");
+    CHECK_FALSE(strtonum("5", 10, 0, why));
+    CHECK(std::string(why) == "invalid");
+}
+
+TEST_CASE("text_parse: atoi_err")
+{
+    // ssh -G -o 'ConnectionAttempts ""' of OpenSSH 9.2: "integer value missing."
+    int v = -1;
+    CHECK(std::string(atoi_err("", v)) == "missing");
+    CHECK(atoi_err("5", v) == nullptr);
+    CHECK(v == 5);
+    CHECK(atoi_err(" +6", v) == nullptr);
+    CHECK(v == 6);
+    CHECK(std::string(atoi_err("-1", v)) == "too small");
+    CHECK(std::string(atoi_err("2147483648", v)) == "too large");
+    CHECK(std::string(atoi_err("5x", v)) == "invalid");
+    CHECK(v == 6);
+}
+
+TEST_CASE("text_parse: parse_port")
+{
+    CHECK(parse_port("22") == 22);
+    CHECK(parse_port("0") == 0);
+    CHECK(parse_port(" +22") == 22);
+    CHECK(parse_port("65535") == 65535);
+    CHECK(parse_port("65536") == -1);
+    CHECK(parse_port("-1") == -1);
+    CHECK(parse_port("") == -1);
+    CHECK(parse_port("2x") == -1);
+    CHECK(parse_port("ssh") == 22);
+    CHECK(parse_port(std::string_view("ssh\0x", 5)) == -1);
+    CHECK(parse_port("no-such-service-name") == -1);
+}
+
+TEST_CASE("text_parse: tunnel devices (a2tun)")
+{
+    CHECK(parse_tunnel_device("3") == 3);
+    CHECK(parse_tunnel_device("any") == tun_id_any);
+    CHECK(parse_tunnel_device("ANY") == tun_id_any);
+    CHECK(parse_tunnel_device("+5") == 5);
+    CHECK(parse_tunnel_device("-0") == 0);
+    CHECK(parse_tunnel_device("2147483645") == 2147483645);
+    CHECK(parse_tunnel_device("2147483646") == tun_id_error);
+    CHECK(parse_tunnel_device("-1") == tun_id_error);
+    CHECK(parse_tunnel_device("x") == tun_id_error);
+    CHECK(parse_tunnel_device("1:2") == tun_id_error);
+
+    int remote = 0;
+    CHECK(parse_tunnel_device("3", remote) == 3);
+    CHECK(remote == tun_id_any);
+    CHECK(parse_tunnel_device("any:7", remote) == tun_id_any);
+    CHECK(remote == 7);
+    CHECK(parse_tunnel_device("1:x", remote) == tun_id_error);
+    CHECK(parse_tunnel_device("x:1", remote) == tun_id_error);
+    CHECK(remote == 1);
+}
