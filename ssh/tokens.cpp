@@ -10,71 +10,9 @@ namespace longhaul {
 
 namespace {
 
-struct expansion {
-    std::string text;
-    bool parse_error = true;  // malformed text: no result
-    bool missing_var = false; // a ${VAR} was unset: no result either
-    std::string error;        // what OpenSSH logs from vdollar_percent_expand
-};
-
-// OpenSSH's vdollar_percent_expand, written from its documented behaviour.
-expansion expand(std::string_view s, const token_map* tokens, const env_lookup* env)
-{
-    expansion out;
-    std::string& buf = out.text;
-    for (std::size_t i = 0; i < s.size(); ++i) {
-        if (env != nullptr && s[i] == '$' && i + 1 < s.size() && s[i + 1] == '{') {
-            const auto start = i + 2;
-            const auto end = s.find('}', start);
-            if (end == std::string_view::npos) {
-                out.error = "vdollar_percent_expand: environment variable '" + std::string(s.substr(start)) +
-                            "' missing closing '}'";
-                return out;
-            }
-            if (end == start) {
-                out.error = "vdollar_percent_expand: zero-length environment variable";
-                return out;
-            }
-            const std::string name(s.substr(start, end - start));
-            if (auto v = (*env)(name)) {
-                buf += *v;
-            } else {
-                // OpenSSH keeps going so every missing variable is reported; we report the first.
-                if (!out.missing_var)
-                    out.error = "vdollar_percent_expand: env var ${" + name + "} has no value";
-                out.missing_var = true;
-            }
-            i = end;
-            continue;
-        }
-        if (s[i] != '%' || tokens == nullptr) {
-            buf.push_back(s[i]);
-            continue;
-        }
-        if (++i >= s.size()) {
-            out.error = "vdollar_percent_expand: invalid format";
-            return out;
-        }
-        if (s[i] == '%') {
-            buf.push_back('%');
-            continue;
-        }
-        bool found = false;
-        for (const auto& [letter, value] : *tokens) {
-            if (letter == s[i]) {
-                buf += value;
-                found = true;
-                break;
-            }
-        }
-        if (!found) {
-            out.error = std::string("vdollar_percent_expand: unknown key %") + s[i];
-            return out;
-        }
-    }
-    out.parse_error = false;
-    return out;
-}
+// What ssh prints for a failed expansion: OpenSSH's error_f line from
+// vdollar_percent_expand.
+std::string message(const percent_expansion& r) { return "vdollar_percent_expand: " + r.reason; }
 
 } // namespace
 
@@ -101,27 +39,27 @@ home_lookup passwd_homes()
 
 std::string percent_expand(std::string_view s, const token_map& tokens)
 {
-    auto r = expand(s, &tokens, nullptr);
-    if (r.parse_error)
-        throw expansion_error(r.error + "\npercent_expand: failed");
+    auto r = vdollar_percent_expand(s, &tokens, nullptr);
+    if (r.malformed)
+        throw expansion_error(message(r) + "\npercent_expand: failed");
     return std::move(r.text);
 }
 
 std::string percent_dollar_expand(std::string_view s, const token_map& tokens, const env_lookup& env)
 {
-    auto r = expand(s, &tokens, &env);
-    if (r.parse_error)
-        throw expansion_error(r.error + "\npercent_dollar_expand: failed");
+    auto r = vdollar_percent_expand(s, &tokens, &env);
+    if (r.malformed)
+        throw expansion_error(message(r) + "\npercent_dollar_expand: failed");
     if (r.missing_var)
-        throw expansion_error(r.error + "\ninvalid environment variable expansion");
+        throw expansion_error(message(r) + "\ninvalid environment variable expansion");
     return std::move(r.text);
 }
 
 std::optional<std::string> dollar_expand(std::string_view s, const env_lookup& env, std::string& error)
 {
-    auto r = expand(s, nullptr, &env);
-    if (r.parse_error || r.missing_var) {
-        error = r.error;
+    auto r = vdollar_percent_expand(s, nullptr, &env);
+    if (r.malformed || r.missing_var) {
+        error = message(r);
         return std::nullopt;
     }
     return std::move(r.text);

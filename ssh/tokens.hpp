@@ -3,6 +3,8 @@
 // OpenSSH's rules and error wording.
 #pragma once
 
+#include "common/percent_expand.hpp"
+
 #include <functional>
 #include <optional>
 #include <stdexcept>
@@ -13,12 +15,10 @@
 
 namespace longhaul {
 
-// Letter -> replacement. Only listed letters are valid after '%' ("%%" is
-// always valid): which letters a keyword accepts is the caller's choice.
-using token_map = std::vector<std::pair<char, std::string>>;
+// Letter -> replacement (common/percent_expand.hpp, which also defines
+// env_lookup and does the expanding).
+using token_map = percent_tokens;
 
-// Looks up an environment variable; nullopt when unset.
-using env_lookup = std::function<std::optional<std::string>(const std::string&)>;
 env_lookup process_environment(); // ::getenv
 
 // An expansion that ssh treats as fatal. what() holds every line OpenSSH

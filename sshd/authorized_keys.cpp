@@ -2,9 +2,9 @@
 
 #include "common/keys/key_lines.hpp"
 #include "common/match.hpp"
+#include "common/percent_expand.hpp"
 #include "common/text_parse.hpp"
 #include "sshd/address_match.hpp"
-#include "sshd/percent_expand.hpp"
 #include "sshd/sshd_config_keywords.hpp"
 
 #include <cctype>

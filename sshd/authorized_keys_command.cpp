@@ -2,7 +2,7 @@
 
 #include "common/config_line.hpp"
 #include "common/keys/key_lines.hpp"
-#include "sshd/percent_expand.hpp"
+#include "common/percent_expand.hpp"
 #include "sshd/secure_path.hpp"
 
 #include <fcntl.h>
