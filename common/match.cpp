@@ -136,23 +136,98 @@ bool valid_cidr(std::string_view cidr) noexcept
     return parse_cidr(cidr, net, prefix);
 }
 
-list_match match_address_list(std::string_view address, std::string_view list, bool& ok) noexcept
+namespace {
+
+enum class entry_kind { cidr, pattern, invalid };
+
+// OpenSSH's addr_pton_cidr: an address with an optional decimal mask of at
+// most 128 is an address entry (invalid when the mask does not suit the
+// family or host bits are set); anything else is a pattern.
+entry_kind classify(std::string_view entry, parsed_address& net, int& prefix) noexcept
 {
-    ok = true;
-    parsed_address addr;
-    const bool have_addr = parse_address(address, addr);
-    return walk_list(list, [&](std::string_view item) {
-        // Entries with wildcards are patterns; the rest must be addresses or CIDR blocks.
-        if (item.find_first_of("*?") != std::string_view::npos)
-            return match_pattern(address, item);
-        parsed_address net;
-        int prefix = 0;
-        if (!parse_cidr(item, net, prefix)) {
-            ok = false;
-            return false;
+    const auto slash = entry.find('/');
+    if (slash != std::string_view::npos) {
+        const auto mask = entry.substr(slash + 1);
+        if (mask.empty() || mask.size() > 3)
+            return entry_kind::pattern;
+        unsigned value = 0;
+        for (char c : mask) {
+            if (c < '0' || c > '9')
+                return entry_kind::pattern;
+            value = value * 10 + static_cast<unsigned>(c - '0');
         }
-        return have_addr && in_cidr(addr, net, prefix);
-    });
+        if (value > 128)
+            return entry_kind::pattern;
+    }
+    if (entry.substr(0, slash).empty() || !parse_address(entry.substr(0, slash), net))
+        return entry_kind::pattern;
+    return parse_cidr(entry, net, prefix) ? entry_kind::cidr : entry_kind::invalid;
+}
+
+} // namespace
+
+addr_list_result addr_match_list(std::string_view address, std::string_view list)
+{
+    parsed_address addr;
+    const bool have_addr = !address.empty() && parse_address(address, addr);
+    addr_list_result result = addr_list_result::none;
+    while (true) {
+        const auto comma = list.find(',');
+        std::string_view entry = list.substr(0, comma);
+        const bool negate = !entry.empty() && entry[0] == '!';
+        if (negate)
+            entry.remove_prefix(1);
+        if (!entry.empty()) {
+            parsed_address net;
+            int prefix = 0;
+            bool matched = false;
+            switch (classify(entry, net, prefix)) {
+            case entry_kind::invalid: return addr_list_result::invalid;
+            case entry_kind::cidr: matched = have_addr && in_cidr(addr, net, prefix); break;
+            case entry_kind::pattern: matched = !address.empty() && match_pattern(address, entry); break;
+            }
+            if (matched) {
+                if (negate)
+                    return addr_list_result::negated;
+                result = addr_list_result::positive;
+            }
+        }
+        if (comma == std::string_view::npos)
+            break;
+        list.remove_prefix(comma + 1);
+    }
+    return result;
+}
+
+int match_host_and_ip(std::string_view host, std::string_view address, std::string_view patterns)
+{
+    const auto ip = addr_match_list(address, patterns);
+    if (ip == addr_list_result::invalid)
+        return -1;
+    if (host.empty() || address.empty() || ip == addr_list_result::negated)
+        return 0;
+    const auto by_name = match_hostname(host, patterns);
+    if (by_name == list_match::negated)
+        return 0;
+    if (by_name == list_match::none && ip == addr_list_result::none)
+        return 0;
+    return 1;
+}
+
+int match_user_pattern(std::string_view user, std::string_view host, std::string_view address,
+                       std::string_view pattern)
+{
+    const auto at = pattern.find('@');
+    if (user.empty() && host.empty() && address.empty()) {
+        if (at != std::string_view::npos && addr_match_list({}, pattern.substr(at + 1)) == addr_list_result::invalid)
+            return -1;
+        return 0;
+    }
+    if (at == std::string_view::npos)
+        return match_pattern(user, pattern) ? 1 : 0;
+    if (!match_pattern(user, pattern.substr(0, at)))
+        return 0;
+    return match_host_and_ip(host, address, pattern.substr(at + 1));
 }
 
 } // namespace longhaul

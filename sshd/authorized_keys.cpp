@@ -4,7 +4,6 @@
 #include "common/match.hpp"
 #include "common/percent_expand.hpp"
 #include "common/text_parse.hpp"
-#include "sshd/address_match.hpp"
 #include "sshd/sshd_config_keywords.hpp"
 
 #include <cctype>

@@ -103,11 +103,9 @@ void listener::penalise(const std::string& source, std::chrono::seconds d)
 {
     if (!penalties_.enabled || d.count() <= 0)
         return;
-    for (const auto& pattern : penalties_.exempt) {
-        bool ok = true;
-        if (match_address_list(source, pattern, ok) == list_match::positive)
+    for (const auto& pattern : penalties_.exempt)
+        if (addr_match_list(source, pattern) == addr_list_result::positive)
             return;
-    }
     auto now = std::chrono::steady_clock::now();
     auto& until = penalty_until_[source];
     // Penalties accumulate up to the maximum.

@@ -6,7 +6,6 @@
 #include "common/config_line.hpp"
 #include "common/name_list.hpp"
 #include "common/match.hpp"
-#include "sshd/address_match.hpp"
 #include "sshd/sshd_algorithms.hpp"
 
 #include <cctype>

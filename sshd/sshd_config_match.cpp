@@ -4,7 +4,6 @@
 
 #include "common/match.hpp"
 #include "common/text_parse.hpp"
-#include "sshd/address_match.hpp"
 
 #include <grp.h>
 #include <pwd.h>

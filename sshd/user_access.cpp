@@ -1,7 +1,6 @@
 #include "sshd/user_access.hpp"
 
 #include "common/match.hpp"
-#include "sshd/address_match.hpp"
 
 #include <sys/stat.h>
 
