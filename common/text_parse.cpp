@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <climits>
 #include <cstdint>
+#include <cstdlib>
 
 namespace longhaul {
 
@@ -117,6 +119,56 @@ int parse_tunnel_device(std::string_view s, int& remote)
     remote = parse_tunnel_device(s.substr(colon + 1));
     const int local = parse_tunnel_device(s.substr(0, colon));
     return remote == tun_id_error ? remote : local;
+}
+
+namespace {
+
+struct ipqos_entry {
+    std::string_view name;
+    int value;
+};
+
+// RFC 4594/8325 DSCP code points and the old TOS names. "reliability" has
+// LE's value, so LE is the name printed for both, as in OpenSSH.
+constexpr ipqos_entry ipqos_table[] = {
+    {"none", INT_MAX}, // "none" cannot be 0: that is cs0
+    {"af11", 0x28}, {"af12", 0x30}, {"af13", 0x38}, {"af21", 0x48}, {"af22", 0x50}, {"af23", 0x58},
+    {"af31", 0x68}, {"af32", 0x70}, {"af33", 0x78}, {"af41", 0x88}, {"af42", 0x90}, {"af43", 0x98},
+    {"cs0", 0x00},  {"cs1", 0x20},  {"cs2", 0x40},  {"cs3", 0x60},  {"cs4", 0x80},  {"cs5", 0xa0},
+    {"cs6", 0xc0},  {"cs7", 0xe0},  {"ef", 0xb8},   {"le", 0x04},   {"lowdelay", 0x10},
+    {"throughput", 0x08}, {"reliability", 0x04},
+};
+
+} // namespace
+
+int parse_ipqos(std::string_view s)
+{
+    for (const auto& q : ipqos_table)
+        if (iequals(q.name, s))
+            return q.value;
+    // strtol(s, &end, 0) over the whole text, as OpenSSH 9.2 reads it (no
+    // length limit: ssh -G -o IPQoS=0000000000000000000032 gives 0x1a).
+    if (s.empty() || s.find('\0') != std::string_view::npos)
+        return -1;
+    const std::string text(s);
+    char* end = nullptr;
+    errno = 0;
+    const long v = std::strtol(text.c_str(), &end, 0);
+    if (*end != '\0' || errno == ERANGE || v < 0 || v > 255)
+        return -1;
+    return static_cast<int>(v);
+}
+
+std::string ipqos_name(int value)
+{
+    for (const auto& q : ipqos_table)
+        if (q.value == value)
+            return std::string(q.name);
+    static constexpr char hex[] = "0123456789abcdef";
+    std::string out = "0x";
+    out.push_back(hex[(value >> 4) & 15]);
+    out.push_back(hex[value & 15]);
+    return out;
 }
 
 std::optional<hpdelim_result> hpdelim2(std::string_view s)

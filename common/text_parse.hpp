@@ -41,6 +41,14 @@ int parse_tunnel_device(std::string_view s);
 // remote part is bad, whatever the local part.
 int parse_tunnel_device(std::string_view s, int& remote);
 
+// OpenSSH's parse_ipqos(): a DSCP or TOS name (af11..af43, cs0..cs7, ef,
+// le, lowdelay, throughput, reliability, none; any case) or a number
+// 0..255 as strtol(3) reads it with base 0 ("0x20", "040", " +32"); -1
+// otherwise. "none" is INT_MAX.
+int parse_ipqos(std::string_view s);
+// OpenSSH's iptos2str(): the first name with that value, else "0x%02x".
+std::string ipqos_name(int value);
+
 // OpenSSH's hpdelim2(): the first field of "host:port...", where the host
 // may be "[bracketed]" (an IPv6 address); `field` keeps the brackets.
 // `delim` is the ':' or '/' that ended the field and `rest` what follows

@@ -3,6 +3,7 @@
 // build, which adds the GSSAPI lines).
 #include "ssh/ssh_config.hpp"
 
+#include "common/text_parse.hpp"
 #include "ssh/algorithm_names.hpp"
 #include "ssh/detail/config_values.hpp"
 
@@ -229,7 +230,7 @@ std::string dump_config(const client_config& o)
         d.line("controlpersist", std::to_string(o.control_persist_timeout));
 
     d.line("escapechar", format_escape_char(o.escape_char.value_or('~')));
-    d.line("ipqos", format_ipqos(o.ip_qos_interactive.value_or(0x10)) + " " + format_ipqos(o.ip_qos_bulk.value_or(0x08)));
+    d.line("ipqos", ipqos_name(o.ip_qos_interactive.value_or(0x10)) + " " + ipqos_name(o.ip_qos_bulk.value_or(0x08)));
     d.line("rekeylimit", std::to_string(static_cast<unsigned long long>(o.rekey_limit.value_or(0))) + " " +
                              std::to_string(o.rekey_interval.value_or(0)));
     d.line("streamlocalbindmask", octal(o.stream_local_bind_mask.value_or(0177)));

@@ -694,18 +694,18 @@ bool line_applier::run()
     }
     case k::ipqos: {
         const std::string& arg = required_kw();
-        auto interactive = parse_ipqos(arg);
-        if (!interactive)
+        const int interactive = parse_ipqos(arg);
+        if (interactive == -1)
             fatal("Bad " + kw_ + " value: " + arg);
-        auto bulk = interactive;
+        int bulk = interactive;
         if (const std::string* second = next()) {
             bulk = parse_ipqos(*second);
-            if (!bulk)
+            if (bulk == -1)
                 fatal("Bad " + kw_ + " value: " + *second);
         }
         if (mark()) {
-            cfg_.ipqos_interactive = *interactive;
-            cfg_.ipqos_bulk = *bulk;
+            cfg_.ipqos_interactive = interactive;
+            cfg_.ipqos_bulk = bulk;
         }
         break;
     }

@@ -2,6 +2,8 @@
 // (Debian's build: PAM, Kerberos and GSSAPI lines included).
 #include "sshd/sshd_config_internal.hpp"
 
+#include "common/text_parse.hpp"
+
 #include <cstdio>
 
 namespace longhaul {

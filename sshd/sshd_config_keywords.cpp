@@ -2,9 +2,6 @@
 
 #include "common/text_parse.hpp"
 
-#include <climits>
-#include <cstdio>
-
 namespace longhaul::detail {
 
 namespace {
@@ -210,15 +207,6 @@ constexpr named<syslog_facility> facility_names[] = {
     {"LOCAL2", syslog_facility::local2}, {"LOCAL3", syslog_facility::local3}, {"LOCAL4", syslog_facility::local4},
     {"LOCAL5", syslog_facility::local5}, {"LOCAL6", syslog_facility::local6}, {"LOCAL7", syslog_facility::local7},
 };
-// RFC 4594/8325 DSCP code points and the old TOS names. "reliability" has
-// LE's value, so LE is the name printed for both, as in OpenSSH.
-constexpr named<int> ipqos_names[] = {
-    {"none", INT_MAX}, {"af11", 0x28}, {"af12", 0x30}, {"af13", 0x38}, {"af21", 0x48}, {"af22", 0x50},
-    {"af23", 0x58},    {"af31", 0x68}, {"af32", 0x70}, {"af33", 0x78}, {"af41", 0x88}, {"af42", 0x90},
-    {"af43", 0x98},    {"cs0", 0x00},  {"cs1", 0x20},  {"cs2", 0x40},  {"cs3", 0x60},  {"cs4", 0x80},
-    {"cs5", 0xa0},     {"cs6", 0xc0},  {"cs7", 0xe0},  {"ef", 0xb8},   {"le", 0x04},   {"lowdelay", 0x10},
-    {"throughput", 0x08}, {"reliability", 0x04},
-};
 
 } // namespace
 
@@ -246,31 +234,6 @@ std::string_view forwarding_name(forwarding_mode m) noexcept { return name_of(fo
 std::string_view gateway_ports_name(gateway_ports_mode m) noexcept { return name_of(gateway_names, m); }
 std::string_view ignore_rhosts_name(ignore_rhosts_mode m) noexcept { return name_of(rhosts_names, m); }
 std::string_view tunnel_name(tunnel_mode m) noexcept { return name_of(tunnel_names, m); }
-
-std::optional<int> parse_ipqos(std::string_view v)
-{
-    if (auto named_value = lookup(ipqos_names, v))
-        return named_value;
-    // strtol(v, &end, 0): decimal, 0x hex or 0 octal, 0..255.
-    if (v.empty() || v.size() > 16)
-        return std::nullopt;
-    std::string s(v);
-    char* end = nullptr;
-    long n = std::strtol(s.c_str(), &end, 0);
-    if (end == s.c_str() || *end != '\0' || n < 0 || n > 255)
-        return std::nullopt;
-    return static_cast<int>(n);
-}
-
-std::string ipqos_name(int value)
-{
-    for (const auto& e : ipqos_names)
-        if (e.value == value)
-            return std::string(e.name);
-    char buf[16];
-    std::snprintf(buf, sizeof buf, "0x%02x", static_cast<unsigned>(value) & 0xffu);
-    return buf;
-}
 
 } // namespace longhaul::detail
 

@@ -153,10 +153,6 @@ std::string_view gateway_ports_name(gateway_ports_mode m) noexcept;
 std::string_view ignore_rhosts_name(ignore_rhosts_mode m) noexcept;
 std::string_view tunnel_name(tunnel_mode m) noexcept;
 
-// IPQoS: af11..af43, cs0..cs7, ef, le, lowdelay, throughput, reliability,
-// none, or a number 0..255. "none" is INT_MAX as in OpenSSH.
-std::optional<int> parse_ipqos(std::string_view v);
-std::string ipqos_name(int value);
 
 
 } // namespace longhaul::detail

@@ -2,8 +2,6 @@
 
 #include <array>
 #include <cctype>
-#include <climits>
-#include <cstdlib>
 
 namespace longhaul::detail {
 
@@ -71,20 +69,6 @@ constexpr state_word<key_fingerprint_hash> fingerprint_table[] = {
     {"SHA512", key_fingerprint_hash::sha512},
 };
 
-struct qos_name {
-    std::string_view name;
-    int value;
-};
-
-constexpr qos_name qos_table[] = {
-    {"none", INT_MAX}, // "none" cannot be 0: that is cs0
-    {"af11", 0x28}, {"af12", 0x30}, {"af13", 0x38}, {"af21", 0x48}, {"af22", 0x50}, {"af23", 0x58},
-    {"af31", 0x68}, {"af32", 0x70}, {"af33", 0x78}, {"af41", 0x88}, {"af42", 0x90}, {"af43", 0x98},
-    {"cs0", 0x00},  {"cs1", 0x20},  {"cs2", 0x40},  {"cs3", 0x60},  {"cs4", 0x80},  {"cs5", 0xa0},
-    {"cs6", 0xc0},  {"cs7", 0xe0},  {"ef", 0xb8},   {"le", 0x04},   {"lowdelay", 0x10},
-    {"throughput", 0x08}, {"reliability", 0x04},
-};
-
 constexpr std::string_view facilities[] = {"DAEMON", "USER",   "AUTH",   "AUTHPRIV", "LOCAL0", "LOCAL1",
                                            "LOCAL2", "LOCAL3", "LOCAL4", "LOCAL5",   "LOCAL6", "LOCAL7"};
 
@@ -103,34 +87,6 @@ std::span<const state_word<canonicalize_hostname>> canonicalize_words() { return
 std::span<const state_word<pubkey_authentication>> pubkey_auth_words() { return pubkey_table; }
 std::span<const state_word<bool>> compression_words() { return compression_table; }
 std::span<const state_word<key_fingerprint_hash>> fingerprint_hash_words() { return fingerprint_table; }
-
-int parse_ipqos(std::string_view s)
-{
-    for (const auto& q : qos_table)
-        if (iequals(q.name, s))
-            return q.value;
-    // strtol(s, &end, 0): decimal, 0x hex or 0 octal, the whole text.
-    if (s.empty() || s.size() > 32)
-        return -1;
-    const std::string text(s);
-    char* end = nullptr;
-    const long v = std::strtol(text.c_str(), &end, 0);
-    if (*end != '\0' || v < 0 || v > 255)
-        return -1;
-    return static_cast<int>(v);
-}
-
-std::string format_ipqos(int value)
-{
-    for (const auto& q : qos_table)
-        if (q.value == value)
-            return std::string(q.name);
-    static constexpr char hex[] = "0123456789abcdef";
-    std::string out = "0x";
-    out.push_back(hex[(value >> 4) & 15]);
-    out.push_back(hex[value & 15]);
-    return out;
-}
 
 std::optional<std::string> parse_syslog_facility(std::string_view s)
 {

@@ -53,10 +53,6 @@ std::span<const state_word<pubkey_authentication>> pubkey_auth_words();
 std::span<const state_word<bool>> compression_words();
 std::span<const state_word<key_fingerprint_hash>> fingerprint_hash_words();
 
-// IPQoS: a name ("af21", "lowdelay", ...) or a number 0..255; -1 when bad.
-int parse_ipqos(std::string_view s);
-std::string format_ipqos(int value);
-
 // SyslogFacility names (DAEMON, USER, AUTH, AUTHPRIV, LOCAL0..7), returned uppercase.
 std::optional<std::string> parse_syslog_facility(std::string_view s);
 

@@ -240,3 +240,31 @@ TEST_CASE("text_parse: tunnel devices (a2tun)")
     CHECK(parse_tunnel_device("x:1", remote) == tun_id_error);
     CHECK(remote == 1);
 }
+
+TEST_CASE("text_parse: IPQoS values")
+{
+    // As ssh -G and sshd -T of OpenSSH 9.2 read and print them.
+    CHECK(parse_ipqos("af21") == 0x48);
+    CHECK(parse_ipqos("AF21") == 0x48);
+    CHECK(parse_ipqos("none") == INT_MAX);
+    CHECK(parse_ipqos("cs0") == 0);
+    CHECK(parse_ipqos("0x20") == 0x20);
+    CHECK(parse_ipqos("040") == 0x20);
+    CHECK(parse_ipqos(" +32") == 0x20);
+    CHECK(parse_ipqos("-0") == 0);
+    CHECK(parse_ipqos("0000000000000000000032") == 0x1a);
+    CHECK(parse_ipqos("255") == 255);
+    CHECK(parse_ipqos("256") == -1);
+    CHECK(parse_ipqos("-1") == -1);
+    CHECK(parse_ipqos("") == -1);
+    CHECK(parse_ipqos("32x") == -1);
+    CHECK(parse_ipqos(std::string_view("32\0x", 4)) == -1);
+    CHECK(parse_ipqos("99999999999999999999999") == -1);
+
+    CHECK(ipqos_name(0x48) == "af21");
+    CHECK(ipqos_name(0x04) == "le"); // "reliability" has the same value
+    CHECK(ipqos_name(0x10) == "lowdelay");
+    CHECK(ipqos_name(INT_MAX) == "none");
+    CHECK(ipqos_name(0x1a) == "0x1a");
+    CHECK(ipqos_name(0x01) == "0x01");
+}
