@@ -2,9 +2,9 @@
 
 #include "common/crypto/hash.hpp"
 #include "common/keys/base64.hpp"
+#include "common/text_parse.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
 
 namespace longhaul {
@@ -59,11 +59,9 @@ std::string_view fingerprint_hash_name(fingerprint_hash h) noexcept
 
 std::optional<fingerprint_hash> parse_fingerprint_hash(std::string_view name)
 {
-    std::string up(name);
-    std::transform(up.begin(), up.end(), up.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
     for (auto h : {fingerprint_hash::md5, fingerprint_hash::sha1, fingerprint_hash::sha256, fingerprint_hash::sha384,
                    fingerprint_hash::sha512})
-        if (fingerprint_hash_name(h) == up)
+        if (iequals(fingerprint_hash_name(h), name))
             return h;
     return std::nullopt;
 }

@@ -6,6 +6,7 @@
 #include "common/config_line.hpp"
 #include "common/name_list.hpp"
 #include "common/match.hpp"
+#include "sshd/randomart.hpp"
 #include "sshd/sshd_algorithms.hpp"
 
 #include <cctype>
@@ -744,17 +745,7 @@ bool line_applier::run()
     }
     case k::fingerprint_hash: {
         const std::string& arg = required_kw();
-        std::optional<fingerprint_hash> v;
-        if (iequals(arg, "md5"))
-            v = fingerprint_hash::md5;
-        else if (iequals(arg, "sha1"))
-            v = fingerprint_hash::sha1;
-        else if (iequals(arg, "sha256"))
-            v = fingerprint_hash::sha256;
-        else if (iequals(arg, "sha384"))
-            v = fingerprint_hash::sha384;
-        else if (iequals(arg, "sha512"))
-            v = fingerprint_hash::sha512;
+        const auto v = parse_fingerprint_hash(arg);
         if (!v)
             fatal("Invalid " + kw_ + " algorithm \"" + arg + "\".");
         if (mark())

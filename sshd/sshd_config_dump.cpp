@@ -3,6 +3,7 @@
 #include "sshd/sshd_config_internal.hpp"
 
 #include "common/text_parse.hpp"
+#include "sshd/randomart.hpp"
 
 #include <cstdio>
 
@@ -47,18 +48,6 @@ public:
 private:
     std::string out_;
 };
-
-std::string_view fingerprint_name(fingerprint_hash h)
-{
-    switch (h) {
-    case fingerprint_hash::md5: return "MD5";
-    case fingerprint_hash::sha1: return "SHA1";
-    case fingerprint_hash::sha256: return "SHA256";
-    case fingerprint_hash::sha384: return "SHA384";
-    case fingerprint_hash::sha512: return "SHA512";
-    }
-    return "UNKNOWN";
-}
 
 } // namespace
 
@@ -125,7 +114,7 @@ std::string dump(const server_config& c)
     p.flag("disableforwarding", c.disable_forwarding);
     p.line("allowstreamlocalforwarding", forwarding_name(c.allow_stream_local_forwarding));
     p.flag("streamlocalbindunlink", c.stream_local_bind_unlink);
-    p.line("fingerprinthash", fingerprint_name(c.fingerprint));
+    p.line("fingerprinthash", fingerprint_hash_name(c.fingerprint));
     p.flag("exposeauthinfo", c.expose_auth_info);
     p.string("pidfile", c.pid_file);
     p.string("modulifile", c.moduli_file);

@@ -48,4 +48,9 @@ TEST_CASE("randomart: the walk, its clamping at the walls and the borders")
     CHECK(parse_fingerprint_hash("sha256") == fingerprint_hash::sha256);
     CHECK(parse_fingerprint_hash("MD5") == fingerprint_hash::md5);
     CHECK_FALSE(parse_fingerprint_hash("sha3"));
+    // sshd_config's FingerprintHash reads the same names (sshd -T prints them upper case).
+    CHECK(parse_fingerprint_hash("Sha512") == fingerprint_hash::sha512);
+    CHECK(parse_fingerprint_hash("sha1") == fingerprint_hash::sha1);
+    CHECK(parse_fingerprint_hash("sha384") == fingerprint_hash::sha384);
+    CHECK_FALSE(parse_fingerprint_hash(""));
 }
