@@ -72,21 +72,26 @@ std::string to_hex(byte_span b)
     return out;
 }
 
+int hex_digit_value(char c) noexcept
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
 bytes from_hex(std::string_view hex)
 {
     bytes out;
     int hi = -1;
     for (char c : hex) {
-        int v;
-        if (c >= '0' && c <= '9')
-            v = c - '0';
-        else if (c >= 'a' && c <= 'f')
-            v = c - 'a' + 10;
-        else if (c >= 'A' && c <= 'F')
-            v = c - 'A' + 10;
-        else if (c == ' ' || c == '\n' || c == '\t' || c == ':')
+        if (c == ' ' || c == '\n' || c == '\t' || c == ':')
             continue;
-        else
+        const int v = hex_digit_value(c);
+        if (v < 0)
             return {};
         if (hi < 0) {
             hi = v;

@@ -64,6 +64,8 @@ private:
 
 // Lowercase hex, for logs and tests.
 std::string to_hex(byte_span b);
+// The value of one hex digit (either case); -1 for anything else.
+int hex_digit_value(char c) noexcept;
 // Parses hex (whitespace ignored); empty result on bad input.
 bytes from_hex(std::string_view hex);
 

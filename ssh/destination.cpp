@@ -1,5 +1,6 @@
 #include "ssh/destination.hpp"
 
+#include "common/bytes.hpp"
 #include "common/text_parse.hpp"
 
 #include <unistd.h>
@@ -13,17 +14,6 @@ namespace longhaul {
 
 namespace {
 
-int hex_value(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 // %XX and '+' decoding of URI components; like OpenSSH's C string, a
 // decoded NUL ends the text.
 std::optional<std::string> url_decode(std::string_view s)
@@ -35,8 +25,8 @@ std::optional<std::string> url_decode(std::string_view s)
         } else if (s[i] == '%') {
             if (i + 2 >= s.size())
                 return std::nullopt;
-            const int hi = hex_value(s[i + 1]);
-            const int lo = hex_value(s[i + 2]);
+            const int hi = hex_digit_value(s[i + 1]);
+            const int lo = hex_digit_value(s[i + 2]);
             if (hi < 0 || lo < 0)
                 return std::nullopt;
             const char c = static_cast<char>(hi * 16 + lo);

@@ -1,5 +1,6 @@
 #include "ssh/tokens.hpp"
 
+#include "common/bytes.hpp"
 #include "common/crypto/hash.hpp"
 
 #include <pwd.h>
@@ -99,13 +100,7 @@ std::string connection_hash(std::string_view local_host, std::string_view remote
 {
     hasher h(hash_alg::sha1);
     h.update(local_host).update(remote_host).update(port).update(remote_user);
-    static constexpr char hex[] = "0123456789abcdef";
-    std::string out;
-    for (auto b : h.finish()) {
-        out.push_back(hex[b >> 4]);
-        out.push_back(hex[b & 15]);
-    }
-    return out;
+    return to_hex(h.finish());
 }
 
 } // namespace longhaul

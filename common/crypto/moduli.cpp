@@ -58,17 +58,6 @@ bool parse_decimal(std::string_view s, std::uint64_t max, std::uint64_t& out) no
     return true;
 }
 
-int hex_value(char c) noexcept
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 // Hex digits only, at least one; gives the magnitude without leading zeros.
 bool parse_hex(std::string_view s, bytes& out)
 {
@@ -82,7 +71,7 @@ bool parse_hex(std::string_view s, bytes& out)
     // An odd count puts a lone digit in the first byte.
     std::size_t pos = digits.size() % 2 == 1 ? 1 : 0;
     for (std::size_t k = 0; k < digits.size(); ++k, ++pos) {
-        const int v = hex_value(digits[k]);
+        const int v = hex_digit_value(digits[k]);
         if (v < 0)
             return false;
         out[pos / 2] = static_cast<std::uint8_t>(out[pos / 2] | (pos % 2 == 0 ? v << 4 : v));
