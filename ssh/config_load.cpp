@@ -34,6 +34,18 @@ std::optional<std::string> passwd_field_home(uid_t uid, std::string& name)
     return std::string(found->pw_dir);
 }
 
+// getaddrinfo() that never touches DNS; the caller frees `res`.
+bool numeric_lookup(const std::string& name, std::optional<address_family> family, addrinfo*& res)
+{
+    addrinfo hints{};
+    hints.ai_family = !family || *family == address_family::any ? AF_UNSPEC
+                      : *family == address_family::inet         ? AF_INET
+                                                                 : AF_INET6;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
+    return getaddrinfo(name.c_str(), "22", &hints, &res) == 0;
+}
+
 // Numeric addresses only: true for anything OpenSSH's is_addr() accepts
 // without a DNS lookup.
 bool is_address(const std::string& name, std::optional<address_family> family)
@@ -41,14 +53,8 @@ bool is_address(const std::string& name, std::optional<address_family> family)
     if (name.find_first_of("%:") != std::string::npos ||
         name.find_first_not_of("0123456789.") == std::string::npos)
         return true;
-    addrinfo hints{};
-    hints.ai_family = !family || *family == address_family::any ? AF_UNSPEC
-                      : *family == address_family::inet         ? AF_INET
-                                                                 : AF_INET6;
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
     addrinfo* res = nullptr;
-    if (getaddrinfo(name.c_str(), "22", &hints, &res) != 0)
+    if (!numeric_lookup(name, family, res))
         return false;
     const bool single = res != nullptr && res->ai_next == nullptr;
     freeaddrinfo(res);
@@ -59,14 +65,8 @@ bool is_address(const std::string& name, std::optional<address_family> family)
 // ("127.1" -> "127.0.0.1"), nullopt when `name` is not one.
 std::optional<std::string> canonical_address(const std::string& name, std::optional<address_family> family)
 {
-    addrinfo hints{};
-    hints.ai_family = !family || *family == address_family::any ? AF_UNSPEC
-                      : *family == address_family::inet         ? AF_INET
-                                                                 : AF_INET6;
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
     addrinfo* res = nullptr;
-    if (getaddrinfo(name.c_str(), "22", &hints, &res) != 0 || res == nullptr)
+    if (!numeric_lookup(name, family, res) || res == nullptr)
         return std::nullopt;
     std::optional<std::string> out;
     char text[NI_MAXHOST];
