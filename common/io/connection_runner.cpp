@@ -109,7 +109,7 @@ void connection_runner::dispatch(const connection_event& e)
     }
 }
 
-bool connection_runner::congested() const noexcept { return conn_.core().output_size() > output_high_water; }
+bool connection_runner::congested() const noexcept { return conn_.core().queued_size() > output_high_water; }
 
 void connection_runner::wake_when_drained(channel_id id)
 {

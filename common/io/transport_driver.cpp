@@ -149,7 +149,7 @@ struct transport_driver::impl : std::enable_shared_from_this<impl> {
             fatal(std::error_code(n < 0 ? errno : EPIPE, std::system_category()));
             return;
         }
-        if (on_drained && core.output_size() <= drain_low_water) {
+        if (on_drained && core.queued_size() <= drain_low_water) {
             auto cb = std::move(on_drained);
             on_drained = nullptr;
             cb();
@@ -260,7 +260,7 @@ void transport_driver::on_output_drained(std::size_t low_water, std::function<vo
 {
     impl_->drain_low_water = low_water;
     impl_->on_drained = std::move(cb);
-    if (impl_->core.output_size() <= low_water)
+    if (impl_->core.queued_size() <= low_water)
         impl_->flush();
 }
 

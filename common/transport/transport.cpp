@@ -606,6 +606,7 @@ void transport::flush_deferred()
     while (!deferred_.empty() && may_send_now()) {
         sender_.send(deferred_.front());
         ++stats_.packets_out;
+        deferred_bytes_ -= deferred_.front().size();
         deferred_.pop_front();
     }
 }
@@ -620,6 +621,7 @@ result<void> transport::send(byte_span payload)
         return errc::too_large;
     if (!may_send_now() || !deferred_.empty()) {
         deferred_.emplace_back(payload.begin(), payload.end());
+        deferred_bytes_ += payload.size();
         return {};
     }
     sender_.send(payload);
@@ -647,6 +649,7 @@ result<void> transport::commit_payload(std::size_t len)
         return errc::invalid_argument;
     if (staging_deferred_) {
         deferred_.emplace_back(staging_.begin(), staging_.begin() + static_cast<std::ptrdiff_t>(len));
+        deferred_bytes_ += len;
         return {};
     }
     sender_.commit_payload(len);

@@ -122,6 +122,10 @@ public:
         stats_.bytes_out += n;
     }
     std::size_t output_size() const noexcept { return sender_.output().size(); }
+    // Output plus the payloads held back during a key exchange: what a
+    // producer's backpressure must count, or a rekey at full speed lets it
+    // queue a whole channel window in memory.
+    std::size_t queued_size() const noexcept { return output_size() + deferred_bytes_; }
 
     // --- sending upper-layer messages ---
     // Messages sent during a key exchange are held and sent after NEWKEYS.
@@ -238,6 +242,7 @@ private:
     std::map<std::string, std::string> peer_extensions_;
 
     std::deque<bytes> deferred_;
+    std::size_t deferred_bytes_ = 0;
     bytes staging_;           // prepare_payload() target while sending is deferred
     bool staging_deferred_ = false;
 

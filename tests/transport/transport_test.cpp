@@ -127,6 +127,28 @@ TEST_CASE("transport: messages sent before the key exchange completes are held, 
     CHECK(p.server_log.payloads[1][1] == 2);
 }
 
+TEST_CASE("transport: payloads held during a rekey count in queued_size(), not in output_size()")
+{
+    transport_pair p(client_config(), server_config());
+    p.run();
+    p.client->request_rekey();
+    const std::size_t wire_before = p.client->output_size();
+    bytes payload(1000, 100);
+    REQUIRE(p.client->send(payload).has_value());
+    auto room = p.client->prepare_payload(500);
+    REQUIRE(room.size() == 500);
+    room[0] = 100;
+    REQUIRE(p.client->commit_payload(500).has_value());
+    // Only the KEXINIT is on the wire; the two payloads wait for NEWKEYS.
+    CHECK(p.client->output_size() == wire_before);
+    CHECK(p.client->queued_size() == wire_before + 1500);
+    p.run();
+    CHECK(p.client->queued_size() == p.client->output_size());
+    REQUIRE(p.server_log.payloads.size() == 2);
+    CHECK(p.server_log.payloads[0].size() == 1000);
+    CHECK(p.server_log.payloads[1].size() == 500);
+}
+
 TEST_CASE("transport: a client accepts text lines before the server's version; a server does not")
 {
     seeded_random rng(3);
