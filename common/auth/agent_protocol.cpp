@@ -30,6 +30,20 @@ bytes frame(const bytes& body)
     return out;
 }
 
+// The answer's type byte: unsupported for any of the agent's failure codes,
+// malformed for anything but `expected`.
+result<void> expect_answer(wire_reader& r, std::uint8_t expected)
+{
+    const std::uint8_t type = r.u8();
+    if (!r.ok())
+        return r.error();
+    if (is_failure(type))
+        return errc::unsupported;
+    if (type != expected)
+        return errc::malformed;
+    return {};
+}
+
 } // namespace
 
 bytes encode_request_identities() { return frame(bytes{request_identities}); }
@@ -44,13 +58,8 @@ bytes encode_sign_request(byte_span key_blob, byte_span data, std::uint32_t flag
 result<std::vector<identity>> decode_identities_answer(byte_span body)
 {
     wire_reader r(body);
-    const std::uint8_t type = r.u8();
-    if (!r.ok())
-        return r.error();
-    if (is_failure(type))
-        return errc::unsupported;
-    if (type != identities_answer)
-        return errc::malformed;
+    if (auto t = expect_answer(r, identities_answer); !t)
+        return t.error();
     const std::uint32_t n = r.u32();
     if (!r.ok())
         return r.error();
@@ -77,13 +86,8 @@ result<std::vector<identity>> decode_identities_answer(byte_span body)
 result<bytes> decode_sign_response(byte_span body)
 {
     wire_reader r(body);
-    const std::uint8_t type = r.u8();
-    if (!r.ok())
-        return r.error();
-    if (is_failure(type))
-        return errc::unsupported;
-    if (type != sign_response)
-        return errc::malformed;
+    if (auto t = expect_answer(r, sign_response); !t)
+        return t.error();
     bytes sig = to_bytes(r.string());
     if (auto f = r.finish(); !f)
         return f.error();
