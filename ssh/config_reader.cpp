@@ -2,6 +2,7 @@
 // Include, with OpenSSH's depth limit and permission checks.
 #include "ssh/detail/config_parser.hpp"
 
+#include "common/file_read.hpp"
 #include "common/match.hpp"
 #include "common/text_parse.hpp"
 #include "ssh/destination.hpp"
@@ -344,26 +345,12 @@ bool read_config_file(parse_state& st, const std::string& path, unsigned flags, 
         throw ssh_config_error("Bad owner or permissions on " + path);
     }
     std::string text;
-    char buf[65536];
-    while (true) {
-        const ssize_t n = read(fd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            open_error = std::strerror(errno);
-            close(fd);
-            return false;
-        }
-        if (n == 0)
-            break;
-        text.append(buf, static_cast<std::size_t>(n));
-        if (text.size() > max_config_file_size) {
-            close(fd);
-            open_error = std::strerror(EFBIG);
-            return false;
-        }
-    }
+    const int err = read_to_end(fd, max_config_file_size, text);
     close(fd);
+    if (err != 0) {
+        open_error = std::strerror(err);
+        return false;
+    }
 
     st.emit(log_level::debug1, "Reading configuration data " + truncated(path, 200));
     process_config_text(st, text, path, flags, active, depth);

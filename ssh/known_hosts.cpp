@@ -1,5 +1,6 @@
 #include "ssh/known_hosts.hpp"
 
+#include "common/file_read.hpp"
 #include "common/crypto/hash.hpp"
 #include "common/keys/base64.hpp"
 #include "common/match.hpp"
@@ -29,24 +30,10 @@ std::optional<std::string> read_whole_file(const std::string& path, int& err)
         return std::nullopt;
     }
     std::string text;
-    char buf[65536];
-    while (true) {
-        const ssize_t n = read(fd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            if (n < 0)
-                err = errno;
-            break;
-        }
-        text.append(buf, static_cast<std::size_t>(n));
-        if (text.size() > max_known_hosts_size) {
-            err = EFBIG;
-            close(fd);
-            return std::nullopt;
-        }
-    }
+    err = read_to_end(fd, max_known_hosts_size, text);
     close(fd);
+    if (err == EFBIG)
+        return std::nullopt;
     return text;
 }
 

@@ -1,5 +1,7 @@
 #include "sshd/secure_path.hpp"
 
+#include "common/file_read.hpp"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -97,24 +99,16 @@ user_file read_user_file(const std::string& path, const user_account& user, bool
         }
     }
     std::string data;
-    char buf[65536];
-    while (true) {
-        const ssize_t n = ::read(fd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            out.log.push_back({syslog_level::error, "read " + path + ": " + std::strerror(errno)});
-            ::close(fd);
-            return out;
-        }
-        if (n == 0)
-            break;
-        data.append(buf, static_cast<std::size_t>(n));
-        if (data.size() > max_size) {
-            out.log.push_back({syslog_level::error, type + " file " + path + " too large, ignored"});
-            ::close(fd);
-            return out;
-        }
+    const int err = read_to_end(fd, max_size, data);
+    if (err == EFBIG) {
+        out.log.push_back({syslog_level::error, type + " file " + path + " too large, ignored"});
+        ::close(fd);
+        return out;
+    }
+    if (err != 0) {
+        out.log.push_back({syslog_level::error, "read " + path + ": " + std::strerror(err)});
+        ::close(fd);
+        return out;
     }
     ::close(fd);
     out.contents = std::move(data);
