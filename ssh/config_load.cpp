@@ -176,7 +176,7 @@ std::string expand_proxy_command(const client_config& cfg)
 std::string expand_local_command(const client_config& cfg, const config_environment& env, std::string_view tunnel)
 {
     auto tokens = make_connection_tokens(cfg, env).map();
-    tokens.emplace_back('T', tunnel.empty() ? std::string("NONE") : std::string(tunnel));
+    tokens.push_back({'T', tunnel.empty() ? std::string("NONE") : std::string(tunnel)});
     return percent_expand(cfg.local_command.value_or(""), tokens);
 }
 
