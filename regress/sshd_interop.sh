@@ -271,6 +271,15 @@ check_inetd() {
     [ "$out" = via-inetd ]
 }
 lh_check "sshd -i through a ProxyCommand" check_inetd
+check_chroot_refused() {
+    # Not supported yet: the session is refused rather than served unconfined.
+    local rc=0
+    ssh -F /dev/null -o "ProxyCommand=$LH_SSHD -i -f $T/sshd_config -o ChrootDirectory=/var/empty -E $T/chroot.log" \
+        -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o BatchMode=yes -o IdentitiesOnly=yes \
+        -i "$T/id_ed25519" -o LogLevel=ERROR inetd-host 'echo unconfined' >"$T/chroot.out" 2>/dev/null || rc=$?
+    [ $rc = 255 ] && [ ! -s "$T/chroot.out" ] && grep -q "ChrootDirectory is not supported yet" "$T/chroot.log"
+}
+lh_check "ChrootDirectory (not supported yet) refuses the session instead of ignoring it" check_chroot_refused
 check_t_good() { "$LH_SSHD" -t -f "$T/sshd_config"; }
 lh_check "sshd -t accepts the test config" check_t_good
 check_t_bad() {

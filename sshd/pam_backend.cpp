@@ -175,7 +175,11 @@ void run_worker(std::shared_ptr<state> st)
                 // The user can answer prompts: change the password now.
                 rc = pam_chauthtok(st->pamh, PAM_CHANGE_EXPIRED_AUTHTOK);
             } else {
+                // Only keyboard-interactive can hold the conversation that
+                // changes it; letting the user in unchanged would bypass the
+                // expiry, so this is a failure.
                 done.password_change_required = true;
+                rc = acct;
             }
         } else if (acct != PAM_SUCCESS) {
             rc = acct;

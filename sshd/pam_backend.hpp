@@ -66,7 +66,7 @@ struct pam_event {
     int pam_status = 0;      // the failing call's PAM code (PAM_SUCCESS on success)
     std::string error;       // pam_strerror() of it
     bool account_failed = false;          // pam_acct_mgmt refused ("Access denied ... by PAM account configuration")
-    bool password_change_required = false; // PAM_NEW_AUTHTOK_REQD in password/account mode
+    bool password_change_required = false; // PAM_NEW_AUTHTOK_REQD in password/account mode (a failure)
     bool max_tries = false;               // PAM_MAXTRIES
 };
 

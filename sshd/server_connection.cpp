@@ -56,6 +56,7 @@ private:
     void pam_event_ready();
     void on_authenticated(const server_auth_event& ev);
     bool enter_user_session();
+    void log_pam_account_refusal(const pam_event& ev, std::string_view user);
     void start_channels();
     void reap_children();
     void arm_client_alive();
@@ -83,7 +84,7 @@ private:
     password_backend shadow_;
     enum class pam_purpose { none, password, kbdint, account };
     pam_purpose pam_purpose_ = pam_purpose::none;
-    std::optional<bool> pam_account_ok_; // pam_acct_mgmt's verdict, once it ran
+    bool pam_account_ok_ = false;        // pam_acct_mgmt accepted the user already
     bool pam_session_open_ = false;      // this process must close it at the end
     // Authentication output held until its minimum delay has passed.
     struct held {
@@ -260,7 +261,7 @@ void server_connection::start_auth()
         p.account_check = [this](std::string_view user) -> account_decision {
             // Password and keyboard-interactive ran pam_acct_mgmt already.
             if (pam_account_ok_)
-                return {*pam_account_ok_, ""};
+                return {true, ""};
             if (!pam_) {
                 pam_purpose_ = pam_purpose::account;
                 start_pam(pam_mode::account_only, std::string(user), "");
@@ -271,8 +272,7 @@ void server_connection::start_auth()
             for (;;) {
                 if (auto ev = pam_->poll()) {
                     if (ev->kind == pam_event::type::done) {
-                        if (!ev->success)
-                            log_.error("Access denied for user " + std::string(user) + " by PAM account configuration [preauth]");
+                        log_pam_account_refusal(*ev, user);
                         return {ev->success, ""};
                     }
                     pam_->cancel();
@@ -414,6 +414,15 @@ void server_connection::watch_pam()
                            });
 }
 
+void server_connection::log_pam_account_refusal(const pam_event& ev, std::string_view user)
+{
+    if (ev.password_change_required)
+        log_.error("Password change required for " + std::string(user) +
+                   ", which only keyboard-interactive can do here (not supported yet for other methods)");
+    else if (ev.account_failed)
+        log_.error("Access denied for user " + std::string(user) + " by PAM account configuration [preauth]");
+}
+
 void server_connection::pam_event_ready()
 {
     if (!pam_)
@@ -437,8 +446,7 @@ void server_connection::pam_event_ready()
             log_.debug("PAM: " + ev->error);
         if (ev->success)
             pam_account_ok_ = true;
-        if (ev->account_failed)
-            log_.error("Access denied for user " + auth_->user() + " by PAM account configuration [preauth]");
+        log_pam_account_refusal(*ev, auth_->user());
         if (pam_purpose_ == pam_purpose::password) {
             auth_->answer_password(ev->success);
         } else if (pam_purpose_ == pam_purpose::kbdint) {
@@ -494,6 +502,14 @@ void server_connection::on_authenticated(const server_auth_event& ev)
 bool server_connection::enter_user_session()
 {
     const user_account& user = *session_env_.user;
+    // From the user's Match-applied configuration. Serving the session
+    // unconfined would give more than the administrator allowed: refuse it.
+    const std::string& chroot = session_env_.config->chroot_directory;
+    if (!chroot.empty() && chroot != "none") {
+        log_.error("ChrootDirectory is not supported yet: refusing the session of " + user.name);
+        core_->disconnect(disconnect_reason::by_application, "ChrootDirectory is not supported yet");
+        return false;
+    }
     if (cfg_.use_pam && pam_) {
         pam_->establish_credentials();
         if (int rc = pam_->open_session(); rc != 0)
@@ -528,8 +544,6 @@ bool server_connection::enter_user_session()
         io_.notify_fork(asio::io_context::fork_child);
         pam_session_open_ = false; // the parent closes it
     }
-    if (!cfg_.chroot_directory.empty() && cfg_.chroot_directory != "none")
-        log_.info("ChrootDirectory is not supported yet; ignored for " + user.name);
     std::string error;
     if (!become_user(user, error)) {
         log_.error("fatal: setreuid/setuid failed for " + user.name + ": " + error);
