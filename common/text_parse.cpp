@@ -1,5 +1,7 @@
 #include "common/text_parse.hpp"
 
+#include "common/bytes.hpp"
+
 #include <arpa/inet.h>
 #include <netdb.h>
 
@@ -164,11 +166,8 @@ std::string ipqos_name(int value)
     for (const auto& q : ipqos_table)
         if (q.value == value)
             return std::string(q.name);
-    static constexpr char hex[] = "0123456789abcdef";
-    std::string out = "0x";
-    out.push_back(hex[(value >> 4) & 15]);
-    out.push_back(hex[value & 15]);
-    return out;
+    const std::uint8_t b = static_cast<std::uint8_t>(value);
+    return "0x" + to_hex(byte_span(&b, 1));
 }
 
 std::optional<hpdelim_result> hpdelim2(std::string_view s)
