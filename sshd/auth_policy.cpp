@@ -2,6 +2,7 @@
 
 #include "common/text.hpp"
 #include "sshd/authorized_keys_command.hpp"
+#include "sshd/revoked_keys.hpp"
 #include "sshd/secure_path.hpp"
 #include "sshd/user_access.hpp"
 
@@ -106,6 +107,15 @@ key_decision sshd_auth_policy::key_allowed(std::string_view, const public_key& k
     if (!account_)
         return d;
     const server_config& c = *user_config_;
+    // RevokedKeys first, read as root like OpenSSH's user_key_allowed():
+    // a revoked key, or a file that cannot be read, refuses the key
+    // whatever authorized_keys says.
+    if (!c.revoked_keys.empty()) {
+        auto revoked = check_revoked_key(c.revoked_keys, key, c.fingerprint);
+        log_all(revoked.log);
+        if (revoked.refused)
+            return d;
+    }
     authorized_keys_context ctx;
     ctx.user = account_->name;
     ctx.remote_address = facts_.remote_address;

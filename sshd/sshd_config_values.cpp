@@ -144,8 +144,6 @@ std::vector<std::string> unsupported_settings(const server_config& c)
         note("HostCertificate", "certificates are ignored");
     if (!c.trusted_user_ca_keys.empty())
         note("TrustedUserCAKeys", "user certificates are refused");
-    if (!c.revoked_keys.empty())
-        note("RevokedKeys", "ignored");
     if (!c.authorized_principals_file.empty() || !c.authorized_principals_command.empty())
         note("AuthorizedPrincipalsFile/AuthorizedPrincipalsCommand", "ignored");
     if (c.hostbased_authentication)
