@@ -1,5 +1,6 @@
 #include "ssh/host_key_check.hpp"
 
+#include "common/keys/revocation_file.hpp"
 #include "common/text_parse.hpp"
 #include "ssh/detail/config_values.hpp"
 
@@ -345,9 +346,26 @@ host_key_verdict verify_host_key(client_config& cfg, const host_key_target& targ
                                  const config_environment& env, const host_key_prompter& ui, random_source& rng,
                                  const log_sink& log)
 {
+    const std::string fp = key_fingerprint_text(key, cfg.fingerprint_hash.value_or(key_fingerprint_hash::sha256));
     if (log)
-        log(log_level::debug1, "Server host key: " + std::string(key.type_name()) + " " +
-                                   key_fingerprint_text(key, cfg.fingerprint_hash.value_or(key_fingerprint_hash::sha256)));
+        log(log_level::debug1, "Server host key: " + std::string(key.type_name()) + " " + fp);
+    // RevokedHostKeys comes before everything else, even the loopback
+    // exemption, and a file that cannot be read refuses every host key.
+    // OpenSSH 9.2 uses the path as written (no ~ or % expansion).
+    if (cfg.revoked_host_keys) {
+        const auto check = check_revocation_file(*cfg.revoked_host_keys, key);
+        if (check.result != revocation_check::status::not_revoked) {
+            const std::string what = std::string(key_type_label(key)) + " " + fp;
+            if (log) {
+                if (check.result == revocation_check::status::revoked)
+                    log(log_level::error, "Host key " + what + " revoked by file " + *cfg.revoked_host_keys);
+                else
+                    log(log_level::error, "Error checking host key " + what + " in revoked keys file " +
+                                              *cfg.revoked_host_keys + ": " + check.reason);
+            }
+            return {};
+        }
+    }
     return checker(cfg, target, key, env, ui, rng, log).run();
 }
 

@@ -46,7 +46,10 @@ struct host_key_verdict {
 };
 
 // OpenSSH's verify_host_key()/check_host_key() for a plain (non-certificate)
-// key. May change `cfg` as OpenSSH changes its options: CheckHostIP off for
+// key. A key listed in RevokedHostKeys (a key list or a KRL), or any key
+// when that file cannot be read or parsed, is refused first, with
+// OpenSSH's "Host key ED25519 SHA256:... revoked by file F" or "Error
+// checking host key ... in revoked keys file F: REASON". May change `cfg` as OpenSSH changes its options: CheckHostIP off for
 // loopback and proxied connections, password/keyboard-interactive
 // authentication and all forwarding off after a changed or revoked key that
 // StrictHostKeyChecking=no lets through, UpdateHostKeys off when the key is

@@ -291,3 +291,65 @@ TEST_CASE("host key: message texts")
     CHECK(permanently_added_message("h,1.2.3.4", "ECDSA") ==
           "Warning: Permanently added 'h,1.2.3.4' (ECDSA) to the list of known hosts.");
 }
+
+TEST_CASE("host key: RevokedHostKeys (key list) refuses a listed key before anything else")
+{
+    fixture f;
+    const std::string list = f.home.write("revoked", "# revoked host keys\n" + format_public_key(f.ed) + " old\n");
+    auto cfg = f.config({"RevokedHostKeys=" + list});
+    auto v = f.verify(cfg, f.ed);
+    CHECK_FALSE(v.accepted);
+    CHECK(f.log.text(log_level::error) == "Host key ED25519 " + fp(f.ed) + " revoked by file " + list);
+    CHECK(f.user.prompts.empty());
+
+    // Another key goes through the usual checks (here: known).
+    f.log.messages.clear();
+    f.home.write(".ssh/known_hosts", "[server.example]:2222 " + format_public_key(f.rsa) + "\n");
+    CHECK(f.verify(cfg, f.rsa).accepted);
+    CHECK(f.log.text(log_level::error).empty());
+
+    // Even the loopback exemption (NoHostAuthenticationForLocalhost) does not skip it.
+    fixture l;
+    const std::string llist = l.home.write("revoked", format_public_key(l.ed) + "\n");
+    cfg = l.config({"RevokedHostKeys=" + llist, "NoHostAuthenticationForLocalhost=yes"});
+    host_key_target loopback{"localhost", 22, std::string("127.0.0.1"), true};
+    CHECK_FALSE(verify_host_key(cfg, loopback, l.ed, l.env, l.user.prompter(), l.rng, l.log.sink()).accepted);
+    CHECK(l.log.text(log_level::error) == "Host key ED25519 " + fp(l.ed) + " revoked by file " + llist);
+}
+
+TEST_CASE("host key: RevokedHostKeys (KRL made by ssh-keygen -k)")
+{
+    fixture f;
+    const std::string krl = std::string(LONGHAUL_TEST_DATA) + "/keys/krl/keys.krl"; // revokes ed25519_plain_key
+    f.home.write(".ssh/known_hosts", "[server.example]:2222 " + format_public_key(f.ed) + "\n" +
+                                         "[server.example]:2222 " + format_public_key(f.rsa) + "\n");
+    auto cfg = f.config({"RevokedHostKeys=" + krl});
+    CHECK_FALSE(f.verify(cfg, f.ed).accepted);
+    CHECK(f.log.text(log_level::error) == "Host key ED25519 " + fp(f.ed) + " revoked by file " + krl);
+    f.log.messages.clear();
+    CHECK(f.verify(cfg, f.rsa).accepted); // rsa2048_pem_plain_key is not in the KRL
+    CHECK(f.log.text(log_level::error).empty());
+}
+
+TEST_CASE("host key: a RevokedHostKeys file that cannot be read refuses every host key")
+{
+    fixture f;
+    f.home.write(".ssh/known_hosts", "[server.example]:2222 " + format_public_key(f.ed) + "\n");
+    const std::string missing = f.home / "no-such-file";
+    auto cfg = f.config({"RevokedHostKeys=" + missing});
+    CHECK_FALSE(f.verify(cfg, f.ed).accepted);
+    CHECK(f.log.text(log_level::error) == "Error checking host key ED25519 " + fp(f.ed) + " in revoked keys file " +
+                                              missing + ": No such file or directory");
+
+    f.log.messages.clear();
+    const std::string bad = f.home.write("bad", "not a key\n");
+    cfg = f.config({"RevokedHostKeys=" + bad});
+    CHECK_FALSE(f.verify(cfg, f.ed).accepted);
+    CHECK(f.log.text(log_level::error) ==
+          "Error checking host key ED25519 " + fp(f.ed) + " in revoked keys file " + bad + ": invalid format");
+
+    // "none" turns the check off.
+    f.log.messages.clear();
+    cfg = f.config({"RevokedHostKeys=none"});
+    CHECK(f.verify(cfg, f.ed).accepted);
+}
