@@ -7,6 +7,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace longhaul {
 
@@ -44,5 +45,8 @@ int keygen_fingerprint(const keygen_options& o);       // -l
 int keygen_print_public(const keygen_options& o);      // -y
 int keygen_change_passphrase(const keygen_options& o); // -p
 int keygen_export(const keygen_options& o);            // -e
+// -Q [-l]: whether the KRL -f revokes each key file (exit 1 if any is
+// revoked), after the KRL's listing with -l. Plain keys only for now.
+int keygen_check_krl(const keygen_options& o, const std::vector<std::string>& keys, bool print);
 
 } // namespace longhaul

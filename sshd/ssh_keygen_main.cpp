@@ -1,7 +1,8 @@
 // ssh-keygen: key generation (-t -b -f -N -C -q -a -m), host keys (-A),
-// fingerprints (-l -E -v), public keys (-y), passphrase changes (-p -P -N)
-// and public key export (-e -m). Other OpenSSH options are refused with a
-// message rather than misbehaving.
+// fingerprints (-l -E -v), public keys (-y), passphrase changes (-p -P -N),
+// public key export (-e -m) and KRL queries (-Q [-l]). Other OpenSSH options
+// (KRL generation -k among them) are refused with a message rather than
+// misbehaving.
 #include "common/text_parse.hpp"
 #include "sshd/keygen_commands.hpp"
 #include "sshd/randomart.hpp"
@@ -28,7 +29,8 @@ void usage()
                  "       ssh-keygen -e [-f input_keyfile] [-m key_format]\n"
                  "       ssh-keygen -y [-f input_keyfile]\n"
                  "       ssh-keygen -l [-v] [-E fingerprint_hash] [-f input_keyfile]\n"
-                 "       ssh-keygen -A [-a rounds] [-f prefix_path]\n");
+                 "       ssh-keygen -A [-a rounds] [-f prefix_path]\n"
+                 "       ssh-keygen -Q [-l] -f krl_file [file ...]\n");
     std::exit(1);
 }
 
@@ -38,11 +40,12 @@ int main(int argc, char** argv)
 {
     keygen_options o;
     bool gen_all = false, fingerprint = false, print_public = false, change = false, export_key = false;
+    bool check_krl = false;
     try {
         ::opterr = 0;
         int c;
         // The letters OpenSSH's ssh-keygen takes that this one does not.
-        static const std::string unsupported_flags = "BDFGHIKLMORTUVXYZcghijknorsuwxz";
+        static const std::string unsupported_flags = "BDFGHIKLMORTUVXYZcghijnorsuwxz";
         while ((c = ::getopt(argc, argv, ":AC:E:N:P:a:b:ef:lm:pqt:vyBD:F:G:HI:KLM:O:QR:T:UV:XY:Z:cghij:kn:or:s:uw:xz:")) != -1) {
             switch (c) {
             case 'A': gen_all = true; break;
@@ -80,6 +83,10 @@ int main(int argc, char** argv)
                 o.format = optarg;
                 break;
             case 'p': change = true; break;
+            case 'Q': check_krl = true; break;
+            case 'k':
+                throw keygen_exit(1, "ssh-keygen: -k (generating a KRL) is not supported yet; KRLs made by "
+                                     "OpenSSH's ssh-keygen -k can be read (RevokedKeys, RevokedHostKeys, -Q)");
             case 'q': o.quiet = true; break;
             case 't': o.key_type = optarg; break;
             case 'v': o.verbose = true; break;
@@ -99,12 +106,14 @@ int main(int argc, char** argv)
                 usage();
             }
         }
-        if (optind < argc) {
+        if (optind < argc && !check_krl) {
             std::fprintf(stderr, "Too many arguments.\n");
             usage();
         }
         int status;
-        if (fingerprint)
+        if (check_krl)
+            status = keygen_check_krl(o, std::vector<std::string>(argv + optind, argv + argc), fingerprint);
+        else if (fingerprint)
             status = keygen_fingerprint(o);
         else if (change)
             status = keygen_change_passphrase(o);
