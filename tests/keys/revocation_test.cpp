@@ -110,17 +110,15 @@ TEST_CASE("revocation: key list lines OpenSSH reads but Longhaul keys cannot mat
     // DSA and FIDO keys: skipped, the rest still applies.
     auto other = parse_text("ssh-dss AAAAB3NzaC1kc3M= dsa\n"
                             "sk-ssh-ed25519@openssh.com AAAAGnNrLXNzaC1lZDI1NTE5QG9wZW5zc2guY29t fido\n"
-                            "DSA AAAAB3NzaC1kc3M=\n" +
+                            "ssh-dss-cert-v01@openssh.com AAAAHHNzaC1kc3MtY2VydC12MDFAb3BlbnNzaC5jb20=\n" +
                             ed);
     REQUIRE(other.has_value());
     CHECK(other->revoked(pub("ed25519_plain_key.pub")));
-    // The short type names of sshkey_type_from_name.
-    auto short_names = parse_text("ed25519 " + base64_encode(pub("ed25519_plain_key.pub").blob()) + "\nRSA " +
-                                  base64_encode(pub("rsa3072_plain_key.pub").blob()) + "\n");
-    REQUIRE(short_names.has_value());
-    CHECK(short_names->revoked(pub("ed25519_plain_key.pub")));
-    CHECK(short_names->revoked(pub("rsa3072_plain_key.pub")));
-    CHECK_FALSE(parse_text("ECDSA " + base64_encode(pub("ecdsa256_plain_key.pub").blob()) + "\n").has_value());
+    // Short type names are not key types here (OpenSSH 9.2: "invalid format").
+    CHECK(parse_text("ED25519 " + base64_encode(pub("ed25519_plain_key.pub").blob()) + "\n").error() ==
+          errc::invalid_format);
+    CHECK(parse_text("RSA " + base64_encode(pub("rsa3072_plain_key.pub").blob()) + "\n").error() ==
+          errc::invalid_format);
 }
 
 TEST_CASE("revocation: a certificate in a key list revokes its public key")
