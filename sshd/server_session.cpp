@@ -143,7 +143,7 @@ bool server_session::start_program(std::string_view kind, std::string client_com
     // ForceCommand wins over a key's command=, which wins over the client's.
     if (!c.force_command.empty() && c.force_command != "none") {
         log.debug("forced-command (config) '" + c.force_command + "'");
-        original = kind == "subsystem" ? client_command : client_command;
+        original = client_command;
         command = c.force_command;
     } else if (env_.key && env_.key->options.force_command) {
         log.debug("forced-command (key-option) '" + *env_.key->options.force_command + "'");
@@ -180,7 +180,12 @@ bool server_session::start_program(std::string_view kind, std::string client_com
     req.command = command;
     req.environment = build_environment(original);
     req.pty = pty_ ? &*pty_ : nullptr;
-    req.run_user_rc = c.permit_user_rc && (!env_.key || env_.key->options.permit_user_rc);
+    // A user's own ~/.ssh/rc never runs for a subsystem or under the
+    // administrator's ForceCommand: an sftp-only user could otherwise upload
+    // one and get a shell (OpenSSH's do_rc_files() skips it in both cases).
+    const bool admin_forced = !c.force_command.empty() && c.force_command != "none";
+    req.run_user_rc = kind != "subsystem" && !admin_forced && c.permit_user_rc &&
+                      (!env_.key || env_.key->options.permit_user_rc);
     req.print_motd = c.print_motd && command.empty();
     std::string error;
     auto s = spawn_session(req, error);

@@ -169,12 +169,10 @@ result<spawned_session> spawn_session(const session_spawn& req, std::string& err
             if (chdir("/") != 0)
                 _exit(1);
         }
-        if (req.run_user_rc) {
-            if (file_exists(user_rc))
-                run_rc(user_rc, envp.data());
-            else if (file_exists(req.system_rc))
-                run_rc(req.system_rc, envp.data());
-        }
+        if (req.run_user_rc && file_exists(user_rc))
+            run_rc(user_rc, envp.data());
+        else if (!req.system_rc.empty() && file_exists(req.system_rc))
+            run_rc(req.system_rc, envp.data());
         if (login && req.print_motd && !file_exists(hushlogin))
             print_motd();
         execve(shell.c_str(), const_cast<char* const*>(argv.data()), envp.data());

@@ -20,7 +20,10 @@ struct session_spawn {
     std::string command;
     std::vector<std::pair<std::string, std::string>> environment;
     pty_pair* pty = nullptr; // pty session when set, pipes otherwise
-    bool run_user_rc = true; // ~/.ssh/rc (else /etc/ssh/sshrc) before the program
+    // ~/.ssh/rc before the program. When it is not allowed (PermitUserRC,
+    // no-user-rc, ForceCommand, subsystems) or absent, /etc/ssh/sshrc runs
+    // instead if it exists, as in OpenSSH's do_rc_files().
+    bool run_user_rc = true;
     bool print_motd = false; // /etc/motd for login shells, unless ~/.hushlogin
     std::string system_rc = "/etc/ssh/sshrc";
 };
