@@ -195,6 +195,9 @@ void daemonize()
 int main(int argc, char** argv)
 {
     std::signal(SIGPIPE, SIG_IGN);
+    // Whatever umask sshd was started with, sessions never get group- or
+    // world-writable files by default (OpenSSH's umask(umask(077) | 022)).
+    ::umask(::umask(077) | 022);
     options opt = parse_args(argc, argv);
     logger log("sshd", opt.debug > 0 ? static_cast<log_level>(static_cast<int>(log_level::info) + 1 + opt.debug)
                                      : log_level::info);
@@ -250,6 +253,14 @@ int main(int argc, char** argv)
     server_context ctx;
     ctx.config = &*config;
     ctx.log = &log;
+    // The PAM service is the name sshd was started as (OpenSSH's
+    // SSHD_PAM_SERVICE is __progname): a copy installed as "sshd-test" reads
+    // /etc/pam.d/sshd-test.
+    if (argc > 0 && argv[0] != nullptr && *argv[0] != '\0') {
+        const std::string_view name(argv[0]);
+        const auto slash = name.rfind('/');
+        ctx.pam_service = std::string(slash == std::string_view::npos ? name : name.substr(slash + 1));
+    }
     ctx.host_keys = load_host_keys(global, log);
     if (ctx.host_keys.empty()) {
         log.error("sshd: no hostkeys available -- exiting.");
