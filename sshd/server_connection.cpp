@@ -367,7 +367,10 @@ void server_connection::release_auth_output()
 void server_connection::check_password(const server_auth_event& ev)
 {
     const std::string pw(as_string_view(ev.password.span()));
-    if (cfg_.use_pam && ev.user_valid) {
+    // Under UsePAM every user goes through PAM, invalid ones too (the auth
+    // core has replaced what they typed), so PAM's timing and failure delay
+    // are the same whether or not the user exists, as in OpenSSH.
+    if (cfg_.use_pam) {
         pam_.reset();
         pam_purpose_ = pam_purpose::password;
         start_pam(pam_mode::password, ev.user, pw);

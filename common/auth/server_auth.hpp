@@ -237,6 +237,9 @@ private:
     void too_many_failures();
     void unimplemented(std::uint32_t seq);
     std::chrono::microseconds failure_delay() const;
+    // Whether a password or keyboard-interactive answer could log this user
+    // in at all (a valid user, and root only with PermitRootLogin yes).
+    bool password_can_succeed() const noexcept;
 
     server_auth_config config_;
     server_auth_policy policy_;

@@ -6,6 +6,9 @@
 
 #include "common/name_list.hpp"
 
+#include <algorithm>
+#include <string_view>
+
 namespace longhaul {
 
 namespace {
@@ -14,7 +17,26 @@ namespace {
 // MAX_PASSWORD_LEN), so a client cannot make crypt() hash megabytes.
 constexpr std::size_t max_password_length = 1024;
 
+// What the backend gets instead of a password that can never log in (an
+// invalid user, or root without PermitRootLogin yes): bytes no password
+// holds, as many as the client sent, so the check takes as long as a real
+// one but the backend's verdict (and PAM's failure delay) cannot tell an
+// attacker whether the password was right. OpenSSH's fake_password().
+secret_bytes fake_password(byte_span wire)
+{
+    static constexpr std::string_view junk = "\b\n\r\177INCORRECT";
+    secret_bytes out(std::max<std::size_t>(wire.size(), 1));
+    for (std::size_t i = 0; i < out.size(); ++i)
+        out.data()[i] = static_cast<std::uint8_t>(junk[i % junk.size()]);
+    return out;
+}
+
 } // namespace
+
+bool server_auth::password_can_succeed() const noexcept
+{
+    return valid_ && !(is_root_ && settings_.root_login != permit_root_login::yes);
+}
 
 server_auth::outcome server_auth::run_none(attempt& a)
 {
@@ -25,11 +47,13 @@ server_auth::outcome server_auth::run_none(attempt& a)
     // PermitEmptyPasswords: "none" succeeds when the empty password is the
     // user's password, which only the backend knows.
     a.log = true;
-    password_ok_ = valid_ && !(is_root_ && settings_.root_login != permit_root_login::yes);
+    password_ok_ = password_can_succeed();
     server_auth_event ev;
     ev.type = server_auth_event_type::check_password;
     ev.user = user_;
     ev.user_valid = valid_;
+    if (!password_ok_)
+        ev.password = fake_password({});
     events_.push_back(std::move(ev));
     state_ = state::password_check;
     return outcome::pending;
@@ -48,13 +72,14 @@ server_auth::outcome server_auth::run_password(const userauth_request& req, atte
     if (d.password.empty() && !settings_.permit_empty_passwords)
         return outcome::failed;
     // Root without PermitRootLogin yes, and invalid users, still go through
-    // the backend so the reply takes as long as a real check.
-    password_ok_ = valid_ && !(is_root_ && settings_.root_login != permit_root_login::yes);
+    // the backend so the reply takes as long as a real check, but with a
+    // password that cannot match: the real one never reaches it.
+    password_ok_ = password_can_succeed();
     server_auth_event ev;
     ev.type = server_auth_event_type::check_password;
     ev.user = user_;
     ev.user_valid = valid_;
-    ev.password = d.password;
+    ev.password = password_ok_ ? d.password : fake_password(d.password);
     events_.push_back(std::move(ev));
     state_ = state::password_check;
     return outcome::pending;
@@ -186,6 +211,11 @@ void server_auth::handle_info_response(byte_span payload, std::uint32_t seq)
     ev.user = user_;
     ev.user_valid = valid_;
     ev.responses = std::move(resp->responses);
+    // The device (PAM) never sees what an invalid user or a refused root
+    // typed, as with passwords above.
+    if (!password_can_succeed())
+        for (auto& r : ev.responses)
+            r = fake_password(r);
     events_.push_back(std::move(ev));
     current_.submethod = settings_.kbdint_device;
     state_ = state::kbdint_query;

@@ -518,3 +518,54 @@ TEST_CASE("keyboard-interactive for an invalid user runs the device and fails")
     CHECK(p.server_logged("Failed keyboard-interactive/pam for invalid user bob from 127.0.0.1 port 50000 ssh2"));
     CHECK(p.prompts.size() == 1);
 }
+
+// Issue 12, defect 4: PAM's verdict and failure delay must not reveal the
+// password of a user who cannot log in by password (OpenSSH's fake_password()).
+TEST_CASE("the backend never sees the password of root under prohibit-password or of an invalid user")
+{
+    const std::string typed = "the-real-password";
+    auto run = [&](std::string user, bool root, permit_root_login policy, const char* method) {
+        auth_pair p;
+        p.users[user].password = typed;
+        p.users[user].is_root = root;
+        if (user == "nobody-here")
+            p.users.clear();
+        p.server_config.settings.root_login = policy;
+        p.client_config.user = user;
+        p.client_config.preferred_authentications = method;
+        p.client_config.number_of_password_prompts = 1;
+        p.on_prompt = answer_all({typed});
+        p.on_kbdint = [](const server_auth_event& ev) {
+            kbdint_reply r;
+            r.result = ev.type == server_auth_event_type::kbdint_start ? kbdint_reply::kind::prompts
+                                                                        : kbdint_reply::kind::failure;
+            r.prompts = {{"Password: ", false}};
+            return r;
+        };
+        p.start();
+        p.run();
+        std::vector<std::string> seen;
+        for (const auto& ev : p.password_checks)
+            seen.push_back(str(ev.password));
+        for (const auto& ev : p.kbdint_events)
+            for (const auto& r : ev.responses)
+                seen.push_back(str(r));
+        return seen;
+    };
+    for (const char* method : {"password", "keyboard-interactive"}) {
+        CAPTURE(method);
+        // The positive control: an ordinary user's password reaches the backend.
+        CHECK(run("alice", false, permit_root_login::prohibit_password, method) == std::vector<std::string>{typed});
+        CHECK(run("root", true, permit_root_login::yes, method) == std::vector<std::string>{typed});
+        for (auto policy : {permit_root_login::prohibit_password, permit_root_login::forced_commands_only,
+                            permit_root_login::no}) {
+            auto seen = run("root", true, policy, method);
+            REQUIRE(seen.size() == 1);
+            CHECK(seen[0] != typed);
+            CHECK(seen[0].size() == typed.size()); // same work for the backend
+        }
+        auto seen = run("nobody-here", false, permit_root_login::yes, method);
+        REQUIRE(seen.size() == 1);
+        CHECK(seen[0] != typed);
+    }
+}
