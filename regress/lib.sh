@@ -12,9 +12,16 @@ LH_SSH_KEYGEN=${LH_SSH_KEYGEN:-/usr/bin/ssh-keygen}
 LH_PIDS=()
 LH_TMP=$(mktemp -d "${TMPDIR:-/tmp}/longhaul-regress.XXXXXX")
 
+# Files outside LH_TMP that a test created (a PAM service file, say):
+# removed by the cleanup trap, whatever the test's outcome.
+LH_CLEANUP_FILES=()
+
 lh_cleanup() {
-    local pid
+    local pid f
     declare -F lh_cleanup_users >/dev/null && lh_cleanup_users
+    for f in "${LH_CLEANUP_FILES[@]:-}"; do
+        [ -n "$f" ] && rm -f -- "$f"
+    done
     for pid in "${LH_PIDS[@]:-}"; do
         [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
     done
