@@ -626,9 +626,6 @@ void ssh_client::start_session()
     }
     sp.want_tty = want;
     if (want) {
-        // Interactive: keystrokes must not wait for Nagle (as OpenSSH does for ttys).
-        int one = 1;
-        setsockopt(stream_.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         const char* term = std::getenv("TERM");
         sp.term = term ? term : "";
         if (auto sz = query_terminal_size(STDIN_FILENO))

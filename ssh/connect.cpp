@@ -98,6 +98,13 @@ result<connected_stream> connect_tcp(const connect_params& p, std::string& error
             }
             last_err = connect_with_timeout(fd, ai->ai_addr, ai->ai_addrlen, p.timeout);
             if (last_err == 0) {
+                // Always, not only for ttys as OpenSSH does: with Nagle, a
+                // WINDOW_ADJUST waits for the ACK of the previous one, a
+                // whole round trip, so a download's window is returned late
+                // and its throughput halves. The driver already batches
+                // writes, so no small segments are gained by Nagle.
+                const int one = 1;
+                ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
                 connected_stream s;
                 s.fd = fd;
                 s.peer_address = numeric_host(ai->ai_addr, ai->ai_addrlen, &s.peer_port);
