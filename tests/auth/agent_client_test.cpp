@@ -7,6 +7,7 @@
 #include "common/random.hpp"
 #include "common/wire.hpp"
 #include "tests/auth/auth_harness.hpp"
+#include "tests/skip.hpp"
 
 #include <atomic>
 #include <csignal>
@@ -190,10 +191,8 @@ TEST_CASE("agent client against ssh-agent")
 {
     auto agent_prog = find_program("ssh-agent");
     auto add_prog = find_program("ssh-add");
-    if (!agent_prog || !add_prog) {
-        MESSAGE("ssh-agent or ssh-add not installed: skipping the real-agent test");
-        return;
-    }
+    if (!agent_prog || !add_prog)
+        LONGHAUL_SKIP("ssh-agent or ssh-add not installed (openssh-client)");
     temp_dir dir;
     running_agent agent(*agent_prog, dir.path);
 

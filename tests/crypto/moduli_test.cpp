@@ -1,6 +1,10 @@
 #include "common/crypto/moduli.hpp"
 
+#include "tests/skip.hpp"
+
 #include <doctest/doctest.h>
+
+#include <unistd.h>
 
 #include <cstdio>
 #include <map>
@@ -110,11 +114,11 @@ TEST_CASE("moduli: the sample of Debian's /etc/ssh/moduli parses completely")
 
 TEST_CASE("moduli: the system file parses without errors when present")
 {
+    // Only a missing file is a skip; a file that is there must load.
+    if (::access("/etc/ssh/moduli", F_OK) != 0)
+        LONGHAUL_SKIP("no /etc/ssh/moduli (openssh-server installs it)");
     auto list = load_moduli_file("/etc/ssh/moduli");
-    if (!list) {
-        MESSAGE("no /etc/ssh/moduli here");
-        return;
-    }
+    REQUIRE(list);
     CHECK(list->errors.empty());
     CHECK(list->groups.size() > 100);
 }

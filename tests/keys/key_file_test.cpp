@@ -3,6 +3,8 @@
 #include "common/keys/key_lines.hpp"
 #include "key_fixtures.hpp"
 
+#include "tests/skip.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cstdio>
@@ -212,10 +214,8 @@ TEST_CASE("key_file: every key file cipher round-trips")
 
 TEST_CASE("key_file: files written here are read by ssh-keygen")
 {
-    if (!have_ssh_keygen()) {
-        MESSAGE("ssh-keygen not found: skipping the interoperability check");
-        return;
-    }
+    if (!have_ssh_keygen())
+        LONGHAUL_SKIP("ssh-keygen not found (openssh-client)");
     system_random rng;
     temp_dir dir;
     std::vector<private_key> keys;

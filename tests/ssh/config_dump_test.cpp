@@ -7,6 +7,8 @@
 #include "ssh/options.hpp"
 #include "ssh_test_util.hpp"
 
+#include "tests/skip.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cstdio>
@@ -172,10 +174,8 @@ std::string run_openssh_dump(const std::vector<std::string>& args)
 
 TEST_CASE("dump_config matches the installed ssh -G on generated configs (regress)")
 {
-    if (!have_openssh_9()) {
-        MESSAGE("OpenSSH 9.x ssh not installed: skipped");
-        return;
-    }
+    if (!have_openssh_9())
+        LONGHAUL_SKIP("OpenSSH 9.x ssh not installed (openssh-client)");
     test::scratch_dir dir;
     const std::string d = dir.path();
     dir.write("inc/10-a.conf", "Host web*\n  User webuser\n  Port 2201\nMatch all\n  Compression yes\n");
@@ -186,6 +186,12 @@ TEST_CASE("dump_config matches the installed ssh -G on generated configs (regres
                            "Match originalhost web2\n  UserKnownHostsFile " + d + "/kh-%n %d/kh2\n"
                            "Host *\n  StrictHostKeyChecking accept-new\n  ServerAliveInterval 1h30m\n"
                            "  RekeyLimit 512M\n  EscapeChar ^B\n  IPQoS 0x20\n  ProxyCommand nc %h %p # kept\n");
+    // A system-style file as Debian 12 ships /etc/ssh/ssh_config (with its
+    // Include of ssh_config.d), written here: the machine's own ~/.ssh/config
+    // and /etc/ssh files are never read, so what they hold cannot matter.
+    dir.write("etc/ssh_config.d/20-local.conf", "Host other.host\n  User fromdropin\n  Compression yes\n");
+    dir.write("etc/ssh_config", "Include " + d + "/etc/ssh_config.d/*.conf\n"
+                                "Host *\n    SendEnv LANG LC_*\n    HashKnownHosts yes\n    GSSAPIAuthentication yes\n");
     dir.write("final.conf", "Match final host real.example\n  User finaluser\n"
                             "Host short\n  HostName Real.Example\n  CanonicalizeHostname no\n"
                             "Host real.example\n  Port 3333\nHost *\n  SendEnv X\n  SetEnv A=1\n  SetEnv B=2\n");
@@ -196,9 +202,8 @@ TEST_CASE("dump_config matches the installed ssh -G on generated configs (regres
         {"-F", d + "/final.conf", "short"},
         {"-F", d + "/final.conf", "-J", "u@[::1]:2200,x:2", "-o", "ProxyCommand=y", "short"},
         {"-F", d + "/final.conf", "-o", "ProxyJump=10.0.0.1", "-o", "ControlPath=~/%C", "short"},
-        // The user's and the system's own files (Debian's includes ssh_config.d).
-        {"somehost"},
-        {"-l", "someone", "-p", "2200", "Other.Host"},
+        {"-F", d + "/etc/ssh_config", "somehost"},
+        {"-F", d + "/etc/ssh_config", "-l", "someone", "-p", "2200", "Other.Host"},
     };
     const auto env = config_environment::from_system();
     for (const auto& args : cases) {
@@ -212,10 +217,8 @@ TEST_CASE("dump_config matches the installed ssh -G on generated configs (regres
 
 TEST_CASE("dump_config matches the installed ssh -G (regress)")
 {
-    if (!have_openssh_9()) {
-        MESSAGE("OpenSSH 9.x ssh not installed: skipped");
-        return;
-    }
+    if (!have_openssh_9())
+        LONGHAUL_SKIP("OpenSSH 9.x ssh not installed (openssh-client)");
     const auto env = config_environment::from_system();
     for (const auto& c : stored_cases()) {
         INFO("case " << c.output);

@@ -2,6 +2,8 @@
 
 #include "tests/sshd/sshd_test_util.hpp"
 
+#include "tests/skip.hpp"
+
 #include <doctest/doctest.h>
 
 #include <poll.h>
@@ -83,10 +85,8 @@ pam_start_options options(const test_service& s, std::string user, pam_mode mode
 TEST_CASE("pam: keyboard-interactive conversation without blocking")
 {
     test_service svc;
-    if (!svc.usable()) {
-        MESSAGE("PAM tests skipped: they need root to install a service in /etc/pam.d");
-        return;
-    }
+    if (!svc.usable())
+        LONGHAUL_SKIP("needs root to install a PAM service in /etc/pam.d");
     pam_authenticator pam;
     std::string err;
     REQUIRE(pam.start(options(svc, "alice", pam_mode::keyboard_interactive), err));
@@ -118,7 +118,7 @@ TEST_CASE("pam: wrong answers, account refusal, password mode")
 {
     test_service svc;
     if (!svc.usable())
-        return;
+        LONGHAUL_SKIP("needs root to install a PAM service in /etc/pam.d");
     {
         pam_authenticator pam;
         std::string err;
@@ -169,7 +169,7 @@ TEST_CASE("pam: cancelling and abandoning a conversation")
 {
     test_service svc;
     if (!svc.usable())
-        return;
+        LONGHAUL_SKIP("needs root to install a PAM service in /etc/pam.d");
     {
         pam_authenticator pam;
         std::string err;

@@ -3,6 +3,8 @@
 #include "sshd/sshd_algorithms.hpp"
 #include "tests/sshd/sshd_test_util.hpp"
 
+#include "tests/skip.hpp"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -446,10 +448,8 @@ TEST_CASE("sshd_config: settings reported as not supported yet")
 
 TEST_CASE("sshd_config: sshd -T output matches OpenSSH's")
 {
-    if (!have_sshd()) {
-        MESSAGE("skipped: /usr/sbin/sshd not installed");
-        return;
-    }
+    if (!have_sshd())
+        LONGHAUL_SKIP("/usr/sbin/sshd not installed (openssh-server)");
     temp_dir keys;
     const auto gen = longhaul::test::run_command("ssh-keygen -q -t ed25519 -N '' -f " + keys.file("hk") + " 2>&1");
     REQUIRE(gen.status == 0);
