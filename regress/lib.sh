@@ -1,23 +1,38 @@
 # Shared helpers for regress/ tests (bash). Source it; it sets a cleanup trap.
 #
-# Tests start their own OpenSSH sshd on 127.0.0.1 with an ephemeral port, a
+# Tests start their own sshd on 127.0.0.1 with a port reserved by lh_port, a
 # temporary config and fresh host keys. They never touch /etc/ssh or port 22,
 # and stop only the processes they started, by PID.
+#
+# Skips are never silent (docs/TESTING.md): lh_skip (the whole script, exit
+# 77) and lh_skip_check (one check) append "test: reason" to the file named by
+# LONGHAUL_SKIP_LOG, and a skipped check fails the script unless
+# LONGHAUL_ALLOW_SKIP=1.
+#
+# Sanitizers: every process a test starts writes AddressSanitizer, LSan and
+# UBSan reports to LH_SAN_DIR (forked sshd children too, whatever user they
+# run as), and the test fails at exit if any report is there.
 
 set -euo pipefail
 
 LH_SKIP=77
+LH_NAME=${LH_NAME:-$(basename "$0" .sh)}
 LH_SSHD=${LH_SSHD:-/usr/sbin/sshd}
 LH_SSH_KEYGEN=${LH_SSH_KEYGEN:-/usr/bin/ssh-keygen}
 LH_PIDS=()
 LH_TMP=$(mktemp -d "${TMPDIR:-/tmp}/longhaul-regress.XXXXXX")
+LH_SAN_DIR=$(mktemp -d "${TMPDIR:-/tmp}/longhaul-sanitizer.XXXXXX")
+chmod 1777 "$LH_SAN_DIR"
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}log_path=$LH_SAN_DIR/asan"
+export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}log_path=$LH_SAN_DIR/lsan"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}log_path=$LH_SAN_DIR/ubsan"
 
 # Files outside LH_TMP that a test created (a PAM service file, say):
 # removed by the cleanup trap, whatever the test's outcome.
 LH_CLEANUP_FILES=()
 
 lh_cleanup() {
-    local pid f
+    local rc=$? pid f
     declare -F lh_cleanup_users >/dev/null && lh_cleanup_users
     for f in "${LH_CLEANUP_FILES[@]:-}"; do
         [ -n "$f" ] && rm -f -- "$f"
@@ -28,17 +43,40 @@ lh_cleanup() {
     for pid in "${LH_PIDS[@]:-}"; do
         [ -n "$pid" ] && wait "$pid" 2>/dev/null || true
     done
+    # Sanitizer reports from anything the test ran (read after the servers
+    # have exited, so their leak checks are in).
+    local reports
+    reports=$(find "$LH_SAN_DIR" -type f -size +0 2>/dev/null)
+    if [ -n "$reports" ]; then
+        for f in $reports; do
+            echo "--- sanitizer report $f" >&2
+            head -n 60 "$f" >&2
+        done
+        echo "FAIL: sanitizer reports ($(echo "$reports" | wc -l) files) from processes this test started" >&2
+        rc=1
+    fi
+    rm -rf "$LH_SAN_DIR"
     if [ "${LH_KEEP_TMP:-0}" = 1 ]; then
         echo "regress: kept $LH_TMP" >&2
     else
         rm -rf "$LH_TMP"
     fi
+    exit "$rc"
 }
 trap lh_cleanup EXIT
 trap 'exit 130' INT TERM
 
+# Appends "LH_NAME: TEXT" to $LONGHAUL_SKIP_LOG (contrib/run-tests.sh lists it).
+lh_record_skip() {
+    if [ -n "${LONGHAUL_SKIP_LOG:-}" ]; then
+        printf '%s: %s\n' "$LH_NAME" "$*" >>"$LONGHAUL_SKIP_LOG"
+    fi
+}
+
+# lh_skip REASON: this machine cannot run the test at all (ctest: Skipped).
 lh_skip() {
     echo "SKIP: $*"
+    lh_record_skip "$*"
     exit "$LH_SKIP"
 }
 
@@ -132,8 +170,11 @@ lh_cleanup_users() {
 }
 
 # Counts checks and reports them; lh_check NAME COMMAND... runs the command.
+# The command runs in an 'if', so set -e does not apply inside it: a check
+# function must chain every step that matters with && (or return early).
 LH_CHECKS=0
 LH_FAILED=0
+LH_SKIPPED=0
 lh_check() {
     local name=$1
     shift
@@ -146,9 +187,67 @@ lh_check() {
     fi
 }
 
+# lh_skip_check NAME REASON: a check this machine cannot run. Recorded in
+# the skip log; it counts as a failure unless LONGHAUL_ALLOW_SKIP=1.
+lh_skip_check() {
+    local name=$1 reason=$2
+    LH_SKIPPED=$((LH_SKIPPED + 1))
+    lh_record_skip "$name: $reason"
+    if [ "${LONGHAUL_ALLOW_SKIP:-0}" = 1 ]; then
+        echo "SKIP $name: $reason"
+    else
+        echo "FAIL $name: skipped: $reason (LONGHAUL_ALLOW_SKIP=1 allows skips)"
+        LH_FAILED=$((LH_FAILED + 1))
+    fi
+}
+
 lh_summary() {
-    echo "$LH_CHECKS checks, $LH_FAILED failed"
+    echo "$LH_CHECKS checks, $LH_FAILED failed, $LH_SKIPPED skipped"
     [ "$LH_FAILED" = 0 ]
+}
+
+# lh_wait_until SECONDS COMMAND...: polls COMMAND every 50 ms until it
+# succeeds (status 0) or SECONDS have passed (status 1).
+lh_wait_until() {
+    local _lh_limit=$1 _lh_i
+    shift
+    for ((_lh_i = 0; _lh_i < _lh_limit * 20; _lh_i++)); do
+        "$@" && return 0
+        sleep 0.05
+    done
+    "$@"
+}
+
+# lh_port VAR: sets VAR to a TCP port for this test, held until the test
+# exits. Ports come from 20000-29999, below the kernel's ephemeral range
+# (32768 up), so no outgoing connection is ever given one. A port is ours
+# while we hold an exclusive flock on its lock file; the lock's descriptor
+# stays open in this shell (and in the servers it starts, which inherit it)
+# until they exit, so parallel scripts (ctest -j) never get the same port,
+# and nothing may be bound to it when it is chosen. Unlike bind-close-rebind,
+# no window exists in which another test can take it.
+LH_PORT_LOCK_DIR=${LH_PORT_LOCK_DIR:-${TMPDIR:-/tmp}/longhaul-ports}
+lh_port() {
+    # (Locals are prefixed: printf -v must not land on one of them.)
+    local _lh_var=$1 _lh_p _lh_fd _lh_f _lh_i
+    mkdir -p "$LH_PORT_LOCK_DIR"
+    chmod 1777 "$LH_PORT_LOCK_DIR" 2>/dev/null || true
+    for ((_lh_i = 0; _lh_i < 500; _lh_i++)); do
+        _lh_p=$((20000 + (RANDOM * 32768 + RANDOM) % 10000))
+        _lh_f=$LH_PORT_LOCK_DIR/$_lh_p.lock
+        [ -e "$_lh_f" ] || : >"$_lh_f" 2>/dev/null || continue
+        exec {_lh_fd}<"$_lh_f" || continue
+        if flock -n "$_lh_fd"; then
+            # Nothing bound to it: no listener, no connection in any state.
+            if [ -z "$(ss -Htan "sport = :$_lh_p" 2>/dev/null)" ] &&
+                ! (exec 3<>"/dev/tcp/127.0.0.1/$_lh_p") 2>/dev/null; then
+                printf -v "$_lh_var" %s "$_lh_p"
+                return 0
+            fi
+        fi
+        exec {_lh_fd}<&-
+    done
+    lh_fail "lh_port: no free port in 20000-29999"
 }
 
 # An askpass helper that answers every prompt with $LH_ASKPASS_ANSWER.

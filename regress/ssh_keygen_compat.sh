@@ -13,12 +13,12 @@ THEIRS=$LH_SSH_KEYGEN
 [ -x "$THEIRS" ] || lh_skip "OpenSSH ssh-keygen not found at $THEIRS (openssh-client)"
 
 cd "$LH_TMP"
-failures=0
-check() { # check NAME: compares files got.* with want.*
+check() { # check NAME: compares files got.* with want.* (counted as lh_check counts)
+    LH_CHECKS=$((LH_CHECKS + 1))
     if ! cmp -s "want.$1" "got.$1"; then
         echo "FAIL: $1 differs" >&2
         diff "want.$1" "got.$1" >&2 || true
-        failures=$((failures + 1))
+        LH_FAILED=$((LH_FAILED + 1))
     else
         echo "ok: $1"
     fi
@@ -192,11 +192,15 @@ sys.stdout.write(out.decode(errors='replace').replace('\r\n', '\n'))
 print('status', os.waitstatus_to_exitcode(status))
 PY
     # The transcript up to the fingerprint (which differs: new keys).
-    python3 ptydrive.py 'pw1,typo,pw1,pw1' "$THEIRS" -t ed25519 -C tty -f tty_theirs > full.tty
-    head -7 full.tty > want.tty_gen
-    python3 ptydrive.py 'pw1,typo,pw1,pw1' "$OURS" -t ed25519 -C tty -f tty_ours > full.tty
-    head -7 full.tty | sed "s/tty_ours/tty_theirs/" > got.tty_gen
+    python3 ptydrive.py 'pw1,typo,pw1,pw1' "$THEIRS" -t ed25519 -C tty -f tty_theirs > full_theirs.tty
+    head -7 full_theirs.tty > want.tty_gen
+    python3 ptydrive.py 'pw1,typo,pw1,pw1' "$OURS" -t ed25519 -C tty -f tty_ours > full_ours.tty
+    head -7 full_ours.tty | sed "s/tty_ours/tty_theirs/" > got.tty_gen
     check tty_gen
+    # ... and the same exit status ("status N", the driver's last line).
+    tail -n 1 full_theirs.tty > want.tty_gen_status
+    tail -n 1 full_ours.tty > got.tty_gen_status
+    check tty_gen_status
     python3 ptydrive.py 'pw1' "$THEIRS" -y -f tty_ours > want.tty_y
     python3 ptydrive.py 'pw1' "$OURS" -y -f tty_theirs | sed "s#$(cut -d' ' -f2 tty_theirs.pub)#$(cut -d' ' -f2 tty_ours.pub)#" > got.tty_y
     check tty_y
@@ -208,10 +212,8 @@ PY
     python3 ptydrive.py 'pw2,a,b' "$THEIRS" -p -f tty_ours > want.tty_p_mismatch
     check tty_p_mismatch
 else
-    echo "skip: python3 not found, terminal prompts not checked"
+    lh_skip_check "passphrase prompts on a terminal" "python3 not found (contrib/install-deps.sh installs it)"
 fi
 
-if [ "$failures" -gt 0 ]; then
-    lh_fail "$failures comparisons differ"
-fi
+lh_summary || lh_fail "$LH_FAILED comparisons differ or were skipped"
 echo "PASS: ssh-keygen compatible with OpenSSH's"

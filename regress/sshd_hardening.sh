@@ -51,7 +51,7 @@ ssh_to() {
 mkdir -p "$home/.ssh"
 printf 'touch "$HOME/rc-ran"\n' >"$home/.ssh/rc"
 chown -R "$user:" "$home/.ssh"
-port=$("$BUILD/regress/kex_probe" --free-port)
+lh_port port
 lh_start_sshd "$T" "$port" "PermitUserRC yes"
 known_hosts_for "$port"
 rc_ran() { [ -e "$home/rc-ran" ]; }
@@ -70,7 +70,7 @@ check_rc_not_for_subsystem() {
 }
 lh_check "~/.ssh/rc is not run for the sftp subsystem" check_rc_not_for_subsystem
 
-port_fc=$("$BUILD/regress/kex_probe" --free-port)
+lh_port port_fc
 mkdir -p "$T/fc"
 cp "$T"/ssh_host_* "$T/authorized_keys" "$T/fc/"
 lh_start_sshd "$T/fc" "$port_fc" "PermitUserRC yes" "ForceCommand echo forced:\$SSH_ORIGINAL_COMMAND"
@@ -86,7 +86,7 @@ rm -f "$home/.ssh/rc" "$home/rc-ran"
 # sshd started with umask 000 must still give sessions 022 (and keep a
 # stricter 077).
 for start_umask in 000 077; do
-    p=$("$BUILD/regress/kex_probe" --free-port)
+    lh_port p
     mkdir -p "$T/um$start_umask"
     cp "$T"/ssh_host_* "$T/authorized_keys" "$T/um$start_umask/"
     old_umask=$(umask)
@@ -112,7 +112,7 @@ done
     cp "$T/id_revoked.pub" "$T/revoked.list"
     "$LH_SSH_KEYGEN" -q -k -f "$T/revoked.krl" "$T/id_krl.pub"
     for kind in list krl missing; do
-        p=$("$BUILD/regress/kex_probe" --free-port)
+        lh_port p
         mkdir -p "$T/rk-$kind"
         cp "$T"/ssh_host_* "$T/authorized_keys" "$T/rk-$kind/"
         file=$T/revoked.$kind
@@ -149,9 +149,17 @@ done
 # ---------------------------------------------------------------- 4. PAM passwords
 # A PAM service of our own, named after the sshd binary as OpenSSH names
 # it (__progname): pam_exec records a digest of every password it is given.
-[ -d /etc/pam.d ] || lh_skip "no /etc/pam.d (PAM)"
-[ -e /lib/x86_64-linux-gnu/security/pam_exec.so ] || [ -n "$(find / -xdev -name pam_exec.so -print -quit 2>/dev/null)" ] ||
-    lh_skip "pam_exec.so not installed"
+# Without PAM these checks are skipped (recorded; the checks above stand).
+pam_missing=
+[ -d /etc/pam.d ] || pam_missing="no /etc/pam.d (PAM)"
+[ -n "$pam_missing" ] || [ -e /lib/x86_64-linux-gnu/security/pam_exec.so ] ||
+    [ -n "$(find / -xdev -name pam_exec.so -print -quit 2>/dev/null)" ] ||
+    pam_missing="pam_exec.so not installed (libpam-modules)"
+if [ -n "$pam_missing" ]; then
+    lh_skip_check "PAM never gets the password of root or of an invalid user" "$pam_missing"
+    lh_summary
+    exit
+fi
 service="sshd-lhtest$$"
 mkdir -p "$T/bin"
 ln -s "$BUILD/bin/sshd" "$T/bin/$service"
@@ -171,7 +179,7 @@ account  required pam_unix.so
 session  required pam_unix.so
 password required pam_unix.so
 EOF
-port_pam=$("$BUILD/regress/kex_probe" --free-port)
+lh_port port_pam
 mkdir -p "$T/pam"
 cp "$T"/ssh_host_* "$T/authorized_keys" "$T/pam/"
 LH_SSHD=$T/bin/$service lh_start_sshd "$T/pam" "$port_pam" "UsePAM yes" "PermitRootLogin prohibit-password" \
