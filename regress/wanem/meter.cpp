@@ -91,11 +91,15 @@ std::uint64_t pump_out(int fd, const source_limit& limit)
     return sent;
 }
 
-int drain_and_report(int fd, std::FILE* out)
+int drain_and_report(int fd, std::FILE* out, int timeline_ms)
 {
     std::vector<std::byte> buf(chunk);
     std::uint64_t total = 0;
     std::int64_t first = 0, last = 0;
+    // Bytes per timeline_ms interval, counted from the first byte: shows a
+    // transfer that starts well and then collapses, which the mean hides.
+    std::vector<std::uint64_t> bins;
+    const std::int64_t bin_ns = std::int64_t{timeline_ms} * 1'000'000;
     for (;;) {
         const ssize_t r = ::read(fd, buf.data(), buf.size());
         if (r < 0) {
@@ -110,29 +114,75 @@ int drain_and_report(int fd, std::FILE* out)
         if (first == 0)
             first = last;
         total += static_cast<std::uint64_t>(r);
+        if (bin_ns > 0) {
+            const auto k = static_cast<std::size_t>((last - first) / bin_ns);
+            if (bins.size() <= k)
+                bins.resize(k + 1, 0);
+            bins[k] += static_cast<std::uint64_t>(r);
+        }
     }
-    std::fprintf(out, "{\"bytes\": %llu, \"first_ns\": %lld, \"last_ns\": %lld, \"cpu_s\": %.4f}\n",
+    std::fprintf(out, "{\"bytes\": %llu, \"first_ns\": %lld, \"last_ns\": %lld, \"cpu_s\": %.4f",
                  (unsigned long long)total, (long long)first, (long long)last, cpu_self_s());
+    if (bin_ns > 0) {
+        std::fprintf(out, ", \"timeline_ms\": %d, \"timeline_bytes\": [", timeline_ms);
+        for (std::size_t k = 0; k < bins.size(); ++k)
+            std::fprintf(out, "%s%llu", k ? ", " : "", (unsigned long long)bins[k]);
+        std::fprintf(out, "]");
+    }
+    std::fprintf(out, "}\n");
     std::fflush(out);
     return 0;
 }
 
+int parse_timeline_ms(const std::string& v)
+{
+    const int ms = std::stoi(v);
+    if (ms <= 0 || ms > 3'600'000)
+        throw std::invalid_argument("--timeline-ms: 1..3600000");
+    return ms;
+}
+
+// source --bytes N | --seconds S [--report FILE]: with --report, writes
+// {"sent","cpu_s"} to FILE at the end (stdout carries the data), so that the
+// source's own CPU can be taken out of the side it runs on.
 int cmd_source(const args& a)
 {
-    if (a.size() != 2)
-        throw std::invalid_argument("source --bytes N | --seconds S");
-    std::size_t i = 0;
-    const auto limit = parse_limit(a, i);
+    source_limit limit;
+    bool have_limit = false;
+    std::string report;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        if (a[i] == "--report" && i + 1 < a.size()) {
+            report = a[++i];
+        } else {
+            limit = parse_limit(a, i);
+            have_limit = true;
+        }
+    }
+    if (!have_limit)
+        throw std::invalid_argument("source --bytes N | --seconds S [--report FILE]");
     ::signal(SIGPIPE, SIG_IGN);
-    pump_out(STDOUT_FILENO, limit);
+    const std::uint64_t sent = pump_out(STDOUT_FILENO, limit);
+    if (!report.empty()) {
+        std::FILE* f = std::fopen(report.c_str(), "w");
+        if (!f)
+            throw std::runtime_error("cannot write " + report);
+        std::fprintf(f, "{\"sent\": %llu, \"cpu_s\": %.4f}\n", (unsigned long long)sent, cpu_self_s());
+        std::fclose(f);
+    }
     return 0;
 }
 
+// sink [--timeline-ms N]
 int cmd_sink(const args& a)
 {
-    if (!a.empty())
-        throw std::invalid_argument("sink takes no arguments");
-    return drain_and_report(STDIN_FILENO, stdout);
+    int timeline_ms = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        if (a[i] == "--timeline-ms" && i + 1 < a.size())
+            timeline_ms = parse_timeline_ms(a[++i]);
+        else
+            throw std::invalid_argument("sink [--timeline-ms N]");
+    }
+    return drain_and_report(STDIN_FILENO, stdout, timeline_ms);
 }
 
 // run [--ttfb] [--report FILE] -- CMD...: runs CMD and reports its wall time,
@@ -216,10 +266,10 @@ int main(int argc, char** argv)
     using namespace wan_meter;
     const char* usage =
         "usage: wan_meter SUBCOMMAND ...\n"
-        "  source --bytes N | --seconds S      incompressible data to stdout\n"
-        "  sink                                read stdin to EOF, report timing\n"
+        "  source --bytes N | --seconds S [--report F]   incompressible data to stdout\n"
+        "  sink [--timeline-ms N]              read stdin to EOF, report timing (and bytes per N ms)\n"
         "  run [--ttfb] [--report F] -- CMD    time CMD, its CPU and peak RSS\n"
-        "  tcp-sink --listen ADDR PORT [--ready-file F]   accept one connection, report\n"
+        "  tcp-sink --listen ADDR PORT [--ready-file F] [--timeline-ms N]   accept one connection, report\n"
         "  tcp-source --connect ADDR PORT --bytes N | --seconds S\n"
         "  cpu [--wait-children SECS] PID      CPU seconds of PID and its reaped children\n"
         "  watch PID [--exclude NAME]          peak RSS of PID's descendants until SIGTERM\n";

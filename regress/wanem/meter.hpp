@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <span>
 #include <string>
 #include <vector>
@@ -26,8 +27,11 @@ struct source_limit {
 };
 std::uint64_t pump_out(int fd, const source_limit& limit);
 
-// Reads fd to EOF and prints {"bytes","first_ns","last_ns","cpu_s"}.
-int drain_and_report(int fd, std::FILE* out);
+// Reads fd to EOF and prints {"bytes","first_ns","last_ns","cpu_s"}; with
+// timeline_ms > 0 also "timeline_ms" and "timeline_bytes" (bytes received in
+// each interval of that length, counted from the first byte).
+int drain_and_report(int fd, std::FILE* out, int timeline_ms = 0);
+int parse_timeline_ms(const std::string& v);
 
 int cmd_source(const args& a);
 int cmd_sink(const args& a);

@@ -31,6 +31,7 @@ addrinfo* resolve(const std::string& host, const std::string& port, bool passive
 int cmd_tcp_sink(const args& a)
 {
     std::string host, port, ready;
+    int timeline_ms = 0;
     for (std::size_t i = 0; i < a.size(); ++i) {
         if (a[i] == "--listen" && i + 2 < a.size()) {
             host = a[i + 1];
@@ -38,8 +39,10 @@ int cmd_tcp_sink(const args& a)
             i += 2;
         } else if (a[i] == "--ready-file" && i + 1 < a.size()) {
             ready = a[++i];
+        } else if (a[i] == "--timeline-ms" && i + 1 < a.size()) {
+            timeline_ms = parse_timeline_ms(a[++i]);
         } else {
-            throw std::invalid_argument("tcp-sink --listen ADDR PORT [--ready-file F]");
+            throw std::invalid_argument("tcp-sink --listen ADDR PORT [--ready-file F] [--timeline-ms N]");
         }
     }
     addrinfo* ai = resolve(host, port, true);
@@ -55,7 +58,7 @@ int cmd_tcp_sink(const args& a)
     if (s < 0)
         throw std::runtime_error(std::string("accept: ") + std::strerror(errno));
     ::close(ls);
-    const int rc = drain_and_report(s, stdout);
+    const int rc = drain_and_report(s, stdout, timeline_ms);
     ::close(s);
     return rc;
 }
