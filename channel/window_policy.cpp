@@ -4,9 +4,21 @@
 
 namespace longhaul {
 
+namespace {
+
+// A round trip that consumed at least this share of the window (in tenths)
+// was held back by the window: a window-limited sender delivers the whole
+// window per loop, and the loop is only a little longer than the RTT.
+constexpr std::uint64_t window_limited_tenths = 6;
+// Round trips of a flat rate before an overshooting window is reduced.
+constexpr int settle_intervals = 4;
+
+} // namespace
+
 receive_window::receive_window(const window_config& cfg, window_budget& budget) noexcept
     : cfg_(cfg), budget_(budget), target_(cfg.initial_window), credit_(cfg.initial_window)
 {
+    stats_.peak_target = target_;
 }
 
 receive_window::~receive_window() { budget_.give_back(granted_); }
@@ -25,6 +37,7 @@ bool receive_window::on_receive(std::uint32_t n, std::uint64_t now_us) noexcept
     last_data_us_ = now_us;
     if (n <= credit_) {
         credit_ -= n;
+        excess_ = 0; // as OpenSSH: the grace is for one overrun, not a running total
     } else {
         excess_ += n - credit_;
         credit_ = 0;
@@ -38,29 +51,129 @@ bool receive_window::on_receive(std::uint32_t n, std::uint64_t now_us) noexcept
 
 void receive_window::measure(std::uint32_t consumed, std::uint64_t now_us, std::uint64_t rtt_us) noexcept
 {
+    stats_.bytes += consumed;
     if (rtt_us == 0)
         return;
-    if (interval_start_us_ == 0 || now_us < interval_start_us_) {
+    // A new interval after a quiet spell: the time without data is idle, not
+    // a slow round trip.
+    const bool quiet = interval_start_us_ != 0 && backlog_ == 0 && interval_bytes_ == 0;
+    if (interval_start_us_ == 0 || now_us < interval_start_us_ || quiet) {
         interval_start_us_ = now_us;
-        interval_bytes_ = 0;
+        interval_bytes_ = consumed;
+        interval_target_ = target_;
+        interval_backlog_ = backlog_;
+        return;
     }
+    interval_backlog_ = std::min(interval_backlog_, backlog_);
     interval_bytes_ += consumed;
     const std::uint64_t elapsed = now_us - interval_start_us_;
     if (elapsed < rtt_us)
         return;
-    // Bytes the sink took per round trip, and twice that as the aim (one
-    // window in flight while the previous one's credit travels back).
-    const std::uint64_t per_rtt = interval_bytes_ * rtt_us / elapsed;
+    end_interval(elapsed, rtt_us);
     interval_start_us_ = now_us;
     interval_bytes_ = 0;
-    const std::uint64_t aim = std::min<std::uint64_t>(2 * per_rtt, cfg_.max_window);
+    interval_target_ = target_;
+    interval_backlog_ = backlog_;
+}
+
+void receive_window::end_interval(std::uint64_t elapsed, std::uint64_t rtt_us) noexcept
+{
+    // An interval much longer than the RTT had gaps in it (the sender paused):
+    // count at most two round trips of it as active time.
+    const std::uint64_t counted = std::min(elapsed, 2 * rtt_us);
+    const std::uint64_t per_rtt = interval_bytes_ * rtt_us / elapsed;
+    const std::uint64_t t = interval_target_;
+    window_limit kind = window_limit::network;
+    // Data that arrives in bursts waits briefly in every sink; a sink that
+    // is the limit never catches up, so even its smallest backlog is large.
+    if (interval_backlog_ >= std::max<std::uint64_t>(t / 8, 4ull * cfg_.max_packet))
+        kind = window_limit::sink;
+    else if (per_rtt * 10 >= t * window_limited_tenths)
+        kind = window_limit::window;
+
+    stats_.active_us += counted;
+    stats_.target_time_product += (t * counted) >> 20;
+    switch (kind) {
+    case window_limit::network: stats_.network_limited_us += counted; break;
+    case window_limit::window: stats_.window_limited_us += counted; break;
+    case window_limit::sink: stats_.sink_limited_us += counted; break;
+    }
+
+    // The trend: how much more this round trip carried than the last one
+    // (1x to 2x, in 1/256ths). A sender in slow start doubles per RTT.
+    const std::uint64_t ratio = previous_per_rtt_ > 0 ? per_rtt * 256 / previous_per_rtt_ : 256;
+    const std::uint64_t trend = std::clamp<std::uint64_t>(ratio, 256, 512);
+    previous_per_rtt_ = per_rtt;
+    if (kind == window_limit::sink)
+        return; // the sink is the limit: more credit would only fill memory
+    // Twice what the sender will be sending when this credit reaches it:
+    // one window in flight while the previous one's credit travels back.
+    // What we measured is about a round trip old (the interval's middle,
+    // plus half an RTT for the data to arrive), and the credit needs half
+    // an RTT more to reach the sender: two round trips of the trend ahead.
+    std::uint64_t aim = 2 * per_rtt * trend / 256 * trend / 256;
+    auto why = window_change::reason::lead;
+    if (kind == window_limit::window) {
+        aim = std::max(aim, 4 * per_rtt);
+        why = window_change::reason::window_limited;
+    }
+    // Slow start overshoots: once the rate has been flat for a few round
+    // trips and the window is well above twice the rate, halve it toward
+    // that, so idle credit does not tie up the connection's budget.
+    const bool flat = ratio >= 228 && ratio <= 288; // within about 12% of the last round trip
+    steady_intervals_ = kind == window_limit::network && flat ? steady_intervals_ + 1 : 0;
+    if (steady_intervals_ >= settle_intervals && target_ > 2 * aim) {
+        shrink_to(std::max<std::uint64_t>(aim, target_ / 2), per_rtt, rtt_us);
+        steady_intervals_ = 0;
+        return;
+    }
+    grow_to(aim, why, per_rtt, rtt_us);
+}
+
+void receive_window::shrink_to(std::uint64_t to, std::uint64_t per_rtt, std::uint64_t rtt_us) noexcept
+{
+    to = std::max<std::uint64_t>(to, cfg_.initial_window);
+    if (to >= target_)
+        return;
+    const std::uint32_t from = change_ ? change_->from : target_;
+    target_ = static_cast<std::uint32_t>(to);
+    change_ = window_change{from, target_, window_change::reason::settled, per_rtt, rtt_us};
+    release_unneeded_budget();
+}
+
+void receive_window::grow_to(std::uint64_t aim, window_change::reason why, std::uint64_t per_rtt,
+                             std::uint64_t rtt_us) noexcept
+{
+    // At most 4x per round trip: a burst is not a trend.
+    aim = std::min<std::uint64_t>({aim, cfg_.max_window, 4ull * target_});
     if (aim <= target_)
         return;
-    // At most doubling per interval: a burst is not a trend.
-    const std::uint64_t want = std::min<std::uint64_t>(aim - target_, target_);
-    const std::uint64_t got = budget_.take(want);
-    granted_ += got;
-    target_ += static_cast<std::uint32_t>(got);
+    const std::uint64_t initial = cfg_.initial_window;
+    const std::uint64_t need = aim - initial;
+    if (need > granted_)
+        granted_ += budget_.take(need - granted_);
+    const std::uint64_t to = std::min(aim, initial + granted_);
+    if (to <= target_) {
+        if (!change_ || change_->why != window_change::reason::budget)
+            change_ = window_change{target_, target_, window_change::reason::budget, per_rtt, rtt_us};
+        return;
+    }
+    const std::uint32_t from = change_ ? change_->from : target_;
+    target_ = static_cast<std::uint32_t>(to);
+    change_ = window_change{from, target_, why, per_rtt, rtt_us};
+    stats_.peak_target = std::max(stats_.peak_target, target_);
+}
+
+void receive_window::release_unneeded_budget() noexcept
+{
+    // Budget is held for the target, and for credit the peer still holds
+    // even after the target shrank: that credit can still arrive as data.
+    const std::uint64_t need = std::max<std::uint64_t>(target_, std::uint64_t(credit_) + backlog_);
+    const std::uint64_t over = need > cfg_.initial_window ? need - cfg_.initial_window : 0;
+    if (over < granted_) {
+        budget_.give_back(granted_ - over);
+        granted_ = over;
+    }
 }
 
 std::uint32_t receive_window::on_consumed(std::uint32_t n, std::uint64_t now_us, std::uint64_t rtt_us) noexcept
@@ -68,8 +181,10 @@ std::uint32_t receive_window::on_consumed(std::uint32_t n, std::uint64_t now_us,
     backlog_ -= std::min(n, backlog_);
     measure(n, now_us, rtt_us);
     const std::uint64_t held = std::uint64_t(credit_) + backlog_;
-    if (held >= target_)
+    if (held >= target_) {
+        release_unneeded_budget();
         return 0;
+    }
     const std::uint32_t avail = static_cast<std::uint32_t>(target_ - held);
     if (avail < adjust_threshold())
         return 0;
@@ -79,14 +194,22 @@ std::uint32_t receive_window::on_consumed(std::uint32_t n, std::uint64_t now_us,
 
 void receive_window::on_tick(std::uint64_t now_us) noexcept
 {
-    if (granted_ == 0 || now_us - last_data_us_ < idle_shrink_us)
-        return;
-    // Credit already given cannot be taken back; the target drops and no new
-    // credit is returned until what the peer holds falls below it.
-    budget_.give_back(granted_);
-    target_ = cfg_.initial_window;
-    granted_ = 0;
-    interval_start_us_ = 0;
+    if (target_ > cfg_.initial_window && now_us - last_data_us_ >= idle_shrink_us) {
+        // Credit already given cannot be taken back; the target drops and no
+        // new credit is returned until what the peer holds falls below it.
+        change_ = window_change{change_ ? change_->from : target_, cfg_.initial_window, window_change::reason::idle, 0, 0};
+        target_ = cfg_.initial_window;
+        interval_start_us_ = 0;
+        previous_per_rtt_ = 0;
+    }
+    release_unneeded_budget();
+}
+
+std::optional<window_change> receive_window::take_change() noexcept
+{
+    auto c = change_;
+    change_.reset();
+    return c;
 }
 
 } // namespace longhaul

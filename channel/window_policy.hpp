@@ -3,21 +3,33 @@
 // the sink consumed; it says how much credit to return (WINDOW_ADJUST).
 //
 // Invariant: credit the peer holds + bytes received but not yet consumed
-// never exceed the target window, so a channel's memory is bounded by its
-// target.
+// never exceed the target window (beyond the small overrun OpenSSH peers are
+// allowed), so a channel's memory is bounded by its target, and everything
+// above the initial window -- target or credit already granted, whichever is
+// larger -- is drawn from a budget shared by all channels of the connection.
 //
-// The target follows the measured bandwidth-delay product: every round trip
-// (the RTT the driver measures on the TCP connection) it looks at how many
-// bytes the sink consumed in that time and aims for twice that. A transfer
-// held back by the window consumes a whole window per RTT, so the target
-// doubles each RTT, like TCP slow start, until the link or the sink is the
-// limit; then it settles at twice the real BDP. Growth beyond the initial
-// window is drawn from a budget shared by all channels of the connection, and
-// is given back when the channel idles. Nothing here depends on the kernel's
-// buffers having grown first (HPN-SSH's failure mode).
+// The target follows the measured bandwidth-delay product. Every round trip
+// (the RTT the driver measures, from TCP_INFO or the SSH layer's own probes)
+// it looks at what the sink consumed in that time:
+//
+//  - it aims for twice that, times the growth seen since the previous round
+//    trip: a sender in TCP slow start doubles every RTT, so the window leads
+//    the congestion window by one doubling instead of following it one RTT
+//    late (never slower than TCP's own ramp);
+//  - when the round trip consumed most of the window (the window, not the
+//    network, held the sender back) it at least doubles, up to 4x per RTT;
+//  - when the sink itself is the limit (data waits in the backlog) it does
+//    not grow: more credit would only fill memory;
+//  - once the rate has been flat for a few round trips, a window far above
+//    twice the rate (slow start's overshoot) is halved step by step.
+//
+// Growth stops at the per-channel cap and at the shared budget; a channel
+// idle for a while shrinks back to its initial window. Nothing here depends
+// on the kernel's buffers having grown first (HPN-SSH's failure mode).
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 namespace longhaul {
 
@@ -25,7 +37,7 @@ struct window_config {
     std::uint32_t initial_window = 2 * 1024 * 1024; // OpenSSH's session window
     std::uint32_t max_packet = 32 * 1024;           // the largest data packet we accept
     std::uint32_t max_window = 64 * 1024 * 1024;    // growth cap per channel
-    std::uint64_t budget = 256ull * 1024 * 1024;    // all channels' targets together
+    std::uint64_t budget = 256ull * 1024 * 1024;    // all channels' growth together
 };
 
 // Shared by all channels of a connection: growth beyond the initial window
@@ -48,6 +60,32 @@ public:
 private:
     std::uint64_t limit_;
     std::uint64_t used_ = 0;
+};
+
+// What held a channel's data back in one measured round trip.
+enum class window_limit { network, window, sink };
+
+// Why the target changed (for -v lines).
+struct window_change {
+    std::uint32_t from = 0, to = 0;
+    enum class reason { lead, window_limited, settled, idle, budget } why = reason::lead;
+    std::uint64_t per_rtt = 0; // bytes consumed per round trip when measured
+    std::uint64_t rtt_us = 0;
+};
+
+// Per-channel figures for the connection summary and the metrics file.
+struct window_stats {
+    std::uint64_t bytes = 0;           // consumed by the sink
+    std::uint64_t active_us = 0;       // time in measured round trips with data
+    std::uint64_t window_limited_us = 0;
+    std::uint64_t network_limited_us = 0;
+    std::uint64_t sink_limited_us = 0;
+    std::uint64_t target_time_product = 0; // sum of target x interval (for the mean), in MiB*us
+    std::uint32_t peak_target = 0;
+    std::uint64_t mean_target() const noexcept
+    {
+        return active_us == 0 ? 0 : (target_time_product << 20) / active_us;
+    }
 };
 
 class receive_window {
@@ -75,6 +113,11 @@ public:
     std::uint32_t credit() const noexcept { return credit_; }
     std::uint32_t target() const noexcept { return target_; }
     std::uint32_t backlog() const noexcept { return backlog_; }
+    // Budget this channel holds now (target or outstanding credit above the initial window).
+    std::uint64_t budget_held() const noexcept { return granted_; }
+    const window_stats& stats() const noexcept { return stats_; }
+    // The last change of the target not yet reported, if any.
+    std::optional<window_change> take_change() noexcept;
 
     // A channel idle this long shrinks back to its initial window.
     static constexpr std::uint64_t idle_shrink_us = 10'000'000;
@@ -82,6 +125,10 @@ public:
 private:
     std::uint32_t adjust_threshold() const noexcept;
     void measure(std::uint32_t consumed, std::uint64_t now_us, std::uint64_t rtt_us) noexcept;
+    void end_interval(std::uint64_t elapsed_us, std::uint64_t rtt_us) noexcept;
+    void grow_to(std::uint64_t aim, window_change::reason why, std::uint64_t per_rtt, std::uint64_t rtt_us) noexcept;
+    void shrink_to(std::uint64_t to, std::uint64_t per_rtt, std::uint64_t rtt_us) noexcept;
+    void release_unneeded_budget() noexcept;
 
     const window_config& cfg_;
     window_budget& budget_;
@@ -89,10 +136,17 @@ private:
     std::uint32_t credit_;       // what the peer may still send
     std::uint32_t backlog_ = 0;  // received, not yet consumed by the sink
     std::uint32_t excess_ = 0;   // bytes received beyond credit (tolerated up to a bound)
-    std::uint64_t granted_ = 0;  // growth taken from the budget
+    std::uint64_t granted_ = 0;  // budget held: max(target, credit + backlog) above the initial window
     std::uint64_t last_data_us_ = 0;
-    std::uint64_t interval_start_us_ = 0; // current measurement interval (one RTT)
+    // The current measurement interval (about one RTT).
+    std::uint64_t interval_start_us_ = 0;
     std::uint64_t interval_bytes_ = 0;
+    std::uint32_t interval_target_ = 0;  // target when the interval began
+    std::uint32_t interval_backlog_ = 0; // smallest backlog left after the sink took data
+    std::uint64_t previous_per_rtt_ = 0;
+    int steady_intervals_ = 0;
+    window_stats stats_;
+    std::optional<window_change> change_;
 };
 
 } // namespace longhaul
