@@ -32,6 +32,9 @@ struct connection::channel {
     bool awaiting_accept = false;  // the peer's open, not yet accepted/rejected
     std::uint32_t replies_pending = 0; // our want_reply requests
     std::uint32_t replies_owed = 0;    // the peer's want_reply requests
+    std::uint64_t created_us = 0;
+    std::uint64_t window_empty_since_us = 0; // the peer's window ran out (0: it has not)
+    std::uint64_t send_blocked_us = 0;
 };
 
 connection::connection(transport& t, connection_config cfg)
@@ -64,14 +67,31 @@ result<channel_id> connection::allocate(std::string_view type)
         channels_.emplace_back();
     channels_[id] = std::make_unique<channel>(cfg_.window, budget_);
     channels_[id]->info.type = std::string(type);
+    channels_[id]->created_us = now_us_;
     ++live_;
     return id;
 }
 
 void connection::release(channel_id id)
 {
-    if (find(id) == nullptr)
+    channel* c = find(id);
+    if (c == nullptr)
         return;
+    if (on_channel_released) {
+        channel_summary s;
+        s.id = id;
+        s.type = c->info.type;
+        s.bytes_in = c->info.bytes_in;
+        s.bytes_out = c->info.bytes_out;
+        s.lifetime_us = now_us_ > c->created_us ? now_us_ - c->created_us : 0;
+        s.receive = c->rx.stats();
+        s.send_blocked_us = c->send_blocked_us;
+        s.rtt_us = rtt_us();
+        s.transport_rtt_us = transport_rtt_us_;
+        s.probe_rtt_us = probe_.srtt_us();
+        s.probe_min_rtt_us = probe_.min_us();
+        on_channel_released(s);
+    }
     channels_[id].reset();
     --live_;
     while (!channels_.empty() && !channels_.back())
@@ -101,10 +121,11 @@ connection_event connection::handle(byte_span payload, steady_time now)
 {
     if (payload.empty())
         return {};
+    now_us_ = std::max(now_us_, micros(now));
     switch (payload[0]) {
     case msg::channel_data: return on_data(payload, false, now);
     case msg::channel_extended_data: return on_data(payload, true, now);
-    case msg::channel_window_adjust: return on_window_adjust(payload);
+    case msg::channel_window_adjust: return on_window_adjust(payload, now);
     case msg::channel_open: return on_open(payload);
     case msg::channel_open_confirmation: return on_open_confirmation(payload);
     case msg::channel_open_failure: return on_open_failure(payload);
@@ -226,7 +247,7 @@ connection_event connection::on_open_failure(byte_span payload)
     return {.type = connection_event_type::open_failed, .channel = recipient, .code = reason, .text = text_};
 }
 
-connection_event connection::on_window_adjust(byte_span payload)
+connection_event connection::on_window_adjust(byte_span payload, steady_time now)
 {
     wire_reader r(payload.subspan(1));
     const std::uint32_t recipient = r.u32();
@@ -244,9 +265,14 @@ connection_event connection::on_window_adjust(byte_span payload)
                        " overflows remote window " + std::to_string(c->info.remote_window));
         return {};
     }
-    const bool was_blocked = c->info.remote_window == 0;
+    if (c->window_empty_since_us != 0 && add > 0) {
+        // Our data waited this long for the peer's window: the sender's
+        // ground truth of "window-limited".
+        const std::uint64_t t = micros(now);
+        c->send_blocked_us += t > c->window_empty_since_us ? t - c->window_empty_since_us : 0;
+        c->window_empty_since_us = 0;
+    }
     c->info.remote_window += add;
-    (void)was_blocked;
     return {.type = connection_event_type::window_opened, .channel = recipient};
 }
 
@@ -273,6 +299,7 @@ connection_event connection::on_data(byte_span payload, bool extended, steady_ti
         return {};
     }
     c->info.bytes_in += data.size();
+    data_since_tick_ = true;
     if (extended && code != extended_data_stderr) {
         // Unknown extended data types are discarded (RFC 4254 §5.2) but still
         // count against and return the window.
@@ -360,11 +387,19 @@ connection_event connection::on_global_request(byte_span payload)
 
 connection_event connection::on_global_reply(byte_span payload, bool success)
 {
-    if (global_replies_pending_ == 0) {
+    if (global_replies_pending_.empty()) {
         protocol_error("unexpected global request reply");
         return {};
     }
-    --global_replies_pending_;
+    const bool probe = global_replies_pending_.front();
+    global_replies_pending_.pop_front();
+    if (probe) {
+        const std::uint64_t sent = probe_.sent_at();
+        probe_.answered(now_us_);
+        if (on_rtt_sample)
+            on_rtt_sample(now_us_ > sent ? now_us_ - sent : 0, transport_rtt_us_);
+        return {};
+    }
     return {.type = connection_event_type::global_reply, .data = payload.subspan(1), .success = success};
 }
 
@@ -428,6 +463,9 @@ result<void> connection::commit_data(channel_id id, std::size_t n)
     store_u32(pending_room_.data() + header - 4, static_cast<std::uint32_t>(n));
     c->info.remote_window -= n;
     c->info.bytes_out += n;
+    data_since_tick_ = true;
+    if (c->info.remote_window == 0)
+        c->window_empty_since_us = std::max<std::uint64_t>(now_us_, 1);
     return transport_.commit_payload(header + n);
 }
 
@@ -509,8 +547,10 @@ void connection::consumed(channel_id id, std::size_t n, steady_time now)
     channel* c = find(id);
     if (c == nullptr || n == 0)
         return;
+    now_us_ = std::max(now_us_, micros(now));
     const std::uint32_t credit = c->rx.on_consumed(static_cast<std::uint32_t>(std::min<std::size_t>(n, 0xffffffffu)),
-                                                   micros(now), rtt_us_);
+                                                   micros(now), rtt_us());
+    report_window_change(id, c->rx);
     if (credit == 0 || c->info.close_sent || c->info.close_received || c->info.eof_received)
         return;
     bytes m;
@@ -521,7 +561,7 @@ void connection::consumed(channel_id id, std::size_t n, steady_time now)
 void connection::send_global_request(std::string_view name, bool want_reply, byte_span data)
 {
     if (want_reply)
-        ++global_replies_pending_;
+        global_replies_pending_.push_back(false);
     bytes m;
     wire_writer(m).u8(msg::global_request).string(name).boolean(want_reply).raw(data);
     send_message(m);
@@ -542,9 +582,38 @@ void connection::reply_global(bool success, byte_span data)
 void connection::tick(steady_time now)
 {
     const std::uint64_t us = micros(now);
-    for (auto& c : channels_)
-        if (c)
+    now_us_ = std::max(now_us_, us);
+    for (channel_id id = 0; id < channels_.size(); ++id) {
+        if (auto& c = channels_[id]) {
             c->rx.on_tick(us);
+            report_window_change(id, c->rx);
+        }
+    }
+    maybe_probe(us);
+}
+
+void connection::maybe_probe(std::uint64_t now_us)
+{
+    // Only while data moves: an idle connection needs no RTT, and an idle
+    // session should stay silent on the wire.
+    // The first probe goes out as soon as a channel exists, before bulk
+    // data queues up behind it.
+    const bool active = data_since_tick_ || (probe_.samples() == 0 && live_ > 0);
+    data_since_tick_ = false;
+    if (!active || transport_.closed() || !probe_.due(now_us, transport_rtt_us_ != 0))
+        return;
+    bytes m;
+    wire_writer(m).u8(msg::global_request).string("keepalive@openssh.com").boolean(true);
+    send_message(m);
+    global_replies_pending_.push_back(true);
+    probe_.sent(now_us);
+}
+
+void connection::report_window_change(channel_id id, receive_window& rx)
+{
+    auto change = rx.take_change();
+    if (change && on_window_change)
+        on_window_change(id, *change);
 }
 
 } // namespace longhaul

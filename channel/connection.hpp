@@ -15,11 +15,14 @@
 #pragma once
 
 #include "channel/messages.hpp"
+#include "channel/rtt_probe.hpp"
 #include "channel/window_policy.hpp"
 #include "common/transport/transport.hpp"
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -71,6 +74,18 @@ struct channel_info {
     std::uint64_t bytes_in = 0, bytes_out = 0;
 };
 
+// What a channel did, for the connection summary when it is released.
+struct channel_summary {
+    channel_id id = 0;
+    std::string type;
+    std::uint64_t bytes_in = 0, bytes_out = 0;
+    std::uint64_t lifetime_us = 0;
+    window_stats receive;             // the window we granted (receive side)
+    std::uint64_t send_blocked_us = 0; // time our data waited for the peer's window
+    std::uint64_t rtt_us = 0;          // the estimate in use at the end
+    std::uint64_t transport_rtt_us = 0, probe_rtt_us = 0, probe_min_rtt_us = 0;
+};
+
 class connection {
 public:
     connection(transport& t, connection_config cfg = {});
@@ -108,9 +123,21 @@ public:
     void reply_global(bool success, byte_span data = {});
 
     // --- measurements and time ---
-    // The transport connection's round-trip time (from TCP_INFO): window growth needs it.
-    void set_rtt(std::chrono::microseconds rtt) noexcept { rtt_us_ = static_cast<std::uint64_t>(rtt.count()); }
+    // The transport connection's round-trip time from TCP_INFO (0: not a TCP
+    // socket). Without it the core measures the RTT itself with
+    // keepalive@openssh.com requests (rtt_probe); window growth needs one.
+    void set_rtt(std::chrono::microseconds rtt) noexcept { transport_rtt_us_ = static_cast<std::uint64_t>(rtt.count()); }
+    // The estimate the window policy uses: TCP's when known, else the probes'.
+    std::uint64_t rtt_us() const noexcept { return transport_rtt_us_ != 0 ? transport_rtt_us_ : probe_.srtt_us(); }
+    const rtt_probe& probe() const noexcept { return probe_; }
+    // Periodic (a few times a second): idle windows shrink, RTT probes go out.
     void tick(steady_time now);
+
+    // Reports for -v lines and the connection summary (optional).
+    std::function<void(channel_id, const window_change&)> on_window_change;
+    std::function<void(const channel_summary&)> on_channel_released;
+    // Each RTT probe answered: the sample, and TCP's estimate at the time (0: none).
+    std::function<void(std::uint64_t probe_us, std::uint64_t transport_us)> on_rtt_sample;
 
     // --- state ---
     bool exists(channel_id id) const noexcept;
@@ -128,11 +155,13 @@ private:
     void release(channel_id id);
     void protocol_error(std::string message);
     void send_message(const bytes& m);
+    void report_window_change(channel_id id, receive_window& rx);
+    void maybe_probe(std::uint64_t now_us);
 
     connection_event on_open(byte_span payload);
     connection_event on_open_confirmation(byte_span payload);
     connection_event on_open_failure(byte_span payload);
-    connection_event on_window_adjust(byte_span payload);
+    connection_event on_window_adjust(byte_span payload, steady_time now);
     connection_event on_data(byte_span payload, bool extended, steady_time now);
     connection_event on_eof_or_close(byte_span payload, bool is_close);
     connection_event on_request(byte_span payload);
@@ -145,9 +174,14 @@ private:
     window_budget budget_;
     std::vector<std::unique_ptr<channel>> channels_;
     std::size_t live_ = 0;
-    std::uint32_t global_replies_pending_ = 0; // ours awaiting the peer
+    // Our want_reply global requests awaiting the peer, in order: true for
+    // the core's own RTT probes, whose answers are not reported.
+    std::deque<bool> global_replies_pending_;
     std::uint32_t global_replies_owed_ = 0;    // the peer's awaiting us
-    std::uint64_t rtt_us_ = 0;
+    std::uint64_t transport_rtt_us_ = 0;
+    rtt_probe probe_;
+    std::uint64_t now_us_ = 0;                 // the latest time the core was given
+    bool data_since_tick_ = false;             // channel data moved since the last tick
     mutable_byte_span pending_room_;           // the prepared data packet, header included
     std::size_t pending_header_ = 0;
     channel_id pending_channel_ = 0;

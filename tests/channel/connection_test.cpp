@@ -1,4 +1,5 @@
 #include "channel/connection.hpp"
+#include "channel/window_report.hpp"
 
 #include "common/wire.hpp"
 #include "tests/channel/connection_harness.hpp"
@@ -270,4 +271,123 @@ TEST_CASE("connection: 64 MiB through one channel, byte exact, with rekeys")
     p.run();
     CHECK(received == total);
     CHECK(sent.finish() == got.finish());
+}
+
+TEST_CASE("connection: without a TCP RTT the core measures one with keepalive probes, answered as any peer would")
+{
+    connection_pair p;
+    std::vector<std::uint64_t> samples;
+    p.client->on_rtt_sample = [&](std::uint64_t us, std::uint64_t tcp) {
+        samples.push_back(us);
+        CHECK(tcp == 0);
+    };
+    // The server answers every global request it gets, as OpenSSH does for
+    // one it does not know.
+    p.on_event = [&](bool at_server, const connection_event& e) {
+        if (at_server && e.type == cet::global_request && e.want_reply)
+            p.server->reply_global(false);
+    };
+    auto [c, s] = p.open_session();
+    (void)s;
+    CHECK(p.client->rtt_us() == 0);
+    // A program's own request is in flight when the probe goes out: replies
+    // come back in order and each goes to its owner.
+    p.client->send_global_request("keepalive@openssh.com", true);
+    p.client->tick(p.tp.now);
+    p.tp.now += std::chrono::milliseconds(40);
+    p.run();
+    REQUIRE(samples.size() == 1);
+    CHECK(samples[0] == 40'000);
+    CHECK(p.client->rtt_us() == 40'000);
+    // Only the program's request was reported.
+    CHECK(p.count(p.client_events, cet::global_reply) == 1);
+    CHECK(p.count(p.server_events, cet::global_request) == 2);
+
+    // No data moves: no more probes, even long after.
+    p.tp.now += std::chrono::seconds(30);
+    p.client->tick(p.tp.now);
+    p.run();
+    CHECK(samples.size() == 1);
+    // Data moves: the next probe follows the early schedule.
+    REQUIRE(p.client->send_data(c, as_bytes("x")));
+    p.client->tick(p.tp.now);
+    p.tp.now += std::chrono::milliseconds(20);
+    p.run();
+    REQUIRE(samples.size() == 2);
+    CHECK(p.client->rtt_us() == (7 * 40'000 + 20'000) / 8);
+    CHECK(p.client->probe().min_us() == 20'000);
+}
+
+TEST_CASE("connection: a TCP RTT wins, and the probes only cross-check it")
+{
+    connection_pair p;
+    p.on_event = [&](bool at_server, const connection_event& e) {
+        if (at_server && e.type == cet::global_request && e.want_reply)
+            p.server->reply_global(false);
+    };
+    auto [c, s] = p.open_session();
+    (void)s;
+    p.client->set_rtt(std::chrono::microseconds(100'000));
+    CHECK(p.client->rtt_us() == 100'000);
+    std::uint64_t tcp_seen = 0;
+    p.client->on_rtt_sample = [&](std::uint64_t, std::uint64_t tcp) { tcp_seen = tcp; };
+    p.client->tick(p.tp.now);
+    p.tp.now += std::chrono::milliseconds(120);
+    p.run();
+    CHECK(tcp_seen == 100'000);
+    CHECK(p.client->rtt_us() == 100'000);
+    CHECK(p.client->probe().srtt_us() == 120'000);
+    // Within the cross-check interval no second probe, however busy.
+    for (int i = 0; i < 10; ++i) {
+        REQUIRE(p.client->send_data(c, as_bytes("x")));
+        p.tp.now += std::chrono::milliseconds(200);
+        p.client->tick(p.tp.now);
+        p.run();
+    }
+    CHECK(p.client->probe().samples() == 1);
+}
+
+TEST_CASE("connection: the summary of a released channel counts time blocked by the peer's window")
+{
+    connection_config cfg;
+    cfg.window.initial_window = 64 * 1024;
+    connection_pair p(cfg);
+    std::vector<channel_summary> released;
+    p.client->on_channel_released = [&](const channel_summary& s) { released.push_back(s); };
+    p.auto_consume = false;
+    auto [c, s] = p.open_session();
+    bytes chunk(64 * 1024, 7);
+    REQUIRE(p.client->send_data(c, chunk));
+    CHECK(p.client->send_capacity(c) == 0);
+    p.run();
+    p.tp.now += std::chrono::milliseconds(250);
+    p.server->consumed(s, chunk.size(), p.tp.now); // credit goes back after 250 ms
+    p.run();
+    CHECK(p.client->send_capacity(c) > 0);
+    p.client->close(c);
+    p.run();
+    p.server->close(s);
+    p.run();
+    REQUIRE(released.size() == 1);
+    CHECK(released[0].type == "session");
+    CHECK(released[0].bytes_out == chunk.size());
+    CHECK(released[0].send_blocked_us == 250'000);
+    const std::string line = describe_channel_summary(released[0]);
+    CHECK(line.find("channel 0 (session) summary: in 0 bytes, out 65536 bytes") == 0);
+    CHECK(line.find("send blocked by peer window 0.25 s") != std::string::npos);
+}
+
+TEST_CASE("window_report: the words of the -v lines")
+{
+    window_change c{2 * 1024 * 1024, 8 * 1024 * 1024, window_change::reason::window_limited, 3 * 1024 * 1024, 100'400};
+    CHECK(describe_window_change(0, c, 256 << 20) ==
+          "channel 0: window 2.0 MiB -> 8.0 MiB: window-limited, 3.0 MiB per 100.4 ms round trip");
+    c.why = window_change::reason::budget;
+    c.to = c.from;
+    CHECK(describe_window_change(3, c, 256 << 20) ==
+          "channel 3: window 2.0 MiB stays: connection budget of 256.0 MiB in use, 3.0 MiB per 100.4 ms round trip");
+    c.why = window_change::reason::idle;
+    c.to = 2 * 1024 * 1024;
+    c.from = 32 * 1024 * 1024;
+    CHECK(describe_window_change(1, c, 0) == "channel 1: window 32.0 MiB -> 2.0 MiB: idle, growth returned");
 }

@@ -1,0 +1,61 @@
+#include "channel/window_report.hpp"
+
+#include <cstdio>
+
+namespace longhaul {
+
+namespace {
+
+std::string fixed(double v, int decimals)
+{
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+    return buf;
+}
+
+std::string ms(std::uint64_t us) { return fixed(static_cast<double>(us) / 1000.0, 1) + " ms"; }
+std::string seconds(std::uint64_t us) { return fixed(static_cast<double>(us) / 1e6, 2) + " s"; }
+
+std::string share(std::uint64_t part, std::uint64_t whole)
+{
+    return seconds(part) + " (" + fixed(whole == 0 ? 0.0 : 100.0 * static_cast<double>(part) / static_cast<double>(whole), 1) +
+           "%)";
+}
+
+} // namespace
+
+std::string mib(std::uint64_t bytes) { return fixed(static_cast<double>(bytes) / (1024.0 * 1024.0), 1) + " MiB"; }
+
+std::string describe_window_change(channel_id id, const window_change& c, std::uint64_t budget_limit)
+{
+    std::string out = "channel " + std::to_string(id) + ": window " + mib(c.from) + " -> " + mib(c.to) + ": ";
+    const std::string rate = mib(c.per_rtt) + " per " + ms(c.rtt_us) + " round trip";
+    switch (c.why) {
+    case window_change::reason::lead: out += "ahead of the sender, " + rate; break;
+    case window_change::reason::window_limited: out += "window-limited, " + rate; break;
+    case window_change::reason::settled: out += "rate settled, " + rate; break;
+    case window_change::reason::idle: out += "idle, growth returned"; break;
+    case window_change::reason::budget:
+        out = "channel " + std::to_string(id) + ": window " + mib(c.from) + " stays: connection budget of " +
+              mib(budget_limit) + " in use, " + rate;
+        break;
+    }
+    return out;
+}
+
+std::string describe_channel_summary(const channel_summary& s)
+{
+    const window_stats& w = s.receive;
+    std::string out = "channel " + std::to_string(s.id) + " (" + s.type + ") summary: in " + std::to_string(s.bytes_in) +
+                      " bytes, out " + std::to_string(s.bytes_out) + " bytes, " + seconds(s.lifetime_us) +
+                      "; window mean " + mib(w.mean_target()) + ", peak " + mib(w.peak_target) + "; active " +
+                      seconds(w.active_us) + ": window-limited " + share(w.window_limited_us, w.active_us) +
+                      ", network-limited " + share(w.network_limited_us, w.active_us) + ", sink-limited " +
+                      share(w.sink_limited_us, w.active_us) + "; send blocked by peer window " +
+                      seconds(s.send_blocked_us) + "; rtt " + ms(s.rtt_us) + " (";
+    out += s.transport_rtt_us != 0 ? "tcp " + ms(s.transport_rtt_us) : std::string("tcp none");
+    out += s.probe_rtt_us != 0 ? ", ssh " + ms(s.probe_rtt_us) + " min " + ms(s.probe_min_rtt_us) : std::string(", ssh none");
+    return out + ")";
+}
+
+} // namespace longhaul
