@@ -222,6 +222,7 @@ int ssh_client::run()
     driver_ = std::make_unique<transport_driver>(io_, stream_.fd, *core_);
     conn_ = std::make_unique<connection>(*core_);
     runner_ = std::make_unique<connection_runner>(io_, *driver_, *conn_);
+    runner_->set_logger(&log_);
     runner_->on_global_request = [this](std::string_view name, bool want_reply, byte_span) {
         log_.debug("client_input_global_request: rtype " + printable(name) + " want_reply " +
                    std::to_string(want_reply));

@@ -560,6 +560,7 @@ void server_connection::start_channels()
     connection_config cc;
     conn_ = std::make_unique<connection>(*core_, cc);
     runner_ = std::make_unique<connection_runner>(io_, *driver_, *conn_);
+    runner_->set_logger(&log_);
     runner_->on_open_request = [this](channel_id id, std::string_view type, byte_span) {
         if (type != "session") {
             log_.verbose("refused channel open of type " + printable(type) + ": not supported yet");

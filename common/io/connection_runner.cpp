@@ -3,6 +3,10 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "channel/window_report.hpp"
+
+#include <cstddef>
+
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -141,26 +145,57 @@ void connection_runner::consumed(channel_id id, std::size_t n)
 void connection_runner::sample_rtt()
 {
     // The window policy needs the path's round-trip time; the kernel's TCP
-    // estimate is the measurement (0 for non-TCP streams such as a ProxyCommand).
+    // estimate is the measurement. A stream that is not a TCP socket (a
+    // ProxyCommand's socketpair, sshd -i's pipes) reports 0, and the
+    // connection core measures the RTT itself with probes.
     tcp_info info{};
     socklen_t len = sizeof info;
-    if (getsockopt(driver_.native_handle(), IPPROTO_TCP, TCP_INFO, &info, &len) == 0 && len >= sizeof info) {
-        std::uint32_t rtt = info.tcpi_rtt != 0 ? info.tcpi_rtt : info.tcpi_rcv_rtt;
-        conn_.set_rtt(std::chrono::microseconds(rtt));
+    std::uint32_t rtt = 0;
+    if (getsockopt(driver_.native_handle(), IPPROTO_TCP, TCP_INFO, &info, &len) == 0 &&
+        len >= offsetof(tcp_info, tcpi_rcv_rtt) + sizeof info.tcpi_rcv_rtt)
+        rtt = info.tcpi_rtt != 0 ? info.tcpi_rtt : info.tcpi_rcv_rtt;
+    conn_.set_rtt(std::chrono::microseconds(rtt));
+}
+
+void connection_runner::set_logger(logger* log)
+{
+    log_ = log;
+    if (log_ == nullptr) {
+        conn_.on_window_change = nullptr;
+        conn_.on_channel_released = nullptr;
+        conn_.on_rtt_sample = nullptr;
+        return;
     }
+    conn_.on_window_change = [this](channel_id id, const window_change& c) {
+        if (log_->enabled(log_level::debug1))
+            log_->debug(describe_window_change(id, c, conn_.budget().limit()));
+    };
+    conn_.on_rtt_sample = [this](std::uint64_t probe_us, std::uint64_t tcp_us) {
+        if (log_->enabled(log_level::debug2))
+            log_->debug2("rtt probe answered in " + std::to_string(probe_us / 1000) + "." +
+                         std::to_string(probe_us / 100 % 10) + " ms" +
+                         (tcp_us != 0 ? " (tcp " + std::to_string(tcp_us / 1000) + "." + std::to_string(tcp_us / 100 % 10) + " ms)"
+                                      : std::string(" (no tcp estimate)")));
+    };
+    conn_.on_channel_released = [this](const channel_summary& s) {
+        if (log_->enabled(log_level::verbose))
+            log_->verbose(describe_channel_summary(s));
+    };
 }
 
 void connection_runner::start_timers()
 {
+    // Every period: the RTT from TCP_INFO, then the core's tick (idle
+    // windows shrink, RTT probes go out). The first tick also tells the
+    // core the time before the first channel opens.
     sample_rtt();
+    conn_.tick(std::chrono::steady_clock::now());
+    driver_.flush();
     auto state = timer_;
     state->timer.expires_after(std::chrono::milliseconds(200));
     state->timer.async_wait([this, state](const boost::system::error_code& ec) {
         if (ec || state->stopped)
             return;
-        sample_rtt();
-        conn_.tick(std::chrono::steady_clock::now());
-        driver_.flush();
         start_timers();
     });
 }

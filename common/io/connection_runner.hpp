@@ -6,6 +6,7 @@
 
 #include "channel/connection.hpp"
 #include "common/io/transport_driver.hpp"
+#include "common/log.hpp"
 
 #include <chrono>
 #include <deque>
@@ -78,6 +79,10 @@ public:
     void start_timers();
     void stop();
 
+    // Where window changes (debug1) and each channel's summary at close
+    // (VERBOSE) are logged; none when null.
+    void set_logger(logger* log);
+
 private:
     void dispatch(const connection_event& e);
     void drained();
@@ -86,6 +91,7 @@ private:
     boost::asio::io_context& io_;
     transport_driver& driver_;
     connection& conn_;
+    logger* log_ = nullptr;
     std::unordered_map<channel_id, std::shared_ptr<channel_handler>> handlers_;
     std::deque<channel_id> waiting_;
     bool drain_armed_ = false;

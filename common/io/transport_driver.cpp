@@ -5,6 +5,8 @@
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -222,6 +224,13 @@ transport_driver::transport_driver(asio::io_context& io, int read_fd, int write_
 {
     impl_->stream.non_blocking(true);
     impl_->out.non_blocking(true);
+    // Keep at most this much unsent data in the kernel (the rest waits in
+    // the transport's own queue, where backpressure sees it): a deep socket
+    // buffer would add its drain time to every round trip a window adjust
+    // makes, and keep an interactive channel's keystrokes behind megabytes
+    // of bulk data. Not a TCP socket (a pipe, a socketpair): no effect.
+    const int lowat = static_cast<int>(unsent_low_water);
+    ::setsockopt(write_fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat, sizeof lowat);
 }
 
 transport_driver::~transport_driver()

@@ -32,6 +32,9 @@ public:
     // Called once when the connection is over and the socket closed.
     using close_handler = std::function<void(std::error_code io_error)>;
 
+    // Unsent bytes the kernel may hold for a TCP socket (TCP_NOTSENT_LOWAT).
+    static constexpr std::size_t unsent_low_water = 1024 * 1024;
+
     // Takes ownership of `fd`, a connected socket.
     transport_driver(boost::asio::io_context& io, int fd, transport& core);
     // Separate descriptors for reading and writing (sshd -i on a pair of
