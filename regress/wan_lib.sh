@@ -335,3 +335,194 @@ wan_sshd_stop() { wan_kill_pid "$WAN_SSHD_PID" "$WAN_TMP/sshd_config.$WAN_NAME";
 wan_ssh() { wan_client "$WAN_SSH" -F "$WAN_SSH_CONFIG" wan-server "$@"; }
 wan_scp() { wan_client "$WAN_SCP" -q -F "$WAN_SSH_CONFIG" -S "$WAN_SSH" "$@"; }
 wan_sftp() { wan_client "$WAN_SFTP" -q -F "$WAN_SSH_CONFIG" -S "$WAN_SSH" "$@"; }
+
+# --- pairings and reference peers (contrib/bench/wan, issue 9) ----------------
+# Added for the benchmark's client x server pairings; the functions above are
+# unchanged. A pairing is one implementation's client (ssh, scp) against
+# another's (or the same) server (sshd, sftp-server). Known implementations:
+#   openssh    Debian's /usr/bin/ssh and /usr/sbin/sshd
+#   longhaul   this build's ssh and sshd (as wan_default_impls finds them)
+#   hpn        HPN-SSH from ../shared/peers (hpnssh, hpnsshd)
+#   openssh10  OpenSSH 10.x from ../shared/peers
+# The peers run from where they were built, with their helper paths given
+# explicitly (../shared/peers/README.md).
+
+# The folder of reference peer builds, if there is one.
+wan_peers_dir() {
+    local d=${WAN_PEERS_DIR:-$wan_repo_root/../shared/peers}
+    [[ -d $d ]] || return 1
+    (cd "$d" && pwd)
+}
+
+# wan_impl_paths NAME: prints "SSH SSHD" of a known implementation; fails
+# when it is not on this machine.
+wan_impl_paths() {
+    local peers d spec
+    case $1 in
+        openssh)
+            [[ -x /usr/bin/ssh && -x /usr/sbin/sshd ]] || return 1
+            echo "/usr/bin/ssh /usr/sbin/sshd" ;;
+        longhaul)
+            spec=$(wan_default_impls | grep '^longhaul:') || return 1
+            IFS=: read -r _ d spec <<<"$spec"
+            echo "$d $spec" ;;
+        hpn)
+            peers=$(wan_peers_dir) || return 1
+            d=$(printf '%s\n' "$peers"/hpn-ssh-* | sort -V | tail -n1)
+            [[ -n $d && -x $d/bin/hpnssh && -x $d/sbin/hpnsshd ]] || return 1
+            echo "$d/bin/hpnssh $d/sbin/hpnsshd" ;;
+        openssh10)
+            peers=$(wan_peers_dir) || return 1
+            d=$(printf '%s\n' "$peers"/openssh-10* | sort -V | tail -n1)
+            [[ -n $d && -x $d/bin/ssh && -x $d/sbin/sshd ]] || return 1
+            echo "$d/bin/ssh $d/sbin/sshd" ;;
+        *) return 1 ;;
+    esac
+}
+
+# wan_pair_spec SPEC: normalises a pairing to NAME:SSH:SSHD. SPEC is either
+# NAME:SSH:SSHD (as for --impl), a known implementation (both ends), or
+# CLIENT/SERVER of known implementations, named CLIENT-client/SERVER-sshd.
+wan_pair_spec() {
+    local spec=$1 c s cp sp
+    if [[ $spec == *:* ]]; then
+        echo "$spec"
+        return 0
+    fi
+    if [[ $spec == */* ]]; then
+        c=${spec%%/*} s=${spec#*/}
+    else
+        c=$spec s=$spec
+    fi
+    cp=$(wan_impl_paths "$c") || { echo "wan: implementation '$c' not found on this machine" >&2; return 1; }
+    sp=$(wan_impl_paths "$s") || { echo "wan: implementation '$s' not found on this machine" >&2; return 1; }
+    if [[ $c == "$s" ]]; then
+        echo "$c:${cp% *}:${sp#* }"
+    else
+        echo "$c-client/$s-sshd:${cp% *}:${sp#* }"
+    fi
+}
+
+# The pairings measured when none are given: each implementation against
+# itself (OpenSSH, Longhaul when built, HPN-SSH when ../shared/peers has it),
+# and the two one-sided upgrades: Longhaul's client against Debian's sshd
+# (download: a receiver-only upgrade) and Debian's client against
+# Longhaul's sshd (upload from a stock sender).
+wan_default_pairs() {
+    local p
+    for p in openssh longhaul hpn longhaul/openssh openssh/longhaul; do
+        wan_pair_spec "$p" 2>/dev/null || true
+    done
+}
+
+# wan_select_pair NAME:SSH:SSHD: wan_select_impl, then what the peers need:
+#   WAN_SSH_OPTS   extra ssh arguments (hpnssh: -oFallback=no and an explicit -p)
+#   WAN_SCP_OPTS   extra scp arguments (the same for hpnscp, with -P)
+#   WAN_SCP        hpnscp beside hpnssh
+#   WAN_SSHD_EXTRA sshd_config lines (SshdSessionPath/SshdAuthPath of a
+#                  peer build whose compiled-in paths do not exist)
+#   WAN_SFTP_SERVER the peer's own sftp-server from its libexec
+#   WAN_SSHD_PRIVSEP_USER the unprivileged user the server needs
+#   WAN_CLIENT_KIND / WAN_SERVER_KIND  hpn, openssh, longhaul or other
+# shellcheck disable=SC2034 # set for the caller
+wan_select_pair() {
+    wan_select_impl "$1"
+    local d sd
+    WAN_SSH_OPTS=()
+    WAN_SCP_OPTS=()
+    WAN_SSHD_EXTRA=()
+    WAN_SSHD_PRIVSEP_USER=""
+    WAN_CLIENT_KIND=other
+    WAN_SERVER_KIND=other
+    d=$(dirname "$WAN_SSH")
+    case $(basename "$WAN_SSH") in
+        hpnssh)
+            WAN_CLIENT_KIND=hpn
+            WAN_SSH_OPTS=(-oFallback=no -p "$WAN_SSH_PORT")
+            WAN_SCP_OPTS=(-oFallback=no -P "$WAN_SSH_PORT")
+            [[ -x $d/hpnscp ]] && WAN_SCP=$d/hpnscp ;;
+        ssh)
+            if "$WAN_SSH" -V 2>&1 | grep -q '^OpenSSH'; then WAN_CLIENT_KIND=openssh
+            elif "$WAN_SSH" -V 2>&1 | grep -qi longhaul; then WAN_CLIENT_KIND=longhaul; fi ;;
+    esac
+    sd=$(cd "$(dirname "$WAN_SSHD")/.." && pwd)/libexec
+    case $(basename "$WAN_SSHD") in
+        hpnsshd)
+            WAN_SERVER_KIND=hpn
+            WAN_SSHD_PRIVSEP_USER=hpnsshd
+            [[ -x $sd/hpnsshd-session ]] && WAN_SSHD_EXTRA+=("SshdSessionPath $sd/hpnsshd-session")
+            [[ -x $sd/hpnsshd-auth ]] && WAN_SSHD_EXTRA+=("SshdAuthPath $sd/hpnsshd-auth")
+            [[ -x $sd/hpnsftp-server ]] && WAN_SFTP_SERVER=$sd/hpnsftp-server ;;
+        sshd)
+            if [[ $WAN_SSHD != /usr/sbin/sshd && -x $sd/sshd-session ]]; then
+                # An OpenSSH 10 build run from where it was built.
+                WAN_SERVER_KIND=openssh
+                WAN_SSHD_PRIVSEP_USER=sshd
+                WAN_SSHD_EXTRA+=("SshdSessionPath $sd/sshd-session")
+                [[ -x $sd/sshd-auth ]] && WAN_SSHD_EXTRA+=("SshdAuthPath $sd/sshd-auth")
+                [[ -x $sd/sftp-server ]] && WAN_SFTP_SERVER=$sd/sftp-server
+            elif [[ $WAN_SSHD == /usr/sbin/sshd ]]; then
+                WAN_SERVER_KIND=openssh
+            elif [[ $(dirname "$WAN_SSHD") == $(dirname "$(wan_impl_paths longhaul 2>/dev/null | cut -d' ' -f2)") ]]; then
+                WAN_SERVER_KIND=longhaul
+            fi ;;
+    esac
+    return 0
+}
+
+# Privilege-separation users of peer servers have fixed, compiled-in names
+# (hpnsshd), so they cannot be made unique: one is created only when
+# missing, marked with our PID, and removed on exit only if it still carries
+# that mark (a user someone else made is left alone). /var/empty, the peers'
+# privsep directory, is created when missing and left in place (like
+# /run/sshd above: standard, empty, and possibly in use by another test).
+wan_peer_user_ensure() {
+    local u=$1
+    [[ -n $u ]] || return 0
+    [[ -d /var/empty ]] || { mkdir -p /var/empty && chmod 755 /var/empty; }
+    getent passwd "$u" >/dev/null && return 0
+    wan_on_exit "wan_peer_user_remove $u"
+    useradd -r -M -d /var/empty -s /usr/sbin/nologin -c "longhaul wan peer privsep (pid $$)" "$u"
+}
+
+wan_peer_user_remove() {
+    getent passwd "$1" | grep -qF "longhaul wan peer privsep (pid $$)" || return 0
+    userdel "$1" 2>/dev/null || true
+}
+
+# Peer privsep users left by a run that was killed outright.
+wan_gc_peer_users() {
+    local u c
+    while IFS=: read -r u _ _ _ c _; do
+        [[ $c =~ ^longhaul\ wan\ peer\ privsep\ \(pid\ ([0-9]+)\)$ ]] || continue
+        kill -0 "${BASH_REMATCH[1]}" 2>/dev/null && continue
+        echo "wan: removing stale peer user $u" >&2
+        userdel "$u" 2>/dev/null || true
+    done < <(getent passwd)
+}
+
+# wan_sshd_start_pair [sshd_config lines]: wan_sshd_start for the selected
+# pairing (its privsep user, helper paths and sftp-server). Removes the
+# cell's sshd cgroup left by the previous pairing first, so that each
+# pairing's server CPU is counted by cgroup, not only the first one's.
+wan_sshd_start_pair() {
+    wan_peer_user_ensure "$WAN_SSHD_PRIVSEP_USER"
+    local base
+    base=$(wan_cg_base)
+    [[ -n $base && -d $base/lhw-$$-sshd-$WAN_NAME ]] && wan_cg_remove "$base/lhw-$$-sshd-$WAN_NAME"
+    wan_sshd_start "${WAN_SSHD_EXTRA[@]}" "$@"
+}
+
+# Stops the pairing's sshd and releases its cgroup.
+wan_sshd_stop_pair() {
+    wan_sshd_stop
+    [[ -n ${WAN_SSHD_CG:-} ]] && wan_cg_remove "$WAN_SSHD_CG"
+    return 0
+}
+
+# The selected client's ssh command, as an array in WAN_SSH_CMD:
+# ssh -F CONFIG [peer options] (append the host and the command).
+# shellcheck disable=SC2034 # set for the caller
+wan_ssh_cmd() {
+    WAN_SSH_CMD=("$WAN_SSH" -F "$WAN_SSH_CONFIG" "${WAN_SSH_OPTS[@]}")
+}
