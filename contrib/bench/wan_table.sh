@@ -1,14 +1,23 @@
 #!/bin/bash
 # wan_table.sh RAW.jsonl OUTDIR: turns contrib/bench/wan's measurements into
-# OUTDIR/summary.json (medians, minima, maxima per cell) and OUTDIR/table.md
-# (one Markdown row per RTT x rate x implementation). Can be re-run on an
-# old raw.jsonl.
+# OUTDIR/summary.json (medians, minima, maxima per cell), OUTDIR/table.md
+# (one Markdown row per RTT x rate x loss x TCP buffers x pairing x
+# direction) and OUTDIR/timeline.md (goodput per interval of every raw TCP
+# and ssh run). Can be re-run on an old raw.jsonl: lines without loss_pct,
+# bufs or dir are read as loss 0, autotuned buffers, upload.
+#
+# ×raw is the median ssh (or scp) goodput over the median raw TCP goodput of
+# the same pairing and direction; below 0.98 (issue 9's target) it is
+# marked ✗. "ssh 1-s min–max" is the slowest and fastest interval of the ssh
+# runs after their first 2 s (the last, partial interval left out): a
+# transfer that starts at link speed and collapses shows a low minimum.
 set -euo pipefail
 
 raw=${1:?usage: wan_table.sh RAW.jsonl OUTDIR}
 out=${2:?usage: wan_table.sh RAW.jsonl OUTDIR}
+target=${WAN_TARGET:-0.98}
 
-awk -v summary="$out/summary.json" -v table="$out/table.md" '
+awk -v summary="$out/summary.json" -v table="$out/table.md" -v timeline="$out/timeline.md" -v target="$target" '
 function field(line, key,    re, s) {
     re = "\"" key "\": *"
     if (!match(line, re)) return ""
@@ -16,6 +25,15 @@ function field(line, key,    re, s) {
     if (substr(s, 1, 1) == "\"") { s = substr(s, 2); return substr(s, 1, index(s, "\"") - 1) }
     match(s, /^[-0-9.e+a-z]*/)
     return substr(s, 1, RLENGTH)
+}
+# Contents of a JSON array of numbers, as a space-separated list.
+function arrfield(line, key,    re, s) {
+    re = "\"" key "\": *\\["
+    if (!match(line, re)) return ""
+    s = substr(line, RSTART + RLENGTH)
+    s = substr(s, 1, index(s, "]") - 1)
+    gsub(/, */, " ", s)
+    return s
 }
 function add(k, v) { if (v == "" || v == "null") return; vals[k] = vals[k] " " v; cnt[k]++ }
 # Sorted copy of the values of k in sorted[1..n]; returns n.
@@ -35,40 +53,67 @@ function spread(k, d) {
     if (cnt[k] == 1 || lo(k) == hi(k)) return fmt(med(k), d)
     return fmt(med(k), d) " (" fmt(lo(k), d) "–" fmt(hi(k), d) ")"
 }
-function ratio(a, b) { if (a == "" || b == "" || b == 0) return "n/a"; return sprintf("%.2f", a / b) }
+function ratio(a, b) { if (a == "" || b == "" || b == 0) return ""; return sprintf("%.2f", a / b) }
+function marked(r) { if (r == "") return "n/a"; return (r + 0 < target) ? "**" r "** ✗" : r }
 function jnum(v) { return v == "" ? "null" : v }
+function dirname(d) { return d == "down" ? "down" : "up" }
 {
     rtt = field($0, "rtt_ms"); rate = field($0, "rate_mbit"); impl = field($0, "impl"); m = field($0, "metric")
-    link = rate "|" rtt
-    if (m == "ping") { add(link "|ping", field($0, "ping_ms")); next }
-    c = link "|" impl
-    if (!(c in seen)) { seen[c] = 1; order[++ncells] = c }
+    loss = field($0, "loss_pct"); if (loss == "") loss = 0
+    bufs = field($0, "bufs"); if (bufs == "") bufs = "auto"
+    dir = field($0, "dir"); if (dir == "") dir = (m == "raw" || m == "ssh" || m == "scp") ? "up" : "both"
+    run = field($0, "run")
+    lk = rate "|" rtt "|" loss "|" bufs
+    if (m == "ping") { add(lk "|ping", field($0, "ping_ms")); next }
+    if (m == "wanem") { add(lk "|late", field($0, "late_max_ms")); next }
+    pk = lk "|" impl
+    if (m == "fail") {
+        nfail[pk "|" dir]++; failtxt[pk "|" dir] = failtxt[pk "|" dir] " " field($0, "what") " (run " run ", exit " field($0, "rc") ")"
+        next
+    }
+    if (m == "ttfb") {
+        add(pk "|ttfb", field($0, "ttfb_ms"))
+        v = field($0, "client_cpu_s"); if (v != "") add(pk "|setc", v * 1000)
+        v = field($0, "server_cpu_s"); if (v != "") add(pk "|sets", v * 1000)
+        next
+    }
+    c = pk "|" dir
+    if (!(c in seen)) { seen[c] = 1; order[++ncells] = c; kclient[c] = field($0, "client"); kserver[c] = field($0, "server") }
     add(c "|load", field($0, "load1"))
-    if (m == "raw") { add(link "|raw", field($0, "mbit")); add(c "|raw", field($0, "mbit")); add(c "|raw_wanem", field($0, "wanem_cpu_pct")) }
+    if (run + 0 > maxrun[c]) maxrun[c] = run + 0
+    if (m == "raw") {
+        add(c "|raw", field($0, "mbit")); add(c "|raw_wanem", field($0, "wanem_cpu_pct"))
+        tl[c "|raw|" run] = arrfield($0, "timeline_mbit"); tlms[c] = field($0, "timeline_ms")
+    }
     if (m == "ssh") {
         add(c "|ssh", field($0, "mbit")); add(c "|ssh_wanem", field($0, "wanem_cpu_pct"))
         # CPU per GiB is worked out at the end, once the set-up CPU of the
-        # cell (from the ttfb connections) is known.
+        # pairing (from the ttfb connections) is known.
         nssh[c]++; sshb[c, nssh[c]] = field($0, "bytes")
         sshc[c, nssh[c]] = field($0, "client_cpu_s"); sshs[c, nssh[c]] = field($0, "server_cpu_s")
-        add(c "|crss", field($0, "client_rss_kb") / 1024); add(c "|srss", field($0, "server_rss_kb") / 1024)
+        v = field($0, "client_rss_kb"); if (v != "" && v != "null") add(c "|crss", v / 1024)
+        v = field($0, "server_rss_kb"); if (v != "" && v != "null" && v > 0) add(c "|srss", v / 1024)
+        s = arrfield($0, "timeline_mbit"); ms = field($0, "timeline_ms")
+        tl[c "|ssh|" run] = s; if (ms != "") tlms[c] = ms
+        if (s != "" && ms > 0) {
+            n = split(s, b, " "); skip = int((2000 + ms - 1) / ms); mn = ""; mx = ""
+            for (k = skip + 1; k <= n - 1; k++) { if (mn == "" || b[k] + 0 < mn) mn = b[k] + 0; if (mx == "" || b[k] + 0 > mx) mx = b[k] + 0 }
+            if (mn != "") { add(c "|tlmin", mn); add(c "|tlmax", mx) }
+        }
     }
     if (m == "scp") {
         add(c "|scp", field($0, "mbit"))
         gib = field($0, "bytes") / 1073741824
         if (gib > 0) { add(c "|scp_ccpu", field($0, "client_cpu_s") / gib); add(c "|scp_scpu", field($0, "server_cpu_s") / gib) }
-    }
-    if (m == "ttfb") {
-        add(c "|ttfb", field($0, "ttfb_ms"))
-        v = field($0, "client_cpu_s"); if (v != "") add(c "|setc", v * 1000)
-        v = field($0, "server_cpu_s"); if (v != "") add(c "|sets", v * 1000)
+        v = field($0, "client_rss_kb"); if (v != "" && v != "null") add(c "|scp_crss", v / 1024)
+        v = field($0, "server_rss_kb"); if (v != "" && v != "null" && v > 0) add(c "|scp_srss", v / 1024)
     }
 }
 END {
     # Bulk CPU per GiB: the CPU of each ssh run less the median set-up CPU of
-    # its cell (nothing subtracted where older data has no set-up figure).
+    # its pairing (nothing subtracted where older data has no set-up figure).
     for (i = 1; i <= ncells; i++) {
-        c = order[i]; sc = med(c "|setc"); ss = med(c "|sets")
+        c = order[i]; pk = c; sub(/\|[^|]*$/, "", pk); sc = med(pk "|setc"); ss = med(pk "|sets")
         for (k = 1; k <= nssh[c]; k++) {
             gib = sshb[c, k] / 1073741824
             if (gib <= 0) continue
@@ -76,34 +121,66 @@ END {
             if (sshs[c, k] != "") add(c "|scpu", (sshs[c, k] - (ss == "" ? 0 : ss / 1000)) / gib)
         }
     }
-    print "| RTT ms (ping) | link Mbit/s | SSH | raw TCP Mbit/s | ssh cat Mbit/s | ×raw | scp Mbit/s | ×raw | 2 MiB/RTT Mbit/s | TTFB ms | set-up CPU ms client / server | bulk CPU s/GiB client / server | peak RSS MiB client / server | wanem CPU % raw / ssh | runs | load |" > table
-    print "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|" > table
+    print "| RTT ms (ping) | link Mbit/s | loss % | TCP buffers | pairing (client/server) | dir | raw TCP Mbit/s | ssh cat Mbit/s | ×raw | ssh 1-s min–max Mbit/s | scp Mbit/s | ×raw | peak RSS MiB client / server | bulk CPU s/GiB client / server | TTFB ms | set-up CPU ms client / server | wanem CPU % raw / ssh | runs | load |" > table
+    print "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|" > table
+    print "| RTT ms | link Mbit/s | loss % | TCP buffers | pairing | dir | run | raw TCP Mbit/s per interval | ssh cat Mbit/s per interval |" > timeline
+    print "|---|---|---|---|---|---|---|---|---|" > timeline
     printf "[\n" > summary
+    nnotes = 0
     for (i = 1; i <= ncells; i++) {
-        c = order[i]; split(c, p, "|"); rate = p[1]; rtt = p[2]; impl = p[3]; link = rate "|" rtt
-        ping = med(link "|ping")
+        c = order[i]; split(c, p, "|"); rate = p[1]; rtt = p[2]; loss = p[3]; bufs = p[4]; impl = p[5]; dir = p[6]
+        lk = rate "|" rtt "|" loss "|" bufs; pk = lk "|" impl
+        ping = med(lk "|ping"); late = hi(lk "|late")
         # Throughput ceiling of a fixed 2 MiB channel window (OpenSSH): one
-        # window per round trip. Meaningless when far above the link rate.
-        if (ping != "" && ping > 0) {
-            cap = 2 * 1048576 * 8 / (ping / 1000) / 1e6
-            capstr = (cap > 10 * rate) ? "—" : sprintf("%.0f", cap)
-        } else { cap = ""; capstr = "n/a" }
+        # window per round trip.
+        cap = (ping != "" && ping > 0) ? 2 * 1048576 * 8 / (ping / 1000) / 1e6 : ""
         rawm = med(c "|raw"); sshm = med(c "|ssh"); scpm = med(c "|scp")
-        printf "| %s (%s) | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s / %s | %s / %s | %s / %s | %s / %s | %d | %s |\n", \
-            rtt, fmt(ping, 1), rate, impl, spread(c "|raw", 0), spread(c "|ssh", 0), ratio(sshm, rawm), \
-            spread(c "|scp", 0), ratio(scpm, rawm), capstr, fmt(med(c "|ttfb"), 0), \
-            fmt(med(c "|setc"), 0), fmt(med(c "|sets"), 0), \
-            fmt(med(c "|ccpu"), 2), fmt(med(c "|scpu"), 2), fmt(med(c "|crss"), 1), fmt(med(c "|srss"), 1), \
+        rs = ratio(sshm, rawm); rc = ratio(scpm, rawm)
+        tls = (cnt[c "|tlmin"] ? fmt(lo(c "|tlmin"), 0) "–" fmt(hi(c "|tlmax"), 0) : "n/a")
+        printf "| %s (%s) | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s / %s | %s / %s | %s | %s / %s | %s / %s | %d | %s |\n", \
+            rtt, fmt(ping, 1), rate, loss, bufs, impl, dirname(dir), spread(c "|raw", 0), spread(c "|ssh", 0), marked(rs), tls, \
+            spread(c "|scp", 0), marked(rc), fmt(med(c "|crss"), 1), fmt(med(c "|srss"), 1), \
+            fmt(med(c "|ccpu"), 2), fmt(med(c "|scpu"), 2), fmt(med(pk "|ttfb"), 0), \
+            fmt(med(pk "|setc"), 0), fmt(med(pk "|sets"), 0), \
             fmt(med(c "|raw_wanem"), 0), fmt(med(c "|ssh_wanem"), 0), cnt[c "|ssh"], fmt(med(c "|load"), 1) > table
-        printf "  {\"rtt_ms\": %s, \"rate_mbit\": %s, \"impl\": \"%s\", \"ping_ms\": %s, \"runs\": %d,\n", rtt, rate, impl, jnum(ping), cnt[c "|ssh"] > summary
-        printf "   \"window_2mib_ceiling_mbit\": %s,\n", jnum(cap) > summary
-        n = split("raw ssh scp ttfb setc sets ccpu scpu crss srss scp_ccpu scp_scpu raw_wanem ssh_wanem load", keys, " ")
-        names = "raw_tcp_mbit ssh_mbit scp_mbit ttfb_ms setup_client_cpu_ms setup_server_cpu_ms ssh_client_cpu_s_per_gib ssh_server_cpu_s_per_gib ssh_client_rss_mib ssh_server_rss_mib scp_client_cpu_s_per_gib scp_server_cpu_s_per_gib wanem_cpu_pct_raw wanem_cpu_pct_ssh load1"
-        split(names, jn, " ")
-        for (k = 1; k <= n; k++)
+        for (r = 1; r <= maxrun[c]; r++)
+            printf "| %s | %s | %s | %s | %s | %s | %d | %s | %s |\n", rtt, rate, loss, bufs, impl, dirname(dir), r, \
+                (tl[c "|raw|" r] == "" ? "n/a" : tl[c "|raw|" r]), (tl[c "|ssh|" r] == "" ? "n/a" : tl[c "|ssh|" r]) > timeline
+        f = nfail[c] + 0; ft = failtxt[c]; failnoted[c] = 1
+        if (!(pk in pairnoted)) { pairnoted[pk] = 1; failnoted[pk "|both"] = 1; f += nfail[pk "|both"]; ft = ft failtxt[pk "|both"] }
+        if (f) notes[++nnotes] = sprintf("- %s ms, %s Mbit/s, loss %s %%, %s buffers, %s, %s: %d failed measurement(s):%s", rtt, rate, loss, bufs, impl, dirname(dir), f, ft)
+        if (late != "" && late > 5 && !(lk in latenoted)) {
+            latenoted[lk] = 1
+            notes[++nnotes] = sprintf("- %s ms, %s Mbit/s, loss %s %%, %s buffers: the emulator released packets up to %.1f ms late (beyond its limits on this machine: treat the cell with care)", rtt, rate, loss, bufs, late)
+        }
+        below = ""
+        if (rs != "" && rs + 0 < target) below = below (below == "" ? "" : ", ") "\"ssh\""
+        if (rc != "" && rc + 0 < target) below = below (below == "" ? "" : ", ") "\"scp\""
+        printf "  {\"rtt_ms\": %s, \"rate_mbit\": %s, \"loss_pct\": %s, \"bufs\": \"%s\", \"impl\": \"%s\", \"client\": \"%s\", \"server\": \"%s\", \"dir\": \"%s\",\n", \
+            rtt, rate, loss, bufs, impl, kclient[c], kserver[c], dirname(dir) > summary
+        printf "   \"ping_ms\": %s, \"runs\": %d, \"failures\": %d, \"wanem_late_max_ms\": %s, \"window_2mib_ceiling_mbit\": %s,\n", \
+            jnum(ping), cnt[c "|ssh"], nfail[c] + 0, jnum(late), jnum(cap) > summary
+        printf "   \"ssh_x_raw\": %s, \"scp_x_raw\": %s, \"below_target\": [%s], \"target\": %s,\n", jnum(rs), jnum(rc), below, target > summary
+        nk = split("raw ssh scp tlmin tlmax ccpu scpu crss srss scp_ccpu scp_scpu scp_crss scp_srss raw_wanem ssh_wanem load", keys, " ")
+        split("raw_tcp_mbit ssh_mbit scp_mbit ssh_interval_min_mbit ssh_interval_max_mbit ssh_client_cpu_s_per_gib ssh_server_cpu_s_per_gib ssh_client_rss_mib ssh_server_rss_mib scp_client_cpu_s_per_gib scp_server_cpu_s_per_gib scp_client_rss_mib scp_server_rss_mib wanem_cpu_pct_raw wanem_cpu_pct_ssh load1", jn, " ")
+        # Measured once per pairing (both directions share them).
+        np = split("ttfb setc sets", pkeys, " ")
+        split("ttfb_ms setup_client_cpu_ms setup_server_cpu_ms", pjn, " ")
+        for (k = 1; k <= np; k++)
+            printf "   \"%s\": {\"median\": %s, \"min\": %s, \"max\": %s, \"n\": %d},\n", pjn[k], jnum(med(pk "|" pkeys[k])), \
+                jnum(lo(pk "|" pkeys[k])), jnum(hi(pk "|" pkeys[k])), cnt[pk "|" pkeys[k]] > summary
+        for (k = 1; k <= nk; k++)
             printf "   \"%s\": {\"median\": %s, \"min\": %s, \"max\": %s, \"n\": %d}%s\n", jn[k], jnum(med(c "|" keys[k])), \
-                jnum(lo(c "|" keys[k])), jnum(hi(c "|" keys[k])), cnt[c "|" keys[k]], (k < n ? "," : "") > summary
+                jnum(lo(c "|" keys[k])), jnum(hi(c "|" keys[k])), cnt[c "|" keys[k]], (k < nk ? "," : "") > summary
         printf "  }%s\n", (i < ncells ? "," : "") > summary
     }
     printf "]\n" > summary
+    print "" > table
+    printf "dir: up = client → server, down = server → client. ×raw: median over the pairing'"'"'s own raw TCP in the same direction; ✗ below %s. TTFB and set-up CPU are per pairing (the same in both directions).\n", target > table
+    for (k = 1; k <= nnotes; k++) print notes[k] > table
+    # Failures of pairings that have no row at all (nothing measured).
+    for (c in nfail) if (!(c in failnoted)) {
+        split(c, p, "|")
+        printf "- %s ms, %s Mbit/s, loss %s %%, %s buffers, %s, %s: %d failed measurement(s):%s\n", p[2], p[1], p[3], p[4], p[5], p[6], nfail[c], failtxt[c] > table
+    }
 }' "$raw"
