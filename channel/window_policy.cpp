@@ -15,6 +15,19 @@ constexpr int settle_intervals = 4;
 
 } // namespace
 
+window_config window_limits(std::uint64_t channel_max, std::uint64_t connection_max,
+                            std::uint64_t physical_memory) noexcept
+{
+    constexpr std::uint64_t mib = 1024 * 1024;
+    window_config cfg;
+    cfg.budget = connection_max != 0 ? connection_max : std::clamp(physical_memory / 16, 64 * mib, 2048 * mib);
+    const std::uint64_t channel = channel_max != 0 ? channel_max : std::min(cfg.budget, 1024 * mib);
+    // What one side may advertise at most (DESIGN: 2^31 - 1).
+    cfg.max_window = static_cast<std::uint32_t>(std::min<std::uint64_t>(channel, 0x7fffffffu));
+    cfg.initial_window = std::min(cfg.initial_window, cfg.max_window);
+    return cfg;
+}
+
 receive_window::receive_window(const window_config& cfg, window_budget& budget) noexcept
     : cfg_(cfg), budget_(budget), target_(cfg.initial_window), credit_(cfg.initial_window)
 {

@@ -40,6 +40,16 @@ struct window_config {
     std::uint64_t budget = 256ull * 1024 * 1024;    // all channels' growth together
 };
 
+// The window limits from ChannelWindowMax and ConnectionWindowMax (0:
+// "auto"). The automatic rule: the connection's budget is 1/16 of physical
+// memory, between 64 MiB and 2 GiB, and one channel may use up to 1 GiB of
+// it. A machine with 16 GiB so reaches 10 Gbit/s at 200 ms (a 250 MB
+// bandwidth-delay product, a window of about twice that) on one channel;
+// the budget is a cap on credit and backlog, not memory allocated up front.
+// A channel cap below 2 MiB lowers the initial window with it.
+window_config window_limits(std::uint64_t channel_max, std::uint64_t connection_max,
+                            std::uint64_t physical_memory) noexcept;
+
 // Shared by all channels of a connection: growth beyond the initial window
 // draws from it.
 class window_budget {

@@ -289,4 +289,21 @@ std::optional<long long> scan_scaled(std::string_view s, const char*& why)
     return static_cast<long long>(whole * scale + part);
 }
 
+std::optional<std::uint64_t> parse_window_size(std::string_view s, std::uint64_t max, std::string& why)
+{
+    if (s == "auto")
+        return 0;
+    const char* err = nullptr;
+    auto v = scan_scaled(s, err);
+    if (!v) {
+        why = err;
+        return std::nullopt;
+    }
+    if (*v < 64 * 1024 || static_cast<std::uint64_t>(*v) > max) {
+        why = "must be \"auto\" or between 64K and " + std::to_string(max >> 20) + "M";
+        return std::nullopt;
+    }
+    return static_cast<std::uint64_t>(*v);
+}
+
 } // namespace longhaul

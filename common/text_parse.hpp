@@ -4,6 +4,7 @@
 // follows OpenSSH 9.2's behaviour (and error wording) for each.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -76,5 +77,10 @@ std::string_view clean_hostname(std::string_view host) noexcept;
 // failure `why` is the strerror text OpenSSH prints: "Invalid argument" or
 // "Numerical result out of range".
 std::optional<long long> scan_scaled(std::string_view s, const char*& why);
+
+// ChannelWindowMax / ConnectionWindowMax (ssh_config and sshd_config):
+// "auto" (0: the rule in channel/window_policy) or a size as scan_scaled
+// reads it, at least 64 KiB and at most `max`.
+std::optional<std::uint64_t> parse_window_size(std::string_view s, std::uint64_t max, std::string& why);
 
 } // namespace longhaul

@@ -4,6 +4,7 @@
 #include "common/auth/agent_client.hpp"
 #include "common/auth/client_auth.hpp"
 #include "common/io/connection_runner.hpp"
+#include "common/physical_memory.hpp"
 #include "common/keys/key_file.hpp"
 #include "common/match.hpp"
 #include "common/random.hpp"
@@ -220,7 +221,10 @@ int ssh_client::run()
     core_ = std::make_unique<transport>(make_transport_config(), rng_, std::chrono::steady_clock::now());
     log_.debug("Local version string " + core_->local_identification());
     driver_ = std::make_unique<transport_driver>(io_, stream_.fd, *core_);
-    conn_ = std::make_unique<connection>(*core_);
+    connection_config cc;
+    cc.window = window_limits(cfg_.channel_window_max.value_or(0), cfg_.connection_window_max.value_or(0),
+                              physical_memory_bytes());
+    conn_ = std::make_unique<connection>(*core_, cc);
     runner_ = std::make_unique<connection_runner>(io_, *driver_, *conn_);
     runner_->set_logger(&log_);
     runner_->on_global_request = [this](std::string_view name, bool want_reply, byte_span) {

@@ -84,6 +84,8 @@ struct client_config {
     std::optional<int> ip_qos_bulk;
     std::optional<long long> rekey_limit;     // bytes; 0 = cipher default
     std::optional<int> rekey_interval;        // seconds; 0 = none
+    // Longhaul: receive-window limits per channel and per connection (bytes; 0 = auto).
+    std::optional<std::uint64_t> channel_window_max, connection_window_max;
     std::optional<bool> compression;
 
     // Proxying. ProxyJump is kept apart (jump_*), as OpenSSH does: after

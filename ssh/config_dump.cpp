@@ -3,6 +3,8 @@
 // build, which adds the GSSAPI lines).
 #include "ssh/ssh_config.hpp"
 
+#include "channel/window_policy.hpp"
+#include "common/physical_memory.hpp"
 #include "common/text_parse.hpp"
 #include "ssh/algorithm_names.hpp"
 #include "ssh/detail/config_values.hpp"
@@ -252,6 +254,11 @@ std::string dump_config(const client_config& o)
             v += ":" + std::to_string(*o.jump_port);
         d.line("proxyjump", v);
     }
+    // Longhaul's own keywords last, so the lines before them stay OpenSSH's.
+    const window_config window = window_limits(o.channel_window_max.value_or(0), o.connection_window_max.value_or(0),
+                                               physical_memory_bytes());
+    d.line("channelwindowmax", std::to_string(window.max_window));
+    d.line("connectionwindowmax", std::to_string(window.budget));
     return d.take();
 }
 

@@ -132,6 +132,8 @@ constexpr keyword keywords[] = {
     {"streamlocalbindmask", kw::stream_local_bind_mask},
     {"streamlocalbindunlink", kw::stream_local_bind_unlink},
     {"revokedhostkeys", kw::revoked_host_keys},
+    {"channelwindowmax", kw::channel_window_max},
+    {"connectionwindowmax", kw::connection_window_max},
     {"fingerprinthash", kw::fingerprint_hash},
     {"updatehostkeys", kw::update_hostkeys},
     {"hostbasedacceptedalgorithms", kw::hostbased_accepted_algorithms},

@@ -295,6 +295,20 @@ bool process_keyword(line_parser& p, kw op, std::string_view raw, std::string_vi
     case kw::enable_ssh_keysign: return p.flag(c.enable_ssh_keysign);
     case kw::identities_only: return p.flag(c.identities_only);
     case kw::server_alive_count_max: return p.integer(c.server_alive_count_max);
+    case kw::channel_window_max:
+    case kw::connection_window_max: {
+        const std::string* arg = p.next();
+        if (p.missing_argument(arg))
+            return p.fail("missing argument.");
+        std::string why;
+        // A channel's window is a uint32 that one side keeps below 2^31.
+        const std::uint64_t max = op == kw::channel_window_max ? 0x7fffffffull : 1ull << 50;
+        auto v = parse_window_size(*arg, max, why);
+        if (!v)
+            return p.fail("bad size '" + *arg + "': " + why + ".");
+        p.set(op == kw::channel_window_max ? c.channel_window_max : c.connection_window_max, *v);
+        return true;
+    }
 
     case kw::send_env:
         while (const std::string* arg = p.next()) {

@@ -3,6 +3,7 @@
 #include "channel/connection.hpp"
 #include "common/auth/server_auth.hpp"
 #include "common/io/connection_runner.hpp"
+#include "common/physical_memory.hpp"
 #include "common/random.hpp"
 #include "common/text.hpp"
 #include "sshd/pam_backend.hpp"
@@ -558,6 +559,8 @@ bool server_connection::enter_user_session()
 void server_connection::start_channels()
 {
     connection_config cc;
+    const server_config& uc = policy_.user_config();
+    cc.window = window_limits(uc.channel_window_max, uc.connection_window_max, physical_memory_bytes());
     conn_ = std::make_unique<connection>(*core_, cc);
     runner_ = std::make_unique<connection_runner>(io_, *driver_, *conn_);
     runner_->set_logger(&log_);

@@ -134,6 +134,9 @@ struct server_config {
     std::vector<std::string> log_verbose;
     std::uint64_t rekey_limit = 0; // bytes, 0: the cipher's default
     int rekey_interval = 0;        // seconds, 0: none
+    // Receive-window limits per channel and per connection, bytes (0: auto).
+    std::uint64_t channel_window_max = 0;
+    std::uint64_t connection_window_max = 0;
     int ipqos_interactive = 0x10;  // Debian keeps lowdelay/throughput
     int ipqos_bulk = 0x08;
     std::vector<std::string> authorized_keys_files{".ssh/authorized_keys", ".ssh/authorized_keys2"};

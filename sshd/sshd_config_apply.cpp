@@ -6,6 +6,7 @@
 #include "common/config_line.hpp"
 #include "common/name_list.hpp"
 #include "common/match.hpp"
+#include "common/text_parse.hpp"
 #include "sshd/randomart.hpp"
 #include "sshd/sshd_algorithms.hpp"
 
@@ -532,6 +533,19 @@ bool line_applier::run()
     }
     case k::compression: multistate(cfg_.compression, parse_compression); break;
     case k::rekey_limit: rekey_limit(); break;
+    case k::channel_window_max:
+    case k::connection_window_max: {
+        const std::string& arg = required_kw();
+        std::string why;
+        // A channel's window is a uint32 that one side keeps below 2^31.
+        const bool channel = e_.keyword->id == k::channel_window_max;
+        auto v = parse_window_size(arg, channel ? 0x7fffffffull : 1ull << 50, why);
+        if (!v)
+            fatal("Bad " + kw_ + " '" + arg + "': " + why);
+        if (take())
+            (channel ? cfg_.channel_window_max : cfg_.connection_window_max) = *v;
+        break;
+    }
     case k::gateway_ports: multistate(cfg_.gateway_ports, parse_gateway_ports); break;
     case k::allow_tcp_forwarding: multistate(cfg_.allow_tcp_forwarding, parse_forwarding); break;
     case k::allow_stream_local_forwarding: multistate(cfg_.allow_stream_local_forwarding, parse_forwarding); break;

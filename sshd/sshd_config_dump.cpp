@@ -2,6 +2,8 @@
 // (Debian's build: PAM, Kerberos and GSSAPI lines included).
 #include "sshd/sshd_config_internal.hpp"
 
+#include "channel/window_policy.hpp"
+#include "common/physical_memory.hpp"
 #include "common/text_parse.hpp"
 #include "sshd/randomart.hpp"
 
@@ -182,6 +184,10 @@ std::string dump(const server_config& c)
     if (c.pubkey_auth_verify_required)
         opts += " verify-required";
     p.line("pubkeyauthoptions", opts.substr(1));
+    // Longhaul's own keywords last, so the lines before them stay OpenSSH's.
+    const window_config window = window_limits(c.channel_window_max, c.connection_window_max, physical_memory_bytes());
+    p.line("channelwindowmax", std::to_string(window.max_window));
+    p.line("connectionwindowmax", std::to_string(window.budget));
     return p.take();
 }
 

@@ -142,6 +142,9 @@ constexpr sshd_keyword keywords[] = {
     {"channeltimeout", sshd_kw::channel_timeout, A},
     {"unusedconnectiontimeout", sshd_kw::unused_connection_timeout, A},
     {"debianbanner", sshd_kw::debian_banner, G},
+    // Longhaul's own: receive-window limits (channel/window_policy.hpp).
+    {"channelwindowmax", sshd_kw::channel_window_max, A},
+    {"connectionwindowmax", sshd_kw::connection_window_max, A},
     {"permitblacklistedkeys", sshd_kw::deprecated, G},
 };
 

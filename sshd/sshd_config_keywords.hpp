@@ -58,6 +58,8 @@ enum class sshd_kw : std::uint8_t {
     permit_user_environment,
     compression,
     rekey_limit,
+    channel_window_max,    // Longhaul's own
+    connection_window_max, // Longhaul's own
     tcp_keep_alive,
     allow_tcp_forwarding,
     allow_agent_forwarding,

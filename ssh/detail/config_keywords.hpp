@@ -28,6 +28,8 @@ enum class kw {
     proxy_jump, security_key_provider, known_hosts_command, required_rsa_size, enable_escape_commandline,
     pkcs11_provider, gssapi_authentication, gssapi_delegate_credentials, gssapi_key_exchange, gssapi_trust_dns,
     gssapi_renewal_forces_rekey, gssapi_client_identity, gssapi_server_identity, gssapi_kex_algorithms,
+    // Longhaul's own (channel windows).
+    channel_window_max, connection_window_max,
 };
 
 // The opcode of a lowercased keyword; nullopt for an unknown one.

@@ -281,3 +281,24 @@ TEST_CASE("window_policy: overrunning the window is tolerated only a little")
     CHECK(w.on_receive(5000, 2));
     CHECK_FALSE(w.on_receive(6000, 3));
 }
+
+TEST_CASE("window_policy: the automatic limits scale with physical memory")
+{
+    constexpr std::uint64_t mib = 1024 * 1024, gib = 1024 * mib;
+    // 16 GiB: a 1 GiB budget, all of it usable by one channel (10 Gbit/s x 200 ms).
+    auto c = window_limits(0, 0, 16 * gib);
+    CHECK(c.budget == gib);
+    CHECK(c.max_window == gib);
+    CHECK(c.initial_window == 2 * mib);
+    // Small and huge machines are clamped.
+    CHECK(window_limits(0, 0, 512 * mib).budget == 64 * mib);
+    CHECK(window_limits(0, 0, 512 * mib).max_window == 64 * mib);
+    CHECK(window_limits(0, 0, 256 * gib).budget == 2 * gib);
+    CHECK(window_limits(0, 0, 256 * gib).max_window == gib);
+    // Explicit values win; a channel cap under 2 MiB lowers the initial window.
+    c = window_limits(256 * 1024, 8 * mib, 16 * gib);
+    CHECK(c.max_window == 256 * 1024);
+    CHECK(c.initial_window == 256 * 1024);
+    CHECK(c.budget == 8 * mib);
+    CHECK(window_limits(4 * gib, 0, 16 * gib).max_window == 0x7fffffffu);
+}

@@ -268,3 +268,16 @@ TEST_CASE("text_parse: IPQoS values")
     CHECK(ipqos_name(0x1a) == "0x1a");
     CHECK(ipqos_name(0x01) == "0x01");
 }
+
+TEST_CASE("parse_window_size: auto, sizes, and what is refused")
+{
+    std::string why;
+    CHECK(parse_window_size("auto", 1u << 31, why) == 0u);
+    CHECK(parse_window_size("64K", 1u << 31, why) == 65536u);
+    CHECK(parse_window_size("256M", 1u << 31, why) == 256u << 20);
+    CHECK_FALSE(parse_window_size("1K", 1u << 31, why));
+    CHECK(why == "must be \"auto\" or between 64K and 2048M");
+    CHECK_FALSE(parse_window_size("3G", 1u << 31, why));
+    CHECK_FALSE(parse_window_size("lots", 1u << 31, why));
+    CHECK(why == "Invalid argument");
+}
