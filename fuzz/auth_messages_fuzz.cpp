@@ -11,13 +11,17 @@
 //      not verify, and stays silent once finished
 //   3  the same, fed to a client_auth with a key, an agent identity and
 //      answers to every prompt
-// Seeds: fuzz/corpus/auth_messages (if present) or an empty corpus; modes
-// 2 and 3 start with the service exchange done for them, so the fuzzer
-// reaches the method handlers at once.
+// Modes 2 and 3 start with the service exchange done for them, so the
+// fuzzer reaches the method handlers at once.
+// Seeds: LONGHAUL_FUZZ_WRITE_SEEDS=DIR (fuzz/make_corpora.sh) writes every
+// message encoded, agent replies, and request/reply sequences for both
+// machines; the committed corpus is fuzz/corpus/auth_messages_fuzz.
 #include "common/auth/agent_protocol.hpp"
 #include "common/auth/client_auth.hpp"
 #include "common/auth/messages.hpp"
 #include "common/auth/server_auth.hpp"
+#include "common/wire.hpp"
+#include "fuzz/fuzz_seeds.hpp"
 
 #include <openssl/evp.h>
 
@@ -252,7 +256,83 @@ void fuzz_client(byte_span in)
     }
 }
 
+// ---------------------------------------------------------------- seeds
+
+bytes request(std::string_view user, std::string_view method, const std::function<void(wire_writer&)>& rest = {})
+{
+    bytes m;
+    wire_writer w(m);
+    w.u8(msg::userauth_request).string(user).string("ssh-connection").string(method);
+    if (rest)
+        rest(w);
+    return m;
+}
+
+void write_seeds(const std::string& dir)
+{
+    using fuzz::join_messages;
+    using fuzz::with_prefix;
+    int n = 0;
+    auto put = [&](const bytes& b) { fuzz::write_seed(dir, "seed-" + std::to_string(n++), b); };
+    const bytes blob = fixed_key().public_part().blob();
+    const bytes pk_query = request("alice", "publickey", [&](wire_writer& w) {
+        w.boolean(false).string("ssh-ed25519").string(blob);
+    });
+    const bytes pk_signed = request("alice", "publickey", [&](wire_writer& w) {
+        w.boolean(true).string("ssh-ed25519").string(blob).string(*fixed_key().sign("ssh-ed25519", as_bytes("x")));
+    });
+    const bytes pw = request("alice", "password", [](wire_writer& w) { w.boolean(false).string("pw"); });
+    const bytes pw_change = request("alice", "password", [](wire_writer& w) { w.boolean(true).string("pw").string("new"); });
+    const bytes kbd = request("alice", "keyboard-interactive", [](wire_writer& w) { w.string("").string("pam"); });
+    bytes info_response;
+    wire_writer(info_response).u8(61).u32(1).string("pw");
+    bytes info_request;
+    wire_writer(info_request).u8(60).string("name").string("instruction").string("").u32(1).string("Password: ").boolean(false);
+    const bytes none = request("alice", "none");
+    bytes failure;
+    wire_writer(failure).u8(51).string("publickey,password,keyboard-interactive").boolean(false);
+    bytes partial;
+    wire_writer(partial).u8(51).string("password").boolean(true);
+    bytes pk_ok;
+    wire_writer(pk_ok).u8(60).string("ssh-ed25519").string(blob);
+    bytes banner;
+    wire_writer(banner).u8(53).string("Welcome\n").string("");
+    bytes changereq;
+    wire_writer(changereq).u8(60).string("Password expired").string("");
+
+    // Mode 0: every message on its own.
+    for (const bytes& m : {none, pk_query, pk_signed, pw, pw_change, kbd, info_response, info_request, failure, pk_ok,
+                           banner, service_request{"ssh-userauth"}.encode(), service_accept{"ssh-userauth"}.encode(),
+                           bytes{52}})
+        put(with_prefix({0}, m));
+    // Mode 1: agent replies (type 12 identities answer, 14 sign response, 5 failure).
+    bytes ids{12};
+    wire_writer(ids).u32(1).string(blob).string("alice@example");
+    put(with_prefix({1}, ids));
+    bytes sig{14};
+    wire_writer(sig).string(*fixed_key().sign("ssh-ed25519", as_bytes("x")));
+    put(with_prefix({1}, sig));
+    put(with_prefix({1}, bytes{5}));
+    // Mode 2: what clients send the server (lengths chosen so that the
+    // "publickey,password" case, size % 3 == 0, occurs too).
+    put(with_prefix({2}, join_messages({none, pk_query, pk_signed, pw})));
+    put(with_prefix({2}, join_messages({none, kbd, info_response, info_response, info_response})));
+    put(with_prefix({2}, join_messages({pw, pw_change, request("root", "password", [](wire_writer& w) {
+                                            w.boolean(false).string("pw");
+                                        }), none})));
+    put(with_prefix({2}, join_messages({pk_signed, pw, pw})));
+    // Mode 3: what servers send the client.
+    put(with_prefix({3}, join_messages({banner, failure, pk_ok, partial, info_request, info_request, bytes{52}})));
+    put(with_prefix({3}, join_messages({failure, failure, changereq, failure, failure})));
+}
+
 } // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***)
+{
+    fuzz::maybe_write_seeds(write_seeds);
+    return 0;
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
 {

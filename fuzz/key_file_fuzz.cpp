@@ -12,11 +12,19 @@
 // round here (key_parse_options), so every attempt costs one bcrypt hash per
 // output block instead of up to 2^16.
 //
-// Seeds: tests/data/keys/*_key prefixed with 0x00, and files written by
-// write_openssh_private_key with passphrase "pw" and 1 round, prefixed with
-// 0x01, or their decoded blobs prefixed with 0x02.
+// Seeds: LONGHAUL_FUZZ_WRITE_SEEDS=DIR writes keys of each type in
+// openssh-key-v1, unencrypted and encrypted (aes256-ctr) with passphrase
+// "pw" under the fuzz build's cheap KDF, so that decryption succeeds and the
+// private section is reached, as text (0x00, 0x01) and as blobs (0x02);
+// fuzz/make_corpora.sh adds tests/data/keys/*_key (0x00) and ssh-keygen's
+// PEM and PKCS#8 files (0x03 + label byte).
 #include "common/keys/base64.hpp"
 #include "common/keys/key_file.hpp"
+#include "common/keys/openssh_key_v1.hpp"
+#include "common/wire.hpp"
+#include "fuzz/fuzz_seeds.hpp"
+
+#include <openssl/evp.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -86,7 +94,84 @@ void parse_text(std::string_view text, std::optional<std::string_view> passphras
 constexpr std::string_view pem_labels[] = {"PRIVATE KEY", "ENCRYPTED PRIVATE KEY", "RSA PRIVATE KEY",
                                            "EC PRIVATE KEY"};
 
+// ---------------------------------------------------------------- seeds
+
+// The openssh-key-v1 blob of `key` encrypted with aes256-ctr under
+// cheap_kdf("pw", salt, 1), from the unencrypted blob's fields.
+bytes encrypt_for_fuzzing(byte_span plain_blob)
+{
+    wire_reader r(plain_blob);
+    (void)r.raw(15); // "openssh-key-v1\0"
+    (void)r.text();  // "none"
+    (void)r.text();  // "none"
+    (void)r.string();
+    (void)r.u32();
+    const bytes pub = to_bytes(r.string());
+    bytes priv = to_bytes(r.string());
+    check(r.ok());
+    // Strip the 1, 2, 3... padding to 8 and pad to 16 instead.
+    std::size_t pad = priv.back();
+    if (pad >= 1 && pad < 8 && pad <= priv.size()) {
+        bool ok = true;
+        for (std::size_t i = 0; i < pad; ++i)
+            ok &= priv[priv.size() - pad + i] == i + 1;
+        if (ok)
+            priv.resize(priv.size() - pad);
+    }
+    for (std::uint8_t i = 1; priv.size() % 16 != 0; ++i)
+        priv.push_back(i);
+    const bytes salt(16, 0x42);
+    std::uint8_t kiv[48];
+    check(cheap_kdf(as_bytes("pw"), salt, 1, mutable_byte_span(kiv, sizeof kiv)).has_value());
+    EVP_CIPHER_CTX* ctx = EVP_CIPHER_CTX_new();
+    int len = 0;
+    check(EVP_EncryptInit_ex(ctx, EVP_aes_256_ctr(), nullptr, kiv, kiv + 32) == 1);
+    check(EVP_EncryptUpdate(ctx, priv.data(), &len, priv.data(), static_cast<int>(priv.size())) == 1);
+    EVP_CIPHER_CTX_free(ctx);
+    bytes blob;
+    bytes kdfopts;
+    wire_writer(kdfopts).string(salt).u32(1);
+    wire_writer(blob).raw(as_bytes(std::string_view("openssh-key-v1\0", 15))).string("aes256-ctr").string("bcrypt")
+        .string(kdfopts).u32(1).string(pub).string(priv);
+    return blob;
+}
+
+void write_seeds(const std::string& dir)
+{
+    int n = 0;
+    auto put = [&](std::uint8_t mode, byte_span b) {
+        fuzz::write_seed(dir, "seed-" + std::to_string(n++), fuzz::with_prefix({mode}, b));
+    };
+    for (auto [t, bits] : {std::pair{key_type::ed25519, 0}, {key_type::ecdsa_p256, 256}, {key_type::ecdsa_p521, 521},
+                           {key_type::rsa, 2048}}) {
+        auto k = private_key::generate(t, bits);
+        check(k.has_value());
+        k->set_comment("fuzz");
+        fixed_random rng;
+        auto text = write_openssh_private_key(*k, "", 1, rng);
+        check(text.has_value());
+        put(0, as_bytes(*text));
+        auto blob = armor_decode(*text, openssh_key_label);
+        check(blob.has_value());
+        put(2, blob->span());
+        const bytes enc = encrypt_for_fuzzing(blob->span());
+        put(2, enc);
+        const std::string enc_text = armor_encode(openssh_key_label, enc);
+        key_parse_options o;
+        o.kdf = cheap_kdf;
+        auto back = parse_private_key(enc_text, "pw", o);
+        check(back.has_value() && back->public_part() == k->public_part());
+        put(1, as_bytes(enc_text));
+    }
+}
+
 } // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***)
+{
+    fuzz::maybe_write_seeds(write_seeds);
+    return 0;
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
 {

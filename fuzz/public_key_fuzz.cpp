@@ -8,12 +8,16 @@
 //      options field and hashed host name
 //   2  an SSHSIG blob, verified over a fixed message
 //   3  base64 text and armor
-// Seeds: blobs from tests/data/keys/*.pub (with signatures from the tests),
-// .pub lines, and the decoded *.sig files.
+// Seeds: LONGHAUL_FUZZ_WRITE_SEEDS=DIR writes mode 0 seeds (a key of each
+// type with a signature by every algorithm of its type over "data");
+// fuzz/make_corpora.sh adds the .pub lines, known_hosts and authorized_keys
+// lines, and the SSHSIG files of tests/data/keys.
 #include "common/keys/base64.hpp"
 #include "common/keys/key_lines.hpp"
 #include "common/keys/sshsig.hpp"
 #include "common/wire.hpp"
+#include "common/keys/private_key.hpp"
+#include "fuzz/fuzz_seeds.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -96,7 +100,32 @@ void fuzz_base64(std::string_view text)
     }
 }
 
+void write_seeds(const std::string& dir)
+{
+    int n = 0;
+    for (auto [t, bits] : {std::pair{key_type::ed25519, 0}, {key_type::ecdsa_p256, 256}, {key_type::ecdsa_p384, 384},
+                           {key_type::ecdsa_p521, 521}, {key_type::rsa, 2048}}) {
+        auto k = private_key::generate(t, bits);
+        check(k.has_value());
+        const bytes blob = k->public_part().blob();
+        for (auto alg : signature_algorithms_for(t)) {
+            auto sig = k->sign(alg, as_bytes("data"));
+            check(sig.has_value());
+            bytes seed{0, static_cast<std::uint8_t>(blob.size() >> 8), static_cast<std::uint8_t>(blob.size())};
+            seed.insert(seed.end(), blob.begin(), blob.end());
+            seed.insert(seed.end(), sig->begin(), sig->end());
+            fuzz::write_seed(dir, "seed-" + std::to_string(n++), seed);
+        }
+    }
+}
+
 } // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***)
+{
+    fuzz::maybe_write_seeds(write_seeds);
+    return 0;
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
 {
