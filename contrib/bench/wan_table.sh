@@ -47,12 +47,16 @@ function med(k,    n) { n = sortvals(k); if (n == 0) return ""; return (n % 2) ?
 function lo(k,    n) { n = sortvals(k); return n ? sorted[1] : "" }
 function hi(k,    n) { n = sortvals(k); return n ? sorted[n] : "" }
 function fmt(v, d) { if (v == "") return "n/a"; return sprintf("%." d "f", v) }
-# "median (min-max)" with the spread only when there is one.
+# Mbit/s with the digits that matter: 963, 95.4, 2.31.
+function mb(v) { if (v == "") return "n/a"; return sprintf(v + 0 < 10 ? "%.2f" : (v + 0 < 100 ? "%.1f" : "%.0f"), v) }
+# "median (min-max)" with the spread only when there is one; d "mb": as mb().
 function spread(k, d) {
     if (cnt[k] == 0) return "n/a"
-    if (cnt[k] == 1 || lo(k) == hi(k)) return fmt(med(k), d)
+    if (cnt[k] == 1 || lo(k) == hi(k)) return (d == "mb") ? mb(med(k)) : fmt(med(k), d)
+    if (d == "mb") return mb(med(k)) " (" mb(lo(k)) "–" mb(hi(k)) ")"
     return fmt(med(k), d) " (" fmt(lo(k), d) "–" fmt(hi(k), d) ")"
 }
+function tlfmt(s,    n, a, k, o) { if (s == "") return "n/a"; n = split(s, a, " "); o = ""; for (k = 1; k <= n; k++) o = o (k > 1 ? " " : "") mb(a[k]); return o }
 function ratio(a, b) { if (a == "" || b == "" || b == 0) return ""; return sprintf("%.2f", a / b) }
 function marked(r) { if (r == "") return "n/a"; return (r + 0 < target) ? "**" r "** ✗" : r }
 function jnum(v) { return v == "" ? "null" : v }
@@ -136,16 +140,16 @@ END {
         cap = (ping != "" && ping > 0) ? 2 * 1048576 * 8 / (ping / 1000) / 1e6 : ""
         rawm = med(c "|raw"); sshm = med(c "|ssh"); scpm = med(c "|scp")
         rs = ratio(sshm, rawm); rc = ratio(scpm, rawm)
-        tls = (cnt[c "|tlmin"] ? fmt(lo(c "|tlmin"), 0) "–" fmt(hi(c "|tlmax"), 0) : "n/a")
+        tls = (cnt[c "|tlmin"] ? mb(lo(c "|tlmin")) "–" mb(hi(c "|tlmax")) : "n/a")
         printf "| %s (%s) | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s / %s | %s / %s | %s | %s / %s | %s / %s | %d | %s |\n", \
-            rtt, fmt(ping, 1), rate, loss, bufs, impl, dirname(dir), spread(c "|raw", 0), spread(c "|ssh", 0), marked(rs), tls, \
-            spread(c "|scp", 0), marked(rc), fmt(med(c "|crss"), 1), fmt(med(c "|srss"), 1), \
+            rtt, fmt(ping, 1), rate, loss, bufs, impl, dirname(dir), spread(c "|raw", "mb"), spread(c "|ssh", "mb"), marked(rs), tls, \
+            spread(c "|scp", "mb"), marked(rc), fmt(med(c "|crss"), 1), fmt(med(c "|srss"), 1), \
             fmt(med(c "|ccpu"), 2), fmt(med(c "|scpu"), 2), fmt(med(pk "|ttfb"), 0), \
             fmt(med(pk "|setc"), 0), fmt(med(pk "|sets"), 0), \
             fmt(med(c "|raw_wanem"), 0), fmt(med(c "|ssh_wanem"), 0), cnt[c "|ssh"], fmt(med(c "|load"), 1) > table
         for (r = 1; r <= maxrun[c]; r++)
             printf "| %s | %s | %s | %s | %s | %s | %d | %s | %s |\n", rtt, rate, loss, bufs, impl, dirname(dir), r, \
-                (tl[c "|raw|" r] == "" ? "n/a" : tl[c "|raw|" r]), (tl[c "|ssh|" r] == "" ? "n/a" : tl[c "|ssh|" r]) > timeline
+                tlfmt(tl[c "|raw|" r]), tlfmt(tl[c "|ssh|" r]) > timeline
         f = nfail[c] + 0; ft = failtxt[c]; failnoted[c] = 1
         if (!(pk in pairnoted)) { pairnoted[pk] = 1; failnoted[pk "|both"] = 1; f += nfail[pk "|both"]; ft = ft failtxt[pk "|both"] }
         if (f) notes[++nnotes] = sprintf("- %s ms, %s Mbit/s, loss %s %%, %s buffers, %s, %s: %d failed measurement(s):%s", rtt, rate, loss, bufs, impl, dirname(dir), f, ft)
