@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Runs libFuzzer targets from their committed corpora (fuzz/corpus/TARGET),
+# each for a time or a number of executions, and prints what each did:
+#
+#   fuzz/run.sh [--time S | --runs N] [--build DIR] [--artifacts DIR] [TARGET...]
+#
+# Default: every target (fuzz/*_fuzz.cpp), 60 s each. The corpus is copied
+# to a temporary directory first, so the repository is never modified (new
+# inputs are dropped; fuzz/make_corpora.sh regenerates the committed ones).
+# A crash, leak, timeout or out-of-memory stops that target: its log tail is
+# printed, the input is kept in the artifacts directory (default
+# build-fuzz/artifacts/), and the script exits 1 after the other targets ran.
+# The targets are built beforehand:
+#   CC=clang CXX=clang++ cmake -S . -B build-fuzz -DLONGHAUL_FUZZ=ON -DLONGHAUL_TESTS=OFF
+#   cmake --build build-fuzz -j"$(nproc)"
+# Reproduce a recorded run of docs/FUZZING.md with the same arguments, e.g.
+#   fuzz/run.sh --time 600 server_core_fuzz
+# (the figures differ from run to run: libFuzzer's mutations are random).
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+limit=(-max_total_time=60)
+limit_text="60 s"
+artifacts=""
+targets=()
+while [ $# -gt 0 ]; do
+    case $1 in
+        --time) limit=(-max_total_time="$2"); limit_text="$2 s"; shift 2 ;;
+        --runs) limit=(-runs="$2"); limit_text="$2 executions"; shift 2 ;;
+        --build) FUZZ_BUILD=$(cd "$2" && pwd); shift 2 ;;
+        --artifacts) artifacts=$2; shift 2 ;;
+        -h | --help) sed -n '2,20p' "$0"; exit 0 ;;
+        -*) echo "fuzz/run.sh: unknown option $1" >&2; exit 2 ;;
+        *) targets+=("${1%.cpp}"); shift ;;
+    esac
+done
+[ ${#targets[@]} -gt 0 ] || mapfile -t targets < <(fuzz_all_targets)
+artifacts=${artifacts:-$FUZZ_BUILD/artifacts}
+mkdir -p "$artifacts"
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/longhaul-fuzz.XXXXXX")
+trap 'rm -rf -- "$work"' EXIT
+
+failed=()
+printf '%-22s %12s %8s %9s %14s %7s  %s\n' target executions seconds "exec/s" corpus cov outcome
+for t in "${targets[@]}"; do
+    bin=$(fuzz_binary "$t")
+    if [ ! -x "$bin" ]; then
+        echo "fuzz/run.sh: $bin is not built" >&2
+        failed+=("$t (not built)")
+        continue
+    fi
+    mkdir -p "$work/$t"
+    if [ -d "$FUZZ_CORPORA/$t" ]; then
+        cp -- "$FUZZ_CORPORA/$t"/* "$work/$t"/ 2>/dev/null || true
+    else
+        echo "fuzz/run.sh: no committed corpus for $t (fuzz/make_corpora.sh $t); starting empty" >&2
+    fi
+    before=$(find "$work/$t" -type f | wc -l)
+    log=$work/$t.log
+    start=$(date +%s.%N)
+    rc=0
+    # shellcheck disable=SC2046
+    "$bin" $(fuzz_common_options "$t") "${limit[@]}" -artifact_prefix="$artifacts/$t-" "$work/$t" >"$log" 2>&1 || rc=$?
+    seconds=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.0f", e - s }')
+    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+    execs=${execs:-0}
+    cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | cut -d' ' -f2)
+    after=$(find "$work/$t" -type f | wc -l)
+    rate=$(awk -v n="$execs" -v s="$seconds" 'BEGIN { printf "%d", (s > 0 ? n / s : n) }')
+    if [ "$rc" = 0 ]; then
+        outcome="ok"
+    else
+        outcome="FINDING (exit $rc): $(grep -m1 -E 'SUMMARY|ERROR: libFuzzer|==ERROR' "$log" || echo 'see log')"
+        failed+=("$t")
+    fi
+    printf '%-22s %12s %8s %9s %14s %7s  %s\n' "$t" "$execs" "$seconds" "$rate" "$before->$after" "${cov:--}" "$outcome"
+    if [ "$rc" != 0 ]; then
+        tail -n 60 "$log" >&2
+        ls -1 "$artifacts/$t-"* 2>/dev/null | sed 's/^/  input: /' >&2 || true
+    fi
+done
+echo "limit per target: $limit_text; corpora from fuzz/corpus/"
+if [ ${#failed[@]} -gt 0 ]; then
+    echo "fuzz/run.sh: findings or errors in: ${failed[*]}" >&2
+    exit 1
+fi
