@@ -1,30 +1,101 @@
 #!/usr/bin/env bash
-# Builds (if needed) and runs every test: the unit tests and the regress/
-# integration tests in build/, then the unit tests again under
-# AddressSanitizer + UndefinedBehaviorSanitizer in build-asan/, then every
-# libFuzzer target briefly in build-fuzz/ (clang), so that they keep
-# building and a shallow finding shows up at once.
-# Tests that need what the machine lacks (root, /dev/net/tun, OpenSSH's
-# sshd) print why and are reported as skipped.
+# Builds (if needed) and runs every test, in four stages, then prints a
+# summary (docs/TESTING.md):
+#   unit     the doctest unit tests (build/, ctest label "unit");
+#   regress  the regress/ integration tests in build/: OpenSSH interop in
+#            both directions, ssh-keygen, the emulated WAN;
+#   asan     build-asan/ (AddressSanitizer + UBSan): the unit tests again,
+#            and the interop scripts labelled "sanitize" against its ssh and
+#            sshd with small volumes; any sanitizer report fails the test;
+#   fuzz     every libFuzzer target briefly (build-fuzz/, clang).
+# The summary says what ran in each stage and what was skipped and why. A
+# skip fails the run unless --allow-skip (or LONGHAUL_ALLOW_SKIP=1) is given,
+# for machines that lack root, /dev/net/tun, OpenSSH, PAM, tmux or python3.
+# LONGHAUL_SKIP_SANITIZERS=1 and LONGHAUL_SKIP_FUZZ=1 leave a stage out on
+# request; the summary says so. Results: build/test-results/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+allow_skip=${LONGHAUL_ALLOW_SKIP:-0}
+for arg in "$@"; do
+    case $arg in
+    --allow-skip) allow_skip=1 ;;
+    -h | --help)
+        sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+        exit 0
+        ;;
+    *)
+        echo "run-tests.sh: unknown argument '$arg' (--allow-skip, --help)" >&2
+        exit 2
+        ;;
+    esac
+done
+command -v python3 >/dev/null || {
+    echo "run-tests.sh: python3 is needed (contrib/install-deps.sh installs it)" >&2
+    exit 1
+}
+
+start=$(date +%s)
+results=$PWD/build/test-results
+rm -rf "$results"
+mkdir -p "$results"
+# Tests run with skips allowed, so that the run goes on and the summary
+# lists every skip; the policy (allow_skip) is applied once, at the end.
+export LONGHAUL_ALLOW_SKIP=1
+
+finish() {
+    local rc=$? summary_rc=0
+    python3 contrib/test_summary.py "$results" "$allow_skip" $(($(date +%s) - start)) || summary_rc=$?
+    [ "$rc" != 0 ] || rc=$summary_rc
+    exit "$rc"
+}
+trap finish EXIT
+
+# A stage this machine cannot run at all.
+skip() {
+    echo "SKIP: $*"
+    echo "$*" >>"$results/skips.run-tests.log"
+}
+
+# run_ctest NAME DIR CTEST-ARGS...: results in $results/NAME.*; each test
+# records its skips in skips.NAME.log.
+run_ctest() {
+    local name=$1 dir=$2 rc=0
+    shift 2
+    ctest --test-dir "$dir" --show-only=json-v1 "$@" >"$results/$name.json"
+    # The JUnit file keeps the end of each test's output, where the counts are.
+    LONGHAUL_SKIP_LOG=$results/skips.$name.log \
+        ctest --test-dir "$dir" --output-on-failure --output-junit "$results/$name.xml" \
+        --test-output-size-passed 65536 --test-output-truncation head "$@" || rc=$?
+    echo "$rc" >"$results/$name.rc"
+    return "$rc"
+}
 
 jobs=$(nproc)
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$jobs"
-ctest --test-dir build --output-on-failure -j2
+run_ctest main build -j2
 
 if [ "${LONGHAUL_SKIP_SANITIZERS:-0}" != 1 ]; then
     cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DLONGHAUL_SANITIZE=ON >/dev/null
     cmake --build build-asan -j"$jobs"
-    # The sanitizer run moves a tenth of the data volumes (LONGHAUL_TEST_SCALE).
-    LONGHAUL_TEST_SCALE=0.1 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-        ctest --test-dir build-asan -L unit --output-on-failure -j2
+    # The unit tests move a tenth of their data volumes (LONGHAUL_TEST_SCALE),
+    # the interop scripts LH_BULK_MB instead of 256 MiB. regress/lib.sh sends
+    # every sanitizer report (forked sshd children's too) to a directory the
+    # script checks at exit.
+    LONGHAUL_TEST_SCALE=0.1 LH_BULK_MB=${LONGHAUL_ASAN_BULK_MB:-8} \
+        ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+        run_ctest asan build-asan -L '^(unit|sanitize)$' -j2
+else
+    echo "asan: LONGHAUL_SKIP_SANITIZERS=1" >>"$results/omitted"
 fi
 
 if [ "${LONGHAUL_SKIP_FUZZ:-0}" != 1 ]; then
+    echo 1 >"$results/fuzz.rc" # until the stage has passed
+    # In a subshell: the stage sets its own EXIT trap.
+    (
     if ! command -v clang++ >/dev/null; then
-        echo "fuzz smoke run skipped: clang++ is not installed (contrib/install-deps.sh installs it)"
+        skip "fuzz: clang++ is not installed (contrib/install-deps.sh installs it)"
     else
         CC=clang CXX=clang++ cmake -S . -B build-fuzz -DLONGHAUL_FUZZ=ON -DLONGHAUL_TESTS=OFF >/dev/null
         cmake --build build-fuzz -j"$jobs"
@@ -44,4 +115,13 @@ if [ "${LONGHAUL_SKIP_FUZZ:-0}" != 1 ]; then
             fi
         done
     fi
+    )
+    if [ -d build-fuzz/fuzz ] && command -v clang++ >/dev/null; then
+        (cd build-fuzz/fuzz && ls -- *_fuzz) >"$results/fuzz.targets"
+        echo 0 >"$results/fuzz.rc"
+    else
+        rm -f "$results/fuzz.rc"
+    fi
+else
+    echo "fuzz: LONGHAUL_SKIP_FUZZ=1" >>"$results/omitted"
 fi

@@ -38,7 +38,7 @@ void record_skip(const std::string& reason, std::source_location where)
 {
     if (const char* log = std::getenv("LONGHAUL_SKIP_LOG"); log != nullptr && *log != '\0') {
         const std::string line =
-            "unit/" + std::string(program_invocation_short_name) + ": " + current_test_case + ": " + reason + "\n";
+            std::string(program_invocation_short_name) + ": " + current_test_case + ": " + reason + "\n";
         if (std::FILE* f = std::fopen(log, "a")) {
             std::fputs(line.c_str(), f); // one write: lines from parallel tests do not interleave
             std::fclose(f);

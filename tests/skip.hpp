@@ -7,7 +7,7 @@
 namespace longhaul::test {
 
 // The current test case cannot check (part of) what it is for on this
-// machine: appends "unit/<binary>: <test case>: <reason>" to the file named
+// machine: appends "<binary>: <test case>: <reason>" to the file named
 // by LONGHAUL_SKIP_LOG (contrib/run-tests.sh lists every entry in its
 // summary) and, unless LONGHAUL_ALLOW_SKIP=1, fails the test case with the
 // reason. With LONGHAUL_ALLOW_SKIP=1 the reason is printed as a message.
