@@ -596,9 +596,9 @@ void connection::maybe_probe(std::uint64_t now_us)
 {
     // Only while data moves: an idle connection needs no RTT, and an idle
     // session should stay silent on the wire.
-    // The first probe goes out as soon as a channel exists, before bulk
-    // data queues up behind it.
-    const bool active = data_since_tick_ || (probe_.samples() == 0 && live_ > 0);
+    // The first probe goes out at the first tick, right after
+    // authentication, before any bulk data can queue up in front of it.
+    const bool active = data_since_tick_ || probe_.samples() == 0;
     data_since_tick_ = false;
     if (!active || transport_.closed() || !probe_.due(now_us, transport_rtt_us_ != 0))
         return;

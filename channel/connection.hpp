@@ -128,7 +128,7 @@ public:
     // keepalive@openssh.com requests (rtt_probe); window growth needs one.
     void set_rtt(std::chrono::microseconds rtt) noexcept { transport_rtt_us_ = static_cast<std::uint64_t>(rtt.count()); }
     // The estimate the window policy uses: TCP's when known, else the probes'.
-    std::uint64_t rtt_us() const noexcept { return transport_rtt_us_ != 0 ? transport_rtt_us_ : probe_.srtt_us(); }
+    std::uint64_t rtt_us() const noexcept { return transport_rtt_us_ != 0 ? transport_rtt_us_ : probe_.estimate_us(); }
     const rtt_probe& probe() const noexcept { return probe_; }
     // Periodic (a few times a second): idle windows shrink, RTT probes go out.
     void tick(steady_time now);

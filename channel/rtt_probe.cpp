@@ -35,4 +35,6 @@ void rtt_probe::answered(std::uint64_t now_us) noexcept
     ++samples_;
 }
 
+std::uint64_t rtt_probe::estimate_us() const noexcept { return min_us_; }
+
 } // namespace longhaul

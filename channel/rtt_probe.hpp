@@ -26,6 +26,13 @@ public:
     std::uint64_t sent_at() const noexcept { return sent_us_; }
     // Smoothed as TCP does (RFC 6298: 7/8 old + 1/8 new); 0 before the first answer.
     std::uint64_t srtt_us() const noexcept { return srtt_us_; }
+    // What the window policy uses: the smallest sample so far, the path's
+    // own round trip. A probe waits behind whatever bulk data the peer has
+    // queued (in slow start that can be seconds' worth), so later samples
+    // overstate the path; the window's twofold headroom covers the queue,
+    // and a window that turns out too small is seen as window-limited and
+    // grown anyway.
+    std::uint64_t estimate_us() const noexcept;
     std::uint64_t min_us() const noexcept { return min_us_; }
     std::uint64_t samples() const noexcept { return samples_; }
 

@@ -9,9 +9,9 @@ namespace {
 // A round trip that consumed at least this share of the window (in tenths)
 // was held back by the window: a window-limited sender delivers the whole
 // window per loop, and the loop is only a little longer than the RTT.
-constexpr std::uint64_t window_limited_tenths = 6;
+constexpr std::uint64_t window_limited_tenths = 7;
 // Round trips of a flat rate before an overshooting window is reduced.
-constexpr int settle_intervals = 4;
+constexpr int settle_intervals = 2;
 
 } // namespace
 
@@ -36,6 +36,13 @@ receive_window::receive_window(const window_config& cfg, window_budget& budget) 
 
 receive_window::~receive_window() { budget_.give_back(granted_); }
 
+std::uint32_t receive_window::window_in_effect() const noexcept
+{
+    // After the target shrank, the peer may still hold more credit than the
+    // new target: that credit, not the target, is what it can send.
+    return static_cast<std::uint32_t>(std::max<std::uint64_t>(target_, std::uint64_t(credit_) + backlog_));
+}
+
 std::uint32_t receive_window::adjust_threshold() const noexcept
 {
     // Return credit in steps of an eighth of the window (at most 256 KiB, at
@@ -59,6 +66,7 @@ bool receive_window::on_receive(std::uint32_t n, std::uint64_t now_us) noexcept
             return false;
     }
     backlog_ += n;
+    interval_received_ += n;
     return true;
 }
 
@@ -73,7 +81,8 @@ void receive_window::measure(std::uint32_t consumed, std::uint64_t now_us, std::
     if (interval_start_us_ == 0 || now_us < interval_start_us_ || quiet) {
         interval_start_us_ = now_us;
         interval_bytes_ = consumed;
-        interval_target_ = target_;
+        interval_received_ = consumed;
+        interval_target_ = window_in_effect();
         interval_backlog_ = backlog_;
         return;
     }
@@ -85,7 +94,8 @@ void receive_window::measure(std::uint32_t consumed, std::uint64_t now_us, std::
     end_interval(elapsed, rtt_us);
     interval_start_us_ = now_us;
     interval_bytes_ = 0;
-    interval_target_ = target_;
+    interval_received_ = 0;
+    interval_target_ = window_in_effect();
     interval_backlog_ = backlog_;
 }
 
@@ -94,7 +104,10 @@ void receive_window::end_interval(std::uint64_t elapsed, std::uint64_t rtt_us) n
     // An interval much longer than the RTT had gaps in it (the sender paused):
     // count at most two round trips of it as active time.
     const std::uint64_t counted = std::min(elapsed, 2 * rtt_us);
-    const std::uint64_t per_rtt = interval_bytes_ * rtt_us / elapsed;
+    // What moved end to end: the sender's delivery, unless the sink took
+    // less. A sink draining a backlog takes more than arrived, and that
+    // burst says nothing about the path.
+    const std::uint64_t per_rtt = std::min(interval_bytes_, interval_received_) * rtt_us / elapsed;
     const std::uint64_t t = interval_target_;
     window_limit kind = window_limit::network;
     // Data that arrives in bursts waits briefly in every sink; a sink that
@@ -117,8 +130,18 @@ void receive_window::end_interval(std::uint64_t elapsed, std::uint64_t rtt_us) n
     const std::uint64_t ratio = previous_per_rtt_ > 0 ? per_rtt * 256 / previous_per_rtt_ : 256;
     const std::uint64_t trend = std::clamp<std::uint64_t>(ratio, 256, 512);
     previous_per_rtt_ = per_rtt;
-    if (kind == window_limit::sink)
-        return; // the sink is the limit: more credit would only fill memory
+    if (kind == window_limit::sink) {
+        // The sink is the limit: more credit would only fill memory. Halve
+        // the window toward twice what the sink takes, so a stalled sink
+        // does not hold a whole overgrown window of data; if the sink
+        // recovers, the window-limited rule grows it again within a few
+        // round trips.
+        const std::uint64_t sink_per_rtt = interval_bytes_ * rtt_us / elapsed;
+        if (target_ > 4 * sink_per_rtt)
+            shrink_to(std::max<std::uint64_t>(2 * sink_per_rtt, target_ / 2), window_change::reason::sink_limited,
+                      sink_per_rtt, rtt_us);
+        return;
+    }
     // Twice what the sender will be sending when this credit reaches it:
     // one window in flight while the previous one's credit travels back.
     // What we measured is about a round trip old (the interval's middle,
@@ -136,21 +159,22 @@ void receive_window::end_interval(std::uint64_t elapsed, std::uint64_t rtt_us) n
     const bool flat = ratio >= 228 && ratio <= 288; // within about 12% of the last round trip
     steady_intervals_ = kind == window_limit::network && flat ? steady_intervals_ + 1 : 0;
     if (steady_intervals_ >= settle_intervals && target_ > 2 * aim) {
-        shrink_to(std::max<std::uint64_t>(aim, target_ / 2), per_rtt, rtt_us);
+        shrink_to(std::max<std::uint64_t>(aim, target_ / 2), window_change::reason::settled, per_rtt, rtt_us);
         steady_intervals_ = 0;
         return;
     }
     grow_to(aim, why, per_rtt, rtt_us);
 }
 
-void receive_window::shrink_to(std::uint64_t to, std::uint64_t per_rtt, std::uint64_t rtt_us) noexcept
+void receive_window::shrink_to(std::uint64_t to, window_change::reason why, std::uint64_t per_rtt,
+                               std::uint64_t rtt_us) noexcept
 {
     to = std::max<std::uint64_t>(to, cfg_.initial_window);
     if (to >= target_)
         return;
     const std::uint32_t from = change_ ? change_->from : target_;
     target_ = static_cast<std::uint32_t>(to);
-    change_ = window_change{from, target_, window_change::reason::settled, per_rtt, rtt_us};
+    change_ = window_change{from, target_, why, per_rtt, rtt_us};
     release_unneeded_budget();
 }
 

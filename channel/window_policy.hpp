@@ -19,7 +19,8 @@
 //  - when the round trip consumed most of the window (the window, not the
 //    network, held the sender back) it at least doubles, up to 4x per RTT;
 //  - when the sink itself is the limit (data waits in the backlog) it does
-//    not grow: more credit would only fill memory;
+//    not grow, and halves toward twice what the sink takes: more credit
+//    would only fill memory;
 //  - once the rate has been flat for a few round trips, a window far above
 //    twice the rate (slow start's overshoot) is halved step by step.
 //
@@ -78,7 +79,7 @@ enum class window_limit { network, window, sink };
 // Why the target changed (for -v lines).
 struct window_change {
     std::uint32_t from = 0, to = 0;
-    enum class reason { lead, window_limited, settled, idle, budget } why = reason::lead;
+    enum class reason { lead, window_limited, settled, sink_limited, idle, budget } why = reason::lead;
     std::uint64_t per_rtt = 0; // bytes consumed per round trip when measured
     std::uint64_t rtt_us = 0;
 };
@@ -134,10 +135,11 @@ public:
 
 private:
     std::uint32_t adjust_threshold() const noexcept;
+    std::uint32_t window_in_effect() const noexcept;
     void measure(std::uint32_t consumed, std::uint64_t now_us, std::uint64_t rtt_us) noexcept;
     void end_interval(std::uint64_t elapsed_us, std::uint64_t rtt_us) noexcept;
     void grow_to(std::uint64_t aim, window_change::reason why, std::uint64_t per_rtt, std::uint64_t rtt_us) noexcept;
-    void shrink_to(std::uint64_t to, std::uint64_t per_rtt, std::uint64_t rtt_us) noexcept;
+    void shrink_to(std::uint64_t to, window_change::reason why, std::uint64_t per_rtt, std::uint64_t rtt_us) noexcept;
     void release_unneeded_budget() noexcept;
 
     const window_config& cfg_;
@@ -150,8 +152,9 @@ private:
     std::uint64_t last_data_us_ = 0;
     // The current measurement interval (about one RTT).
     std::uint64_t interval_start_us_ = 0;
-    std::uint64_t interval_bytes_ = 0;
-    std::uint32_t interval_target_ = 0;  // target when the interval began
+    std::uint64_t interval_bytes_ = 0;    // consumed by the sink in it
+    std::uint64_t interval_received_ = 0; // arrived from the peer in it
+    std::uint32_t interval_target_ = 0;  // window in effect when the interval began
     std::uint32_t interval_backlog_ = 0; // smallest backlog left after the sink took data
     std::uint64_t previous_per_rtt_ = 0;
     int steady_intervals_ = 0;

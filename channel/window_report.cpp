@@ -34,6 +34,7 @@ std::string describe_window_change(channel_id id, const window_change& c, std::u
     case window_change::reason::lead: out += "ahead of the sender, " + rate; break;
     case window_change::reason::window_limited: out += "window-limited, " + rate; break;
     case window_change::reason::settled: out += "rate settled, " + rate; break;
+    case window_change::reason::sink_limited: out += "sink-limited, the sink took " + rate; break;
     case window_change::reason::idle: out += "idle, growth returned"; break;
     case window_change::reason::budget:
         out = "channel " + std::to_string(id) + ": window " + mib(c.from) + " stays: connection budget of " +

@@ -5,7 +5,9 @@
 
 #include "channel/window_report.hpp"
 
+#include <algorithm>
 #include <cstddef>
+#include <iterator>
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -113,7 +115,7 @@ void connection_runner::dispatch(const connection_event& e)
     }
 }
 
-bool connection_runner::congested() const noexcept { return conn_.core().queued_size() > output_high_water; }
+bool connection_runner::congested() const noexcept { return conn_.core().queued_size() > high_water_; }
 
 void connection_runner::wake_when_drained(channel_id id)
 {
@@ -121,7 +123,7 @@ void connection_runner::wake_when_drained(channel_id id)
         waiting_.push_back(id);
     if (!drain_armed_) {
         drain_armed_ = true;
-        driver_.on_output_drained(output_low_water, [this] { drained(); });
+        driver_.on_output_drained(high_water_ / 4, [this] { drained(); });
     }
 }
 
@@ -157,6 +159,25 @@ void connection_runner::sample_rtt()
     conn_.set_rtt(std::chrono::microseconds(rtt));
 }
 
+void connection_runner::sample_drain_rate()
+{
+    const auto now = std::chrono::steady_clock::now();
+    const std::uint64_t written = driver_.bytes_written();
+    if (last_rate_sample_ != std::chrono::steady_clock::time_point{}) {
+        const auto us = std::chrono::duration_cast<std::chrono::microseconds>(now - last_rate_sample_).count();
+        if (us > 0)
+            drain_rates_[drain_index_++ % std::size(drain_rates_)] =
+                (written - last_written_) * 1'000'000 / static_cast<std::uint64_t>(us);
+    }
+    last_written_ = written;
+    last_rate_sample_ = now;
+    // The best recent rate: what the path can take when there is data to
+    // send (idle periods would otherwise pull the mark down).
+    const std::uint64_t rate = *std::max_element(std::begin(drain_rates_), std::end(drain_rates_));
+    high_water_ = static_cast<std::size_t>(std::clamp<std::uint64_t>(rate * output_queue_us / 1'000'000,
+                                                                      min_output_high_water, max_output_high_water));
+}
+
 void connection_runner::set_logger(logger* log)
 {
     log_ = log;
@@ -189,6 +210,7 @@ void connection_runner::start_timers()
     // windows shrink, RTT probes go out). The first tick also tells the
     // core the time before the first channel opens.
     sample_rtt();
+    sample_drain_rate();
     conn_.tick(std::chrono::steady_clock::now());
     driver_.flush();
     auto state = timer_;

@@ -66,14 +66,19 @@ public:
     std::function<void(bool success, byte_span data)> on_global_reply;
 
     // Backpressure: above the high-water mark sources stop reading; they are
-    // woken (on_writable) when the output falls below the low-water mark.
+    // woken (on_writable) when the output falls below a quarter of it. The
+    // mark is a time, not a size: about 20 ms of what the connection has
+    // recently drained (64 KiB to 4 MiB), so a slow path does not hold
+    // seconds of bulk data in front of a keystroke or a window adjust.
     bool congested() const noexcept;
     void wake_when_drained(channel_id id);
     void consumed(channel_id id, std::size_t n);
     void flush() { driver_.flush(); }
+    std::size_t output_high_water() const noexcept { return high_water_; }
 
-    static constexpr std::size_t output_high_water = 4 * 1024 * 1024;
-    static constexpr std::size_t output_low_water = 1024 * 1024;
+    static constexpr std::size_t min_output_high_water = 64 * 1024;
+    static constexpr std::size_t max_output_high_water = 4 * 1024 * 1024;
+    static constexpr std::uint64_t output_queue_us = 20'000;
 
     // Starts the periodic timer: window ticks and RTT sampling.
     void start_timers();
@@ -87,11 +92,18 @@ private:
     void dispatch(const connection_event& e);
     void drained();
     void sample_rtt();
+    void sample_drain_rate();
 
     boost::asio::io_context& io_;
     transport_driver& driver_;
     connection& conn_;
     logger* log_ = nullptr;
+    std::size_t high_water_ = min_output_high_water;
+    std::uint64_t last_written_ = 0;
+    std::chrono::steady_clock::time_point last_rate_sample_{};
+    // Bytes per second drained in each of the last ten periods (two seconds).
+    std::uint64_t drain_rates_[10] = {};
+    unsigned drain_index_ = 0;
     std::unordered_map<channel_id, std::shared_ptr<channel_handler>> handlers_;
     std::deque<channel_id> waiting_;
     bool drain_armed_ = false;

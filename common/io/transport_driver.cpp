@@ -40,6 +40,7 @@ struct transport_driver::impl : std::enable_shared_from_this<impl> {
     bool closing = false;
     bool finished = false;
     bool eof = false;
+    std::uint64_t written = 0;
     std::error_code error;
 
     void start_read()
@@ -130,6 +131,7 @@ struct transport_driver::impl : std::enable_shared_from_this<impl> {
                                : ::write(out.native_handle(), pending.data(), pending.size());
             if (n > 0) {
                 core.consume_output(static_cast<std::size_t>(n));
+                written += static_cast<std::uint64_t>(n);
                 continue;
             }
             if (n < 0 && errno == EINTR)
@@ -252,6 +254,8 @@ void transport_driver::start(event_handler on_event, close_handler on_close)
 
 void transport_driver::flush() { impl_->flush(); }
 
+std::uint64_t transport_driver::bytes_written() const noexcept { return impl_->written; }
+
 void transport_driver::close()
 {
     impl_->closing = true;
@@ -269,8 +273,9 @@ void transport_driver::on_output_drained(std::size_t low_water, std::function<vo
 {
     impl_->drain_low_water = low_water;
     impl_->on_drained = std::move(cb);
-    if (impl_->core.queued_size() <= low_water)
-        impl_->flush();
+    // Always: whoever waits for the drain may have queued the output
+    // without flushing it, and only flush() or a writable socket fires the callback.
+    impl_->flush();
 }
 
 transport& transport_driver::core() noexcept { return impl_->core; }

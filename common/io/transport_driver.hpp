@@ -33,7 +33,7 @@ public:
     using close_handler = std::function<void(std::error_code io_error)>;
 
     // Unsent bytes the kernel may hold for a TCP socket (TCP_NOTSENT_LOWAT).
-    static constexpr std::size_t unsent_low_water = 1024 * 1024;
+    static constexpr std::size_t unsent_low_water = 256 * 1024;
 
     // Takes ownership of `fd`, a connected socket.
     transport_driver(boost::asio::io_context& io, int fd, transport& core);
@@ -59,6 +59,8 @@ public:
     transport& core() noexcept;
     // The descriptor read from (for getsockopt: TCP_INFO, addresses).
     int native_handle() const noexcept;
+    // Bytes handed to the kernel so far (for the drain rate).
+    std::uint64_t bytes_written() const noexcept;
 
 private:
     struct impl;

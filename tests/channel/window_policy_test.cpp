@@ -302,3 +302,33 @@ TEST_CASE("window_policy: the automatic limits scale with physical memory")
     CHECK(c.budget == 8 * mib);
     CHECK(window_limits(4 * gib, 0, 16 * gib).max_window == 0x7fffffffu);
 }
+
+TEST_CASE("window_policy: a sink that slows down brings an overgrown window back toward its rate")
+{
+    const window_config cfg = big_config();
+    window_budget budget(cfg.budget);
+    receive_window w(cfg, budget);
+    path_sim sim(100'000, 125'000'000, 16'000'000, w);
+    for (int i = 0; i < 64 * 15; ++i)
+        sim.step();
+    const std::uint32_t grown = w.target();
+    REQUIRE(grown > 16 * cfg.initial_window);
+    // Now the sink takes 1 MiB per round trip, whatever arrives.
+    std::uint64_t now = sim.now;
+    std::uint64_t peer = w.credit();
+    bool saw_sink_change = false;
+    for (int i = 0; i < 64 * 30; ++i) {
+        now += 100'000 / 64;
+        const auto n = static_cast<std::uint32_t>(std::min<std::uint64_t>(peer, 2'000'000 / 64 * 10));
+        if (n > 0) {
+            REQUIRE(w.on_receive(n, now));
+            peer -= n;
+        }
+        peer += w.on_consumed(std::min<std::uint32_t>(w.backlog(), (1 << 20) / 64), now, 100'000);
+        if (auto c = w.take_change())
+            saw_sink_change |= c->why == window_change::reason::sink_limited;
+    }
+    CHECK(saw_sink_change);
+    CHECK(w.target() <= 4 * cfg.initial_window);
+    CHECK(w.target() < grown / 8);
+}
