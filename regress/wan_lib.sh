@@ -285,7 +285,7 @@ wan_sshd_start() {
         echo "UseDNS no"
         echo "X11Forwarding no"
         echo "MaxStartups 100"
-        echo "LogLevel ERROR"
+        echo "LogLevel ${WAN_SSHD_LOGLEVEL:-ERROR}"
         echo "Subsystem sftp $WAN_SFTP_SERVER"
         local extra
         for extra in "$@"; do echo "$extra"; done
