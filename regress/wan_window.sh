@@ -85,9 +85,11 @@ run_pair() {
     local label=$1 ssh_bin=$2 sshd_bin=$3 dirs=$4
     shift 4
     wan_select_impl "$label:$ssh_bin:$sshd_bin"
-    wan_sshd_start
+    # WAN_WINDOW_SSHD_LINE / WAN_WINDOW_SSH_OPTION: one more sshd_config line
+    # and ssh option, to show the checks fail (e.g. "ChannelWindowMax 2M").
+    wan_sshd_start ${WAN_WINDOW_SSHD_LINE:+"$WAN_WINDOW_SSHD_LINE"}
     local log=$WAN_TMP/sshd.$WAN_NAME.log t0 t1 rc
-    local -a o=(-F "$WAN_SSH_CONFIG" -o LogLevel=VERBOSE "$@")
+    local -a o=(-F "$WAN_SSH_CONFIG" -o LogLevel=VERBOSE ${WAN_WINDOW_SSH_OPTION:+-o "$WAN_WINDOW_SSH_OPTION"} "$@")
     echo "== $label ($WAN_NAME)"
     if [[ " $dirs " == *" down "* ]]; then
         t0=$(date +%s.%N)
