@@ -2,7 +2,8 @@
 # The emulator's own check (issue 5):
 #   1. round-trip time by ping within 5% (or 0.5 ms) of the configured RTT;
 #   2. iperf3 goodput at 50 ms RTT, after ramp-up, at least 90% of each rate
-#      in WAN_CHECK_RATES (Mbit/s; default "100 1000", the documented range);
+#      in WAN_CHECK_RATES (Mbit/s; default "100 1000", the documented range),
+#      in each direction;
 #   3. random loss close to the configured rate;
 #   4. nothing left behind (namespaces, wanem, test user, files) after a
 #      script using the emulator is interrupted (SIGTERM) or killed outright
@@ -43,22 +44,28 @@ for rate in $rates; do
     wan_up "$name" --rtt-ms "$rtt_ms" --rate-mbit "$rate"
     check_rtt "$rtt_ms"
 
-    # ip netns exec directly (not the wan_server function) so that $! is
-    # iperf3 itself.
-    ip netns exec "$WAN_NS_SERVER" iperf3 -s -1 -B "$WAN_SERVER_ADDR" -p 5201 >/dev/null 2>&1 &
-    iperf_pid=$!
-    wan_on_exit "wan_kill_pid $iperf_pid iperf3"
-    wan_wait_listen 5201 || fail "iperf3 server did not start"
-    # -O 3: the first seconds (slow start, and BBR's start-up overshoot into
-    # the drop-tail queue) are the transport's business, not the link's.
-    got=$(wan_client iperf3 -c "$WAN_SERVER_ADDR" -p 5201 -t 8 -O 3 -f m |
-          awk '/receiver/ { for (i = 1; i < NF; i++) if ($(i + 1) == "Mbits/sec") print $i }')
-    wait "$iperf_pid" 2>/dev/null || true
-    if awk -v g="${got:-0}" -v r="$rate" 'BEGIN { exit !(g >= 0.9 * r) }'; then
-        echo "  ok   iperf3 ${got} Mbit/s (>= 90% of $rate)"
-    else
-        fail "iperf3 ${got:-?} Mbit/s, below 90% of $rate"
-    fi
+    # Both directions: client -> server, then server -> client (iperf3 -R),
+    # each through its own half of the emulator.
+    for dir in up down; do
+        # ip netns exec directly (not the wan_server function) so that $! is
+        # iperf3 itself.
+        ip netns exec "$WAN_NS_SERVER" iperf3 -s -1 -B "$WAN_SERVER_ADDR" -p 5201 >/dev/null 2>&1 &
+        iperf_pid=$!
+        wan_on_exit "wan_kill_pid $iperf_pid iperf3"
+        wan_wait_listen 5201 || fail "iperf3 server did not start"
+        reverse=()
+        [[ $dir == down ]] && reverse=(-R)
+        # -O 3: the first seconds (slow start, and BBR's start-up overshoot into
+        # the drop-tail queue) are the transport's business, not the link's.
+        got=$(wan_client iperf3 -c "$WAN_SERVER_ADDR" -p 5201 -t 8 -O 3 -f m "${reverse[@]}" |
+              awk '/receiver/ { for (i = 1; i < NF; i++) if ($(i + 1) == "Mbits/sec") print $i }')
+        wait "$iperf_pid" 2>/dev/null || true
+        if awk -v g="${got:-0}" -v r="$rate" 'BEGIN { exit !(g >= 0.9 * r) }'; then
+            echo "  ok   iperf3 $dir ${got} Mbit/s (>= 90% of $rate)"
+        else
+            fail "iperf3 $dir ${got:-?} Mbit/s, below 90% of $rate"
+        fi
+    done
     "$WANEM_NET" stats "$name" | sed 's/^/       /'
     wan_down "$name"
 done

@@ -28,8 +28,25 @@ data=$WAN_TMP/data
 mkdir -p "$data"
 failures=0
 
+# run_ok WHAT CMD...: the command's exit status is a check of its own (a
+# transfer that fails after writing every byte is still a failure).
+run_ok() {
+    local what=$1 rc=0
+    shift
+    "$@" || rc=$?
+    if ((rc != 0)); then
+        echo "  FAIL $what: exited $rc" >&2
+        failures=$((failures + 1))
+    fi
+}
+
 check_same() {
     local what=$1 want=$2 file=$3 got
+    if [[ ! -f $file ]]; then
+        echo "  FAIL $what: $file was not written" >&2
+        failures=$((failures + 1))
+        return
+    fi
     got=$(sha256sum <"$file" | cut -d' ' -f1)
     if [[ $got == "$want" ]]; then
         echo "  ok   $what"
@@ -55,18 +72,18 @@ run_profile() {
     echo "== $WAN_IMPL over '$label' ($opts), $mib MiB"
     local t0=$SECONDS
 
-    wan_ssh "cat > $srv/up-ssh.bin" <"$src" || echo "  ssh upload exited $?" >&2
+    run_ok "ssh cat upload" wan_ssh "cat > $srv/up-ssh.bin" <"$src"
     check_same "ssh cat upload" "$sum" "$srv/up-ssh.bin"
-    wan_ssh "cat $src" >"$data/down-ssh.bin" || echo "  ssh download exited $?" >&2
+    run_ok "ssh cat download" wan_ssh "cat $src" >"$data/down-ssh.bin"
     check_same "ssh cat download" "$sum" "$data/down-ssh.bin"
 
-    wan_scp "$src" "wan-server:$srv/up-scp.bin" || echo "  scp upload exited $?" >&2
+    run_ok "scp upload" wan_scp "$src" "wan-server:$srv/up-scp.bin"
     check_same "scp upload" "$sum" "$srv/up-scp.bin"
-    wan_scp "wan-server:$src" "$data/down-scp.bin" || echo "  scp download exited $?" >&2
+    run_ok "scp download" wan_scp "wan-server:$src" "$data/down-scp.bin"
     check_same "scp download" "$sum" "$data/down-scp.bin"
 
     printf 'put %s %s\nget %s %s\n' "$src" "$srv/up-sftp.bin" "$src" "$data/down-sftp.bin" >"$data/batch"
-    wan_sftp -b "$data/batch" wan-server >/dev/null || echo "  sftp exited $?" >&2
+    run_ok "sftp -b" wan_sftp -b "$data/batch" wan-server >/dev/null
     check_same "sftp put" "$sum" "$srv/up-sftp.bin"
     check_same "sftp get" "$sum" "$data/down-sftp.bin"
 
