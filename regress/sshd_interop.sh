@@ -234,6 +234,7 @@ mkdir -p "$T/strict"
 cp "$T"/ssh_host_* "$T/authorized_keys" "$T/strict/"
 lh_port port2
 lh_start_sshd "$T/strict" "$port2" "LoginGraceTime 3" "MaxStartups 4:100:4"
+strict_pid=${LH_PIDS[-1]}
 o2=("${o[@]/#$port/$port2}")
 o2=("${o2[@]/$T\/known_hosts/$T/known_hosts2}")
 sed "s/\]:$port /]:$port2 /" "$T/known_hosts" >"$T/known_hosts2"
@@ -265,8 +266,12 @@ check_stall() {
 }
 lh_check "a client that stalls is cut off by LoginGraceTime 3" check_stall
 connections_logged() { grep -c "Connection from 127.0.0.1 port" "$T/strict/sshd.log" || true; }
+no_connection_processes() { ! pgrep -P "$strict_pid" >/dev/null; }
 check_max_startups() {
     local fds=() fd i rc=0 before
+    # Earlier connections (the garbage and stalling clients) must be gone,
+    # or they would still count as startups.
+    lh_wait_until 30 no_connection_processes || { echo "   earlier connections still open"; return 1; }
     before=$(connections_logged)
     for i in 1 2 3 4; do
         exec {fd}<>"/dev/tcp/127.0.0.1/$port2"
