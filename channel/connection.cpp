@@ -55,6 +55,7 @@ bool connection::exists(channel_id id) const noexcept { return find(id) != nullp
 
 const channel_info& connection::info(channel_id id) const { return find(id)->info; }
 const receive_window& connection::window(channel_id id) const { return find(id)->rx; }
+std::uint64_t connection::send_blocked_us(channel_id id) const { return find(id)->send_blocked_us; }
 
 result<channel_id> connection::allocate(std::string_view type)
 {

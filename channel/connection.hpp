@@ -144,6 +144,8 @@ public:
     const channel_info& info(channel_id id) const;
     std::size_t channel_count() const noexcept { return live_; }
     const receive_window& window(channel_id id) const;
+    // Time our data on the channel has waited for the peer's window so far.
+    std::uint64_t send_blocked_us(channel_id id) const;
     const window_budget& budget() const noexcept { return budget_; }
     transport& core() noexcept { return transport_; }
 

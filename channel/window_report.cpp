@@ -59,4 +59,27 @@ std::string describe_channel_summary(const channel_summary& s)
     return out + ")";
 }
 
+std::string metrics_header()
+{
+    return "# time_s channel bytes_in bytes_out window credit backlog peer_window rtt_ms tcp_rtt_ms ssh_rtt_ms "
+           "window_peak window_mean active_s window_limited_s network_limited_s sink_limited_s send_blocked_s "
+           "tcp_cwnd tcp_retransmits tcp_rcv_space";
+}
+
+std::string metrics_line(const channel_metrics& m)
+{
+    const auto s = [](std::uint64_t us) { return fixed(static_cast<double>(us) / 1e6, 3); };
+    const auto msec = [](std::uint64_t us) { return fixed(static_cast<double>(us) / 1000.0, 1); };
+    std::string out = fixed(m.time_s, 3) + " " + std::to_string(m.id) + " " + std::to_string(m.bytes_in) + " " +
+                      std::to_string(m.bytes_out) + " " + std::to_string(m.window) + " " + std::to_string(m.credit) +
+                      " " + std::to_string(m.backlog) + " " + std::to_string(m.peer_window) + " " + msec(m.rtt_us) +
+                      " " + msec(m.tcp_rtt_us) + " " + msec(m.ssh_rtt_us) + " " + std::to_string(m.stats.peak_target) +
+                      " " + std::to_string(m.stats.mean_target()) + " " + s(m.stats.active_us) + " " +
+                      s(m.stats.window_limited_us) + " " + s(m.stats.network_limited_us) + " " +
+                      s(m.stats.sink_limited_us) + " " + s(m.send_blocked_us) + " " + std::to_string(m.tcp_cwnd_bytes) +
+                      " " + std::to_string(m.tcp_retransmits) + " " +
+                      std::to_string(m.tcp_rcv_space);
+    return out;
+}
+
 } // namespace longhaul

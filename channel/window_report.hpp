@@ -18,6 +18,22 @@ std::string describe_window_change(channel_id id, const window_change& c, std::u
 //  ssh 103.5 ms)"
 std::string describe_channel_summary(const channel_summary& s);
 
+// One line of the metrics file (ssh_config Metrics/MetricsPath/MetricsInterval):
+// space-separated columns, named by metrics_header().
+struct channel_metrics {
+    double time_s = 0;  // seconds since the Unix epoch
+    channel_id id = 0;
+    std::uint64_t bytes_in = 0, bytes_out = 0;
+    std::uint32_t window = 0, credit = 0, backlog = 0; // our receive window
+    std::uint64_t peer_window = 0;                     // what we may still send
+    std::uint64_t rtt_us = 0, tcp_rtt_us = 0, ssh_rtt_us = 0;
+    window_stats stats;
+    std::uint64_t send_blocked_us = 0;
+    std::uint64_t tcp_cwnd_bytes = 0, tcp_retransmits = 0, tcp_rcv_space = 0; // 0 without TCP_INFO
+};
+std::string metrics_header();
+std::string metrics_line(const channel_metrics& m);
+
 // 2097152 -> "2.0 MiB"
 std::string mib(std::uint64_t bytes);
 

@@ -227,6 +227,12 @@ int ssh_client::run()
     conn_ = std::make_unique<connection>(*core_, cc);
     runner_ = std::make_unique<connection_runner>(io_, *driver_, *conn_);
     runner_->set_logger(&log_);
+    if (cfg_.metrics.value_or(false)) {
+        std::string error;
+        if (!runner_->enable_metrics(cfg_.metrics_path.value_or(default_metrics_path),
+                                     std::chrono::seconds(cfg_.metrics_interval.value_or(1)), error))
+            log_.error(error);
+    }
     runner_->on_global_request = [this](std::string_view name, bool want_reply, byte_span) {
         log_.debug("client_input_global_request: rtype " + printable(name) + " want_reply " +
                    std::to_string(want_reply));

@@ -19,6 +19,9 @@
 
 namespace longhaul {
 
+// Where `Metrics yes` writes when MetricsPath is not set (appended to).
+inline constexpr const char* default_metrics_path = "ssh_metrics";
+
 enum class strict_host_key_checking { off, accept_new, yes, ask };
 enum class request_tty { no, yes, force, automatic };
 enum class session_type { none, subsystem, normal }; // normal: shell or command (OpenSSH's "default")
@@ -86,6 +89,10 @@ struct client_config {
     std::optional<int> rekey_interval;        // seconds; 0 = none
     // Longhaul: receive-window limits per channel and per connection (bytes; 0 = auto).
     std::optional<std::uint64_t> channel_window_max, connection_window_max;
+    // Longhaul: periodic per-channel window metrics to a file (HPN-SSH's names).
+    std::optional<bool> metrics;
+    std::optional<std::string> metrics_path;
+    std::optional<int> metrics_interval; // seconds
     std::optional<bool> compression;
 
     // Proxying. ProxyJump is kept apart (jump_*), as OpenSSH does: after

@@ -259,6 +259,9 @@ std::string dump_config(const client_config& o)
                                                physical_memory_bytes());
     d.line("channelwindowmax", std::to_string(window.max_window));
     d.line("connectionwindowmax", std::to_string(window.budget));
+    d.yes_no("metrics", o.metrics.value_or(false));
+    d.line("metricspath", o.metrics_path.value_or(default_metrics_path));
+    d.line("metricsinterval", std::to_string(o.metrics_interval.value_or(1)));
     return d.take();
 }
 

@@ -295,6 +295,18 @@ bool process_keyword(line_parser& p, kw op, std::string_view raw, std::string_vi
     case kw::enable_ssh_keysign: return p.flag(c.enable_ssh_keysign);
     case kw::identities_only: return p.flag(c.identities_only);
     case kw::server_alive_count_max: return p.integer(c.server_alive_count_max);
+    case kw::metrics: return p.flag(c.metrics);
+    case kw::metrics_path: return p.string(c.metrics_path);
+    case kw::metrics_interval: {
+        std::optional<int> v;
+        if (!p.time(v))
+            return false;
+        if (v && *v < 1)
+            return p.fail("MetricsInterval must be at least 1 second.");
+        if (v)
+            p.set(c.metrics_interval, *v);
+        return true;
+    }
     case kw::channel_window_max:
     case kw::connection_window_max: {
         const std::string* arg = p.next();

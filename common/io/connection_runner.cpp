@@ -6,6 +6,9 @@
 #include "channel/window_report.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <cstddef>
 #include <iterator>
 
@@ -34,7 +37,75 @@ connection_runner::connection_runner(asio::io_context& io, transport_driver& dri
 {
 }
 
-connection_runner::~connection_runner() { stop(); }
+struct connection_runner::metrics_file {
+    std::FILE* f = nullptr;
+    std::chrono::steady_clock::duration interval{};
+    std::chrono::steady_clock::time_point next{};
+    ~metrics_file()
+    {
+        if (f != nullptr)
+            std::fclose(f);
+    }
+};
+
+connection_runner::~connection_runner()
+{
+    stop();
+    if (metrics_)
+        write_metrics(); // the last figures, as the connection ends
+}
+
+bool connection_runner::enable_metrics(const std::string& path, std::chrono::seconds interval, std::string& error)
+{
+    auto m = std::make_unique<metrics_file>();
+    m->f = std::fopen(path.c_str(), "ae");
+    if (m->f == nullptr) {
+        error = "Couldn't open metrics file " + path + ": " + std::strerror(errno);
+        return false;
+    }
+    m->interval = interval;
+    std::fprintf(m->f, "%s\n", metrics_header().c_str());
+    std::fflush(m->f);
+    metrics_ = std::move(m);
+    return true;
+}
+
+void connection_runner::write_metrics()
+{
+    tcp_info info{};
+    socklen_t len = sizeof info;
+    const bool tcp = getsockopt(driver_.native_handle(), IPPROTO_TCP, TCP_INFO, &info, &len) == 0 &&
+                     len >= offsetof(tcp_info, tcpi_total_retrans) + sizeof info.tcpi_total_retrans;
+    const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    for (const auto& [id, h] : handlers_) {
+        (void)h;
+        if (!conn_.exists(id))
+            continue;
+        const channel_info& ci = conn_.info(id);
+        const receive_window& rx = conn_.window(id);
+        channel_metrics m;
+        m.time_s = now;
+        m.id = id;
+        m.bytes_in = ci.bytes_in;
+        m.bytes_out = ci.bytes_out;
+        m.window = rx.target();
+        m.credit = rx.credit();
+        m.backlog = rx.backlog();
+        m.peer_window = ci.remote_window;
+        m.rtt_us = conn_.rtt_us();
+        m.ssh_rtt_us = conn_.probe().srtt_us();
+        m.stats = rx.stats();
+        m.send_blocked_us = conn_.send_blocked_us(id);
+        if (tcp) {
+            m.tcp_rtt_us = info.tcpi_rtt;
+            m.tcp_cwnd_bytes = std::uint64_t(info.tcpi_snd_cwnd) * info.tcpi_snd_mss;
+            m.tcp_retransmits = info.tcpi_total_retrans;
+            m.tcp_rcv_space = info.tcpi_rcv_space;
+        }
+        std::fprintf(metrics_->f, "%s\n", metrics_line(m).c_str());
+    }
+    std::fflush(metrics_->f);
+}
 
 void connection_runner::stop()
 {
@@ -211,7 +282,12 @@ void connection_runner::start_timers()
     // core the time before the first channel opens.
     sample_rtt();
     sample_drain_rate();
-    conn_.tick(std::chrono::steady_clock::now());
+    const auto now = std::chrono::steady_clock::now();
+    conn_.tick(now);
+    if (metrics_ && now >= metrics_->next) {
+        write_metrics();
+        metrics_->next = now + metrics_->interval;
+    }
     driver_.flush();
     auto state = timer_;
     state->timer.expires_after(std::chrono::milliseconds(200));

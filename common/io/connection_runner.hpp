@@ -87,12 +87,16 @@ public:
     // Where window changes (debug1) and each channel's summary at close
     // (VERBOSE) are logged; none when null.
     void set_logger(logger* log);
+    // Appends one line per channel every `interval` to `path` (ssh_config
+    // Metrics). False (and the reason in `error`) if the file cannot be opened.
+    bool enable_metrics(const std::string& path, std::chrono::seconds interval, std::string& error);
 
 private:
     void dispatch(const connection_event& e);
     void drained();
     void sample_rtt();
     void sample_drain_rate();
+    void write_metrics();
 
     boost::asio::io_context& io_;
     transport_driver& driver_;
@@ -104,6 +108,8 @@ private:
     // Bytes per second drained in each of the last ten periods (two seconds).
     std::uint64_t drain_rates_[10] = {};
     unsigned drain_index_ = 0;
+    struct metrics_file;
+    std::unique_ptr<metrics_file> metrics_;
     std::unordered_map<channel_id, std::shared_ptr<channel_handler>> handlers_;
     std::deque<channel_id> waiting_;
     bool drain_armed_ = false;

@@ -29,7 +29,7 @@ enum class kw {
     pkcs11_provider, gssapi_authentication, gssapi_delegate_credentials, gssapi_key_exchange, gssapi_trust_dns,
     gssapi_renewal_forces_rekey, gssapi_client_identity, gssapi_server_identity, gssapi_kex_algorithms,
     // Longhaul's own (channel windows).
-    channel_window_max, connection_window_max,
+    channel_window_max, connection_window_max, metrics, metrics_path, metrics_interval,
 };
 
 // The opcode of a lowercased keyword; nullopt for an unknown one.

@@ -393,3 +393,27 @@ TEST_CASE("window_report: the words of the -v lines")
     c.from = 32 * 1024 * 1024;
     CHECK(describe_window_change(1, c, 0) == "channel 1: window 32.0 MiB -> 2.0 MiB: idle, growth returned");
 }
+
+TEST_CASE("window_report: the metrics file's columns")
+{
+    channel_metrics m;
+    m.time_s = 1700000000.25;
+    m.id = 2;
+    m.bytes_in = 1000;
+    m.window = 4 << 20;
+    m.rtt_us = 100'400;
+    m.stats.active_us = 1'500'000;
+    m.stats.window_limited_us = 250'000;
+    m.tcp_cwnd_bytes = 14480;
+    const std::string line = metrics_line(m);
+    CHECK(line.rfind("1700000000.250 2 1000 0 4194304 0 0 0 100.4 0.0 0.0 ", 0) == 0);
+    CHECK(line.find(" 1.500 0.250 ") != std::string::npos);
+    // As many columns as the header names.
+    auto words = [](const std::string& s) {
+        std::size_t n = 0;
+        for (std::size_t i = 0; i < s.size(); ++i)
+            n += s[i] != ' ' && (i == 0 || s[i - 1] == ' ');
+        return n;
+    };
+    CHECK(words(metrics_header()) == words(line) + 1); // "#" starts the header
+}

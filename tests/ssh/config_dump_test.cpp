@@ -98,11 +98,14 @@ config_environment root_environment()
 
 void compare(std::vector<std::string> ours, const std::vector<std::string>& openssh)
 {
-    // Longhaul's own keywords come last; OpenSSH has none of them.
-    REQUIRE(ours.size() >= 2);
-    CHECK(ours[ours.size() - 2].rfind("channelwindowmax ", 0) == 0);
-    CHECK(ours.back().rfind("connectionwindowmax ", 0) == 0);
-    ours.resize(ours.size() - 2);
+    // Longhaul's own keywords come last, in this order; OpenSSH has none of them.
+    const std::vector<std::string> longhaul = {"channelwindowmax ", "connectionwindowmax ", "metrics ",
+                                               "metricspath ", "metricsinterval "};
+    REQUIRE(ours.size() >= longhaul.size());
+    const std::size_t first = ours.size() - longhaul.size();
+    for (std::size_t i = 0; i < longhaul.size(); ++i)
+        CHECK(ours[first + i].rfind(longhaul[i], 0) == 0);
+    ours.resize(first);
     const auto expected = comparable(openssh);
     const std::size_t n = std::max(ours.size(), expected.size());
     for (std::size_t i = 0; i < n; ++i) {
