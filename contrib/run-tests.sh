@@ -71,10 +71,13 @@ run_ctest() {
     return "$rc"
 }
 
+# A failed build stops the run; failed tests do not: every stage runs and
+# the summary lists all that failed.
+tests_failed=0
 jobs=$(nproc)
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$jobs"
-run_ctest main build -j2
+run_ctest main build -j2 || tests_failed=1
 
 if [ "${LONGHAUL_SKIP_SANITIZERS:-0}" != 1 ]; then
     cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DLONGHAUL_SANITIZE=ON >/dev/null
@@ -85,7 +88,7 @@ if [ "${LONGHAUL_SKIP_SANITIZERS:-0}" != 1 ]; then
     # script checks at exit.
     LONGHAUL_TEST_SCALE=0.1 LH_BULK_MB=${LONGHAUL_ASAN_BULK_MB:-8} \
         ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-        run_ctest asan build-asan -L '^(unit|sanitize)$' -j2
+        run_ctest asan build-asan -L '^(unit|sanitize)$' -j2 || tests_failed=1
 else
     echo "asan: LONGHAUL_SKIP_SANITIZERS=1" >>"$results/omitted"
 fi
@@ -125,3 +128,4 @@ if [ "${LONGHAUL_SKIP_FUZZ:-0}" != 1 ]; then
 else
     echo "fuzz: LONGHAUL_SKIP_FUZZ=1" >>"$results/omitted"
 fi
+[ "$tests_failed" = 0 ] # the summary (finish) says which
