@@ -37,14 +37,16 @@ command -v ssh-keygen >/dev/null || { echo "fuzz/make_corpora.sh: ssh-keygen (op
 work=$(mktemp -d "${TMPDIR:-/tmp}/longhaul-corpora.XXXXXX")
 trap 'rm -rf -- "$work"' EXIT
 data=$FUZZ_ROOT/tests/data
-n=0
 
 # seed DIR PREFIX-BYTES... < content: writes one seed file, the prefix bytes
 # (decimal) first.
 seed() {
     local dir=$1
     shift
-    local f="$dir/real-$((n++))"
+    # (mktemp: seed often runs in a pipeline's subshell, where a counter
+    # would not advance.)
+    local f
+    f=$(mktemp "$dir/real-XXXXXXXX")
     {
         local b
         for b in "$@"; do
@@ -207,6 +209,8 @@ for t in "${targets[@]}"; do
     rm -rf -- "${FUZZ_CORPORA:?}/$t"
     mkdir -p "$FUZZ_CORPORA/$t"
     cp -- "$out"/* "$FUZZ_CORPORA/$t"/
-    printf '%-22s %4d seeds, %5d found in %ss -> %4d files, %s\n' "$t" "$nseeds" "$(find "$found" -type f | wc -l)" \
-        "$seconds" "$(find "$FUZZ_CORPORA/$t" -type f | wc -l)" "$(du -sb "$FUZZ_CORPORA/$t" | cut -f1) bytes"
+    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/$t.log" | tail -1)
+    printf '%-22s %4d seeds, %9s executions in %ss (no finding), %5d new -> %4d files, %s bytes\n' "$t" "$nseeds" \
+        "${execs:-?}" "$seconds" "$(find "$found" -type f | wc -l)" "$(find "$FUZZ_CORPORA/$t" -type f | wc -l)" \
+        "$(du -sb "$FUZZ_CORPORA/$t" | cut -f1)"
 done
