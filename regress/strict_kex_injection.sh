@@ -74,8 +74,10 @@ injector_result() {
 
 # Everything each client printed, its "Warning: Permanently added" line aside
 # (both print it; it depends on when the host key was seen).
+# OpenSSH ends every log line on stderr with CR LF, Longhaul (outside raw
+# mode) with LF: the words are compared, not the line ends.
 client_words() {
-    grep -v '^Warning: Permanently added' "$1" || true
+    tr -d '\r' <"$1" | grep -v '^Warning: Permanently added' || true
 }
 
 check_client_refuses() {
@@ -156,7 +158,7 @@ check_server_log() {
     pattern="^Disconnecting 127\.0\.0\.1 port [0-9]+: ${want//[()]/.} \[preauth\]\$"
     echo "     Longhaul sshd: $(grep -F "$want" "$T/lh/sshd.log" | tail -n 1)"
     echo "     OpenSSH sshd:  $(grep -F "$want" "$T/deb/sshd.log" | tail -n 1)"
-    grep -qE "$pattern" "$T/deb/sshd.log" && grep -qE "$pattern" "$T/lh/sshd.log"
+    tr -d '\r' <"$T/deb/sshd.log" | grep -qE "$pattern" && tr -d '\r' <"$T/lh/sshd.log" | grep -qE "$pattern"
 }
 
 check_server_completes() {

@@ -378,6 +378,9 @@ void ssh_client::report_disconnect(const transport_event& ev)
         log_.error("Connection closed by " + from);
     } else if (ev.error == errc::no_matching_algorithm) {
         log_.error("Unable to negotiate with " + from + ": " + text);
+    } else if (ev.error == errc::strict_kex_violation) {
+        // OpenSSH's ssh_packet_disconnect(): one line, nothing more.
+        log_.info("Disconnecting " + from + ": " + text);
     } else if (ev.error == errc::host_key_rejected) {
         // verify_host_key already printed why.
     } else if (ev.error != errc::ok) {

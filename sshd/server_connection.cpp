@@ -234,6 +234,9 @@ void server_connection::report_disconnect(const transport_event& ev)
     } else if (ev.error != errc::ok) {
         if (ev.error == errc::bad_version)
             log_.error("kex_exchange_identification: " + std::string(ev.text));
+        else if (ev.error == errc::strict_kex_violation)
+            // OpenSSH's ssh_packet_disconnect(): the line fail2ban filters match.
+            log_.info("Disconnecting " + peer + ": " + std::string(ev.text) + (authenticated_ ? "" : " [preauth]"));
         else if (ev.error == errc::no_matching_algorithm)
             log_.error("Unable to negotiate with " + peer + ": " + std::string(ev.text) +
                        (authenticated_ ? "" : " [preauth]"));
