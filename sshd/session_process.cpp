@@ -16,6 +16,8 @@ namespace longhaul {
 
 namespace {
 
+constexpr int session_pipe_size = 1024 * 1024;
+
 struct pipe_fds {
     int r = -1, w = -1;
     bool open()
@@ -25,6 +27,11 @@ struct pipe_fds {
             return false;
         r = fds[0];
         w = fds[1];
+        // A 64 KiB pipe is half a millisecond at 1 Gbit/s: the program and
+        // sshd would have to take turns that often. A larger one (best
+        // effort, up to the system's pipe-max-size) lets either side run
+        // for a while on a busy machine without the other starving.
+        (void)::fcntl(r, F_SETPIPE_SZ, session_pipe_size);
         return true;
     }
     void close_all()
@@ -175,6 +182,10 @@ result<spawned_session> spawn_session(const session_spawn& req, std::string& err
             run_rc(req.system_rc, envp.data());
         if (login && req.print_motd && !file_exists(hushlogin))
             print_motd();
+        if (req.run_in_process) {
+            environ = envp.data();
+            _exit(req.run_in_process());
+        }
         execve(shell.c_str(), const_cast<char* const*>(argv.data()), envp.data());
         child_fail(shell);
     }
