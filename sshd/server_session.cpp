@@ -3,6 +3,7 @@
 #include "channel/messages.hpp"
 #include "common/match.hpp"
 #include "common/text.hpp"
+#include "sshd/sftp/sftp_server_main.hpp"
 
 #include <fcntl.h>
 #include <sys/wait.h>
@@ -158,13 +159,15 @@ bool server_session::start_program(std::string_view kind, std::string client_com
             log.error("subsystem request for " + printable(client_command) + " by user " + env_.user->name + " failed, subsystem not found");
             return false;
         }
-        if (found->command == "internal-sftp") {
-            log.error("subsystem request for " + printable(client_command) +
-                      ": internal-sftp is not supported yet; configure the sftp-server binary");
-            return false;
-        }
         command = found->args;
     }
+    // internal-sftp, as the subsystem or forced: the session child serves
+    // SFTP in-process (sshd/sftp); forced on anything but the sftp
+    // subsystem, the session is refused as OpenSSH refuses it.
+    const bool internal_sftp = sftp::is_internal_sftp(command);
+    if (internal_sftp && kind != "subsystem")
+        log.error("Connection from user " + env_.user->name + " " + env_.facts.remote_address + " port " +
+                  std::to_string(env_.facts.remote_port) + ": refusing non-sftp session");
     const auto& f = env_.facts;
     const std::string who = " for " + env_.user->name + " from " + f.remote_address + " port " +
                             std::to_string(f.remote_port) + " id " + std::to_string(env_.session_number);
@@ -187,6 +190,21 @@ bool server_session::start_program(std::string_view kind, std::string client_com
     req.run_user_rc = kind != "subsystem" && !admin_forced && c.permit_user_rc &&
                       (!env_.key || env_.key->options.permit_user_rc);
     req.print_motd = c.print_motd && command.empty();
+    if (internal_sftp && kind == "subsystem") {
+        sftp::server_invocation inv;
+        inv.argv = sftp::split_internal_sftp_command(command);
+        inv.user = {env_.user->name, env_.user->uid, env_.user->home};
+        for (const auto& [k, v] : req.environment)
+            if (k == "SSH_CONNECTION")
+                inv.ssh_connection = v;
+        req.run_in_process = [inv = std::move(inv)] { return sftp::sftp_server_main(inv); };
+    } else if (internal_sftp) {
+        req.run_in_process = [] {
+            static constexpr char message[] = "This service allows sftp connections only.\n";
+            (void)!::write(STDOUT_FILENO, message, sizeof message - 1);
+            return 1;
+        };
+    }
     std::string error;
     auto s = spawn_session(req, error);
     if (!s) {

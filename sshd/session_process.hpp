@@ -8,6 +8,7 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,6 +27,12 @@ struct session_spawn {
     bool run_user_rc = true;
     bool print_motd = false; // /etc/motd for login shells, unless ~/.hushlogin
     std::string system_rc = "/etc/ssh/sshrc";
+    // internal-sftp: after the same set-up (session, descriptors, home
+    // directory, rc files, environment) the child runs this instead of
+    // exec'ing the shell and exits with what it returns. No exec, so it
+    // needs no binary (ChrootDirectory). sshd's session process is
+    // single-threaded by then, so ordinary code may run after fork.
+    std::function<int()> run_in_process;
 };
 
 // The caller owns the descriptors (for pty sessions the master moves here
