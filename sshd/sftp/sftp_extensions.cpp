@@ -17,6 +17,13 @@ namespace longhaul::sftp {
 using detail::format;
 using detail::status_from_errno;
 
+namespace {
+
+// OpenSSH's copy-data buffer, which decides its EOF status (see below).
+constexpr std::size_t copy_chunk = 64 * 1024;
+
+} // namespace
+
 void server::do_posix_rename(std::uint32_t id, byte_span payload)
 {
     auto m = posix_rename_request::decode(payload);
@@ -176,14 +183,15 @@ void server::do_copy_data(std::uint32_t id, byte_span payload)
     if (m->read_offset > max_offset || m->write_offset > max_offset)
         return send_status(id, status_from_errno(EINVAL));
     const bool until_eof = m->read_length == 0;
-    std::uint64_t left = until_eof ? max_offset - m->read_offset : m->read_length;
+    const std::uint64_t total = until_eof ? max_offset - m->read_offset : m->read_length;
     off_t roff = static_cast<off_t>(m->read_offset);
     off_t woff = static_cast<off_t>(m->write_offset);
     const bool append = (handles_[static_cast<std::size_t>(wh)].flags & O_APPEND) != 0;
     status_code status = status_code::ok;
     std::vector<std::uint8_t> buf;
-    while (left > 0) {
-        const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(left, 1 << 20));
+    std::uint64_t done = 0;
+    while (done < total) {
+        const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(total - done, 1 << 20));
         // The kernel copies without a trip through user space where it can
         // (copy_file_range); a pread/pwrite loop otherwise (O_APPEND targets,
         // file systems that refuse).
@@ -200,7 +208,7 @@ void server::do_copy_data(std::uint32_t id, byte_span payload)
         }
         if (n < 0) {
             if (buf.empty())
-                buf.resize(64 * 1024);
+                buf.resize(copy_chunk);
             const std::size_t chunk = std::min(want, buf.size());
             n = ::pread(rfd, buf.data(), chunk, roff);
             if (n < 0) {
@@ -228,10 +236,15 @@ void server::do_copy_data(std::uint32_t id, byte_span payload)
             woff += n;
         }
         if (n == 0) {
-            status = until_eof ? status_code::ok : status_code::eof;
+            // The end of the file before the length was copied. OpenSSH
+            // copies in 64 KiB chunks and counts each chunk as done before
+            // reading it, so it reports EOF only when the end came before
+            // the last chunk, and success otherwise: the same status here.
+            const std::uint64_t last_chunk_start = ((total - 1) / copy_chunk) * copy_chunk;
+            status = until_eof || done >= last_chunk_start ? status_code::ok : status_code::eof;
             break;
         }
-        left -= static_cast<std::uint64_t>(n);
+        done += static_cast<std::uint64_t>(n);
         handles_[static_cast<std::size_t>(rh)].bytes_read += static_cast<std::uint64_t>(n);
         handles_[static_cast<std::size_t>(wh)].bytes_written += static_cast<std::uint64_t>(n);
     }

@@ -378,9 +378,14 @@ TEST_CASE("sftp server: copy-data")
     CHECK(h.status_of(copy_data_request{.read_handle = r, .read_offset = 10, .read_length = 5, .write_handle = w,
                                         .write_offset = 0}) == ok);
     CHECK(h.dir.read("/dst").substr(0, 5) == src.substr(10, 5));
-    // Past the end with a length: EOF, as OpenSSH.
+    // Past the end with a length: OpenSSH copies in 64 KiB chunks and says
+    // EOF only when the end came before the last chunk.
     CHECK(h.status_of(copy_data_request{.read_handle = r, .read_offset = 299990, .read_length = 100,
+                                        .write_handle = w, .write_offset = 0}) == ok);
+    CHECK(h.status_of(copy_data_request{.read_handle = r, .read_offset = 200000, .read_length = 200000,
                                         .write_handle = w, .write_offset = 0}) == eof);
+    CHECK(h.status_of(copy_data_request{.read_handle = r, .read_offset = 200000, .read_length = 131072,
+                                        .write_handle = w, .write_offset = 0}) == ok);
     // Onto itself: refused.
     CHECK(h.status_of(copy_data_request{.read_handle = r, .read_offset = 0, .read_length = 0, .write_handle = r,
                                         .write_offset = 0}) == failure);
