@@ -33,6 +33,11 @@ namespace asio = boost::asio;
 
 namespace {
 
+// Queued output bounds per connection (see run()).
+constexpr std::size_t output_pause_above = 8 * 1024 * 1024;
+constexpr std::size_t output_resume_below = 4 * 1024 * 1024;
+constexpr std::size_t output_hard_cap = 32 * 1024 * 1024;
+
 class server_connection {
 public:
     server_connection(const server_context& ctx, int read_fd, int write_fd, int startup_fd, connection_facts facts)
@@ -138,6 +143,13 @@ int server_connection::run()
                  facts_.local_address + " port " + std::to_string(facts_.local_port) + " rdomain \"\"");
     core_ = std::make_unique<transport>(make_transport_config(), rng_, std::chrono::steady_clock::now());
     driver_ = std::make_unique<transport_driver>(io_, read_fd_, write_fd_, *core_);
+    // A client that sends requests (UNIMPLEMENTED before authentication,
+    // global request replies after) and never reads would grow this root
+    // process without bound. Channel sources already stop at the runner's
+    // high-water mark (4 MiB at most), so only such a client gets past
+    // twice that: stop reading from it until the queue is back at the
+    // mark, and drop it if our own output ever reaches the hard cap.
+    driver_->limit_output(output_pause_above, output_resume_below, output_hard_cap);
     if (cfg_.login_grace_time > 0) {
         grace_timer_.expires_after(std::chrono::seconds(cfg_.login_grace_time));
         grace_timer_.async_wait([this](const boost::system::error_code& ec) {
@@ -151,7 +163,12 @@ int server_connection::run()
         });
     }
     driver_->start([this](const transport_event& ev) { on_transport_event(ev); },
-                   [this](std::error_code) {
+                   [this](std::error_code ec) {
+                       if (ec == std::error_code(ENOBUFS, std::system_category()))
+                           log_.info("Disconnecting " + facts_.remote_address + " port " +
+                                     std::to_string(facts_.remote_port) +
+                                     ": output buffer over its limit, the client is not reading" +
+                                     (authenticated_ ? "" : " [preauth]"));
                        done_ = true;
                        io_.stop();
                    });

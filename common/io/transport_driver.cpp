@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 namespace longhaul {
@@ -37,6 +38,9 @@ struct transport_driver::impl : std::enable_shared_from_this<impl> {
     bool reading = false;
     bool writing = false;
     bool read_paused = false;
+    // limit_output(): reading stopped because the peer does not read.
+    std::size_t output_pause_above = 0, output_resume_below = 0, output_hard_cap = 0;
+    bool output_full = false;
     bool closing = false;
     bool finished = false;
     bool eof = false;
@@ -47,6 +51,10 @@ struct transport_driver::impl : std::enable_shared_from_this<impl> {
     {
         if (reading || read_paused || eof || finished)
             return;
+        if (output_pause_above != 0 && core.queued_size() > output_pause_above)
+            output_full = true;
+        if (output_full)
+            return; // flush() resumes below output_resume_below
         reading = true;
         stream.async_wait(asio::posix::stream_descriptor::wait_read,
                           [self = shared_from_this()](const boost::system::error_code& ec) { self->readable(ec); });
@@ -121,9 +129,30 @@ struct transport_driver::impl : std::enable_shared_from_this<impl> {
         });
     }
 
+    // limit_output(): drop a connection whose queue passed the hard cap
+    // (reading is already paused, so only our own producers can get it
+    // there), and resume reading once the queue has drained.
+    bool check_output_limits()
+    {
+        if (output_pause_above == 0)
+            return true;
+        const std::size_t queued = core.queued_size();
+        if (output_hard_cap != 0 && queued > output_hard_cap) {
+            fatal(std::error_code(ENOBUFS, std::system_category()));
+            return false;
+        }
+        if (output_full && queued <= output_resume_below) {
+            output_full = false;
+            start_read();
+        }
+        return true;
+    }
+
     void flush()
     {
         if (finished || writing)
+            return;
+        if (!check_output_limits())
             return;
         while (core.output_size() > 0) {
             auto pending = core.output();
@@ -137,6 +166,8 @@ struct transport_driver::impl : std::enable_shared_from_this<impl> {
             if (n < 0 && errno == EINTR)
                 continue;
             if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+                if (!check_output_limits())
+                    return;
                 writing = true;
                 out.async_wait(asio::posix::stream_descriptor::wait_write,
                                   [self = shared_from_this()](const boost::system::error_code& ec) {
@@ -153,6 +184,8 @@ struct transport_driver::impl : std::enable_shared_from_this<impl> {
             fatal(std::error_code(n < 0 ? errno : EPIPE, std::system_category()));
             return;
         }
+        if (!check_output_limits())
+            return;
         if (on_drained && core.queued_size() <= drain_low_water) {
             auto cb = std::move(on_drained);
             on_drained = nullptr;
@@ -267,6 +300,13 @@ void transport_driver::pause_reading(bool paused)
     impl_->read_paused = paused;
     if (!paused)
         impl_->start_read();
+}
+
+void transport_driver::limit_output(std::size_t pause_above, std::size_t resume_below, std::size_t hard_cap)
+{
+    impl_->output_pause_above = pause_above;
+    impl_->output_resume_below = std::min(resume_below, pause_above);
+    impl_->output_hard_cap = hard_cap;
 }
 
 void transport_driver::on_output_drained(std::size_t low_water, std::function<void()> cb)

@@ -55,6 +55,12 @@ public:
     // Stops once the output queue is below `low_water` bytes: the upper layer
     // resumes producing data from here.
     void on_output_drained(std::size_t low_water, std::function<void()> cb);
+    // A peer that sends requests and never reads what they produce would
+    // otherwise grow the output queue without bound (issue 12): above
+    // `pause_above` queued bytes reading stops, below `resume_below` it
+    // resumes, and above `hard_cap` the connection is dropped (close
+    // handler with ENOBUFS). 0 for pause_above: no limit (the default).
+    void limit_output(std::size_t pause_above, std::size_t resume_below, std::size_t hard_cap);
 
     transport& core() noexcept;
     // The descriptor read from (for getsockopt: TCP_INFO, addresses).

@@ -15,7 +15,7 @@ namespace {
 constexpr std::size_t max_input_buffer = 4 * 1024 * 1024;
 // OpenSSH rekeys before a direction's sequence number can wrap.
 constexpr std::uint64_t max_packets_per_key = std::uint64_t(1) << 31;
-// Bounds for peer EXT_INFO.
+// Bounds for peer EXT_INFO: fewer than 1024 entries (OpenSSH's limit).
 constexpr std::uint32_t max_extensions = 1024;
 
 // OpenSSH's default rekey volume: 2^(2*block bits) blocks for 128-bit block
@@ -233,10 +233,20 @@ transport_event transport::handle_disconnect(byte_span payload)
 
 transport_event transport::handle_ext_info(byte_span payload)
 {
+    // As OpenSSH's kex_input_ext_info(): a server takes one EXT_INFO, a
+    // client two (the second right before USERAUTH_SUCCESS, for
+    // ext-info-in-auth@openssh.com), and only once keys are in use. Without
+    // a count a peer could send them for ever and have every new name kept.
+    const std::uint32_t max_ext_info = is_client() ? 2 : 1;
+    if (!established_ && !kex_.newkeys_received)
+        return fail(errc::protocol_error, "protocol error: SSH2_MSG_EXT_INFO before NEWKEYS");
+    if (++ext_info_received_ > max_ext_info)
+        return fail(errc::protocol_error, "too many SSH2_MSG_EXT_INFO messages sent by peer");
     wire_reader r(payload.subspan(1));
     const std::uint32_t n = r.u32();
-    if (n > max_extensions)
-        return fail(errc::too_large, "EXT_INFO with too many extensions");
+    if (n >= max_extensions)
+        return fail(errc::too_large, "SSH2_MSG_EXT_INFO with too many entries, expected <=1024, received " +
+                                         std::to_string(n));
     for (std::uint32_t i = 0; i < n && r.ok(); ++i) {
         auto name = r.text(1024);
         auto value = r.text(64 * 1024);

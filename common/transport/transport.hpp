@@ -240,6 +240,7 @@ private:
     bytes session_id_;
     std::optional<public_key> host_key_;
     std::map<std::string, std::string> peer_extensions_;
+    std::uint32_t ext_info_received_ = 0; // EXT_INFO messages taken from the peer
 
     std::deque<bytes> deferred_;
     std::size_t deferred_bytes_ = 0;

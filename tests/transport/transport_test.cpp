@@ -114,6 +114,52 @@ TEST_CASE("transport: no EXT_INFO when the client does not offer ext-info-c")
     CHECK(p.client->peer_extensions().empty());
 }
 
+// issue 12 (5): a peer may send EXT_INFO once (a server's peer) or twice (a
+// client's: after NEWKEYS and before USERAUTH_SUCCESS), as OpenSSH's
+// kex_input_ext_info() allows; every further one used to be parsed and its
+// names stored, so a client could grow the server's memory without bound.
+TEST_CASE("transport: a server takes one EXT_INFO from the client, a second ends the connection")
+{
+    transport_pair p(client_config(), server_config());
+    p.run();
+    REQUIRE(p.server->established());
+    auto ext_info = [](int first, int count) {
+        bytes m;
+        wire_writer w(m);
+        w.u8(msg::ext_info).u32(static_cast<std::uint32_t>(count));
+        for (int i = 0; i < count; ++i)
+            w.string("name-" + std::to_string(first + i)).string("v");
+        return m;
+    };
+    REQUIRE(p.client->send(ext_info(0, 100)).has_value());
+    p.run();
+    CHECK_FALSE(p.server->closed());
+    CHECK(p.server->peer_extensions().size() == 100);
+    for (int i = 1; i < 5 && !p.server->closed(); ++i) {
+        REQUIRE(p.client->send(ext_info(i * 100, 100)).has_value());
+        p.run();
+    }
+    CHECK(p.server->closed());
+    CHECK(p.server_log.disconnect_local);
+    CHECK(p.server_log.disconnect_text == "too many SSH2_MSG_EXT_INFO messages sent by peer");
+    CHECK(p.server->peer_extensions().size() == 100);
+}
+
+TEST_CASE("transport: EXT_INFO with 1024 or more entries is refused, as OpenSSH refuses it")
+{
+    transport_pair p(client_config(), server_config());
+    p.run();
+    bytes m;
+    wire_writer w(m);
+    w.u8(msg::ext_info).u32(1024);
+    for (int i = 0; i < 1024; ++i)
+        w.string("n" + std::to_string(i)).string("");
+    REQUIRE(p.client->send(m).has_value());
+    p.run();
+    CHECK(p.server->closed());
+    CHECK(p.server->peer_extensions().empty());
+}
+
 TEST_CASE("transport: messages sent before the key exchange completes are held, then delivered in order")
 {
     transport_pair p(client_config(), server_config());
