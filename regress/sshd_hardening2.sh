@@ -63,6 +63,9 @@ new_server() {
     known_hosts_for "${!var}"
 }
 askpass=$(lh_askpass)
+# want N: whether defect N's checks run (LH_ONLY="5 7" runs only those; for
+# reproducing one defect quickly).
+want() { [ -z "${LH_ONLY:-}" ] || [[ " $LH_ONLY " == *" $1 "* ]]; }
 # try_password PORT WHO METHOD PASSWORD [ssh args]: one attempt; succeeds only if it logged in.
 try_password() {
     local port=$1 who=$2 method=$3 answer=$4
@@ -78,6 +81,7 @@ try_password() {
 # before authentication (UNIMPLEMENTED for each) and after it (a global
 # request reply for each). The connection process's resident memory,
 # sampled every 0.5 s through the flood, must stay under the bound.
+if want 5; then
 rss_bound_kib=$((64 * 1024))
 # max_child_rss_kib LISTENER_PID: the largest VmRSS among the listener's children.
 max_child_rss_kib() {
@@ -116,5 +120,70 @@ lh_check "5. a client that floods before authentication and never reads: connect
     flood_check flood-preauth "$port_flood" 20
 lh_check "5. a client that floods after authentication and never reads: connection RSS < 64 MiB" \
     flood_check flood-postauth "$port_flood" "$user" "$pw" 20
+fi
+
+# ---------------------------------------------------------------- PAM service
+# A PAM service of our own, named after the sshd binary as OpenSSH names it
+# (__progname). Without PAM the PAM checks are skipped (recorded).
+pam_missing=
+[ -d /etc/pam.d ] || pam_missing="no /etc/pam.d (PAM)"
+[ -n "$pam_missing" ] || [ -e /lib/x86_64-linux-gnu/security/pam_exec.so ] ||
+    [ -n "$(find / -xdev -name pam_exec.so -print -quit 2>/dev/null)" ] ||
+    pam_missing="pam_exec.so not installed (libpam-modules)"
+service="sshd-lhtest2-$$"
+if [ -z "$pam_missing" ]; then
+    mkdir -p "$T/bin"
+    ln -s "$BUILD/bin/sshd" "$T/bin/$service"
+    # Records each pam_open_session / pam_close_session (PAM_TYPE).
+    printf '#!/bin/sh\necho "$PAM_TYPE $PAM_USER" >>"%s/pam-sessions"\nexit 0\n' "$T" >"$T/session-hook.sh"
+    chmod 755 "$T/session-hook.sh"
+    LH_CLEANUP_FILES+=("/etc/pam.d/$service")
+    {
+        echo "# Longhaul regress/sshd_hardening2.sh (pid $$); removed when the test ends."
+        echo "auth     required pam_unix.so"
+        echo "account  required pam_unix.so"
+        echo "session  required pam_unix.so"
+        echo "session  optional pam_exec.so quiet $T/session-hook.sh"
+        echo "password required pam_unix.so"
+    } >"/etc/pam.d/$service"
+fi
+# new_pam_server NAME PORTVAR [sshd_config lines...]
+new_pam_server() {
+    local name=$1 var=$2
+    shift 2
+    LH_SSHD=$T/bin/$service new_server "$name" "$var" "UsePAM yes" "$@"
+}
+
+# ---------------------------------------------------------------- 6. abandoned PAM conversation
+# keyboard-interactive is started, and at its prompts the client sends a
+# signed publickey request instead. The account check after the publickey
+# success used to wait in select() for the abandoned conversation, with no
+# timeout: the connection hung (and held a MaxStartups slot) until
+# LoginGraceTime, or for ever with LoginGraceTime 0.
+if ! want 6; then
+    :
+elif [ -n "$pam_missing" ]; then
+    lh_skip_check "6. an abandoned PAM conversation does not hang the login" "$pam_missing"
+else
+    new_pam_server pam6 port_pam6 "KbdInteractiveAuthentication yes" "PasswordAuthentication yes" "LoginGraceTime 0"
+    check_abandoned_kbdint() {
+        "$PROBER" kbdint-abandon "$port_pam6" "$user" "$T/id_user" >"$T/abandon.out" 2>&1
+        echo "  $(paste -sd' ' "$T/abandon.out" | cut -c1-200)"
+        grep -qx "result: authenticated" "$T/abandon.out" &&
+            [ "$(awk '/^elapsed_ms/ {print $2}' "$T/abandon.out")" -lt 10000 ]
+    }
+    lh_check "6. publickey after an abandoned keyboard-interactive conversation logs in promptly" check_abandoned_kbdint
+    # A failed password (its PAM transaction finished) and then a key.
+    check_password_then_key() {
+        local start=$SECONDS out
+        out=$(LH_ASKPASS_ANSWER=wrong-password SSH_ASKPASS=$askpass SSH_ASKPASS_REQUIRE=force DISPLAY=none \
+            timeout 30 ssh -F /dev/null -p "$port_pam6" -o "UserKnownHostsFile=$T/known_hosts.$port_pam6" \
+            -o StrictHostKeyChecking=yes -o NumberOfPasswordPrompts=1 -o IdentitiesOnly=yes -o IdentityAgent=none \
+            -i "$T/id_user" -o PreferredAuthentications=password,publickey "$user@127.0.0.1" 'echo in' </dev/null 2>/dev/null)
+        echo "  took $((SECONDS - start)) s"
+        [ "$out" = in ] && [ $((SECONDS - start)) -lt 10 ]
+    }
+    lh_check "6. publickey after a failed PAM password logs in promptly" check_password_then_key
+fi
 
 lh_summary

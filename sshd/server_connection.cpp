@@ -22,6 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstring>
 #include <deque>
@@ -67,6 +68,7 @@ private:
     void reap_children();
     void arm_client_alive();
     void report_disconnect(const transport_event& ev);
+    std::chrono::steady_clock::time_point account_check_deadline() const;
     void notify_startup(char c);
 
     const server_context& ctx_;
@@ -99,6 +101,7 @@ private:
     };
     std::deque<held> held_;
     std::chrono::steady_clock::time_point request_time_{};
+    std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
     // After authentication.
     std::unique_ptr<connection> conn_;
     std::unique_ptr<connection_runner> runner_;
@@ -283,13 +286,26 @@ void server_connection::start_auth()
             // Password and keyboard-interactive ran pam_acct_mgmt already.
             if (pam_account_ok_)
                 return {true, ""};
+            // Any other transaction is a method that did not succeed: a
+            // failed password, or a keyboard-interactive conversation the
+            // client left for this method, still waiting for answers that
+            // will never come. Waiting on it would hang this connection
+            // (and hold a MaxStartups slot): discard it and ask PAM's
+            // account management afresh, as OpenSSH's sshpam_cleanup() +
+            // do_pam_account() do.
+            if (pam_ && pam_purpose_ != pam_purpose::account) {
+                pam_watch_.reset();
+                pam_.reset(); // cancels a pending conversation; never blocks
+            }
             if (!pam_) {
                 pam_purpose_ = pam_purpose::account;
                 start_pam(pam_mode::account_only, std::string(user), "");
                 if (!pam_)
                     return {false, ""};
             }
-            // The worker runs pam_acct_mgmt; wait for its verdict here.
+            // The worker runs pam_acct_mgmt; wait for its verdict here, but
+            // no longer than the login may still take.
+            const auto deadline = account_check_deadline();
             for (;;) {
                 if (auto ev = pam_->poll()) {
                     if (ev->kind == pam_event::type::done) {
@@ -299,14 +315,34 @@ void server_connection::start_auth()
                     pam_->cancel();
                     return {false, ""};
                 }
+                const auto left = deadline - std::chrono::steady_clock::now();
+                if (left <= std::chrono::steady_clock::duration::zero()) {
+                    log_.error("PAM account check for " + std::string(user) + " from " + facts_.remote_address +
+                               " port " + std::to_string(facts_.remote_port) +
+                               " did not finish in time: access refused [preauth]");
+                    pam_.reset();
+                    return {false, ""};
+                }
+                const auto us = std::chrono::duration_cast<std::chrono::microseconds>(left).count();
+                timeval tv{static_cast<time_t>(us / 1000000), static_cast<suseconds_t>(us % 1000000)};
                 fd_set rd;
                 FD_ZERO(&rd);
                 FD_SET(pam_->event_fd(), &rd);
-                ::select(pam_->event_fd() + 1, &rd, nullptr, nullptr, nullptr);
+                ::select(pam_->event_fd() + 1, &rd, nullptr, nullptr, &tv);
             }
         };
     }
     auth_ = std::make_unique<server_auth>(std::move(ac), std::move(p));
+}
+
+// The PAM account check blocks the event loop, so it gets what is left of
+// LoginGraceTime (at least a second), or two minutes when there is none.
+std::chrono::steady_clock::time_point server_connection::account_check_deadline() const
+{
+    const auto now = std::chrono::steady_clock::now();
+    if (cfg_.login_grace_time <= 0)
+        return now + std::chrono::minutes(2);
+    return std::max(started_ + std::chrono::seconds(cfg_.login_grace_time), now + std::chrono::seconds(1));
 }
 
 void server_connection::pump_auth()
