@@ -14,6 +14,7 @@ Prints what ran per stage (unit, regress, asan, fuzz), what was skipped and
 why, and exits 1 if a stage failed, or if anything was skipped and
 ALLOW_SKIP is not 1.
 """
+import glob
 import json
 import os
 import re
@@ -153,6 +154,8 @@ def main():
     add_ctest_stage("asan", "asan")
     if os.path.exists(os.path.join(results, "fuzz.rc")):
         targets = read(os.path.join(results, "fuzz.targets")).split()
+        if not targets:  # the stage failed before listing them
+            targets = sorted(os.path.basename(t) for t in glob.glob("build-fuzz/fuzz/*_fuzz"))
         rc = read(os.path.join(results, "fuzz.rc")).strip()
         state = "all passed" if rc == "0" else "FAILED"
         stage_lines.append(f"  {'fuzz':<8} {len(targets)} targets, {state}: {' '.join(targets)}")
