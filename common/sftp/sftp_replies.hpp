@@ -67,6 +67,7 @@ struct name_reply {
     std::uint32_t id = 0;
     std::vector<name_entry> entries;
     LONGHAUL_SFTP_MESSAGE(name_reply, entries)
+    friend bool operator==(const name_reply&, const name_reply&) = default;
 };
 
 struct attrs_reply {
@@ -74,6 +75,7 @@ struct attrs_reply {
     std::uint32_t id = 0;
     attrs attributes;
     LONGHAUL_SFTP_MESSAGE(attrs_reply, attributes)
+    friend bool operator==(const attrs_reply&, const attrs_reply&) = default;
 };
 
 // SSH_FXP_EXTENDED_REPLY as it arrives: the id and the undecoded rest.
@@ -96,6 +98,7 @@ struct statvfs_reply {
                   fsid = 0, flag = 0, namemax = 0;
     LONGHAUL_SFTP_MESSAGE(statvfs_reply, bsize, frsize, blocks, bfree, bavail, files, ffree, favail, fsid, flag,
                           namemax)
+    friend bool operator==(const statvfs_reply&, const statvfs_reply&) = default;
 };
 
 // limits@openssh.com. Zero means "no limit stated".
@@ -104,6 +107,7 @@ struct limits_reply {
     std::uint32_t id = 0;
     std::uint64_t max_packet_length = 0, max_read_length = 0, max_write_length = 0, max_open_handles = 0;
     LONGHAUL_SFTP_MESSAGE(limits_reply, max_packet_length, max_read_length, max_write_length, max_open_handles)
+    friend bool operator==(const limits_reply&, const limits_reply&) = default;
 };
 
 // users-groups-by-id@openssh.com: a name per requested id, empty when unknown.
@@ -112,6 +116,7 @@ struct users_groups_by_id_reply {
     std::uint32_t id = 0;
     packed_names users, groups;
     LONGHAUL_SFTP_MESSAGE(users_groups_by_id_reply, users, groups)
+    friend bool operator==(const users_groups_by_id_reply&, const users_groups_by_id_reply&) = default;
 };
 
 using reply = std::variant<version_reply, status_reply, handle_reply, data_reply, name_reply, attrs_reply,

@@ -32,6 +32,7 @@ struct open_request {
     std::uint32_t pflags = 0; // fxf::*
     attrs attributes;
     LONGHAUL_SFTP_MESSAGE(open_request, path, pflags, attributes)
+    friend bool operator==(const open_request&, const open_request&) = default;
 };
 
 struct close_request {
@@ -39,6 +40,7 @@ struct close_request {
     std::uint32_t id = 0;
     bytes handle;
     LONGHAUL_SFTP_MESSAGE(close_request, handle)
+    friend bool operator==(const close_request&, const close_request&) = default;
 };
 
 struct read_request {
@@ -48,6 +50,7 @@ struct read_request {
     std::uint64_t offset = 0;
     std::uint32_t length = 0;
     LONGHAUL_SFTP_MESSAGE(read_request, handle, offset, length)
+    friend bool operator==(const read_request&, const read_request&) = default;
 };
 
 struct write_request {
@@ -64,6 +67,7 @@ struct lstat_request {
     std::uint32_t id = 0;
     std::string path;
     LONGHAUL_SFTP_MESSAGE(lstat_request, path)
+    friend bool operator==(const lstat_request&, const lstat_request&) = default;
 };
 
 struct fstat_request {
@@ -71,6 +75,7 @@ struct fstat_request {
     std::uint32_t id = 0;
     bytes handle;
     LONGHAUL_SFTP_MESSAGE(fstat_request, handle)
+    friend bool operator==(const fstat_request&, const fstat_request&) = default;
 };
 
 struct setstat_request {
@@ -79,6 +84,7 @@ struct setstat_request {
     std::string path;
     attrs attributes;
     LONGHAUL_SFTP_MESSAGE(setstat_request, path, attributes)
+    friend bool operator==(const setstat_request&, const setstat_request&) = default;
 };
 
 struct fsetstat_request {
@@ -87,6 +93,7 @@ struct fsetstat_request {
     bytes handle;
     attrs attributes;
     LONGHAUL_SFTP_MESSAGE(fsetstat_request, handle, attributes)
+    friend bool operator==(const fsetstat_request&, const fsetstat_request&) = default;
 };
 
 struct opendir_request {
@@ -94,6 +101,7 @@ struct opendir_request {
     std::uint32_t id = 0;
     std::string path;
     LONGHAUL_SFTP_MESSAGE(opendir_request, path)
+    friend bool operator==(const opendir_request&, const opendir_request&) = default;
 };
 
 struct readdir_request {
@@ -101,6 +109,7 @@ struct readdir_request {
     std::uint32_t id = 0;
     bytes handle;
     LONGHAUL_SFTP_MESSAGE(readdir_request, handle)
+    friend bool operator==(const readdir_request&, const readdir_request&) = default;
 };
 
 struct remove_request {
@@ -108,6 +117,7 @@ struct remove_request {
     std::uint32_t id = 0;
     std::string path;
     LONGHAUL_SFTP_MESSAGE(remove_request, path)
+    friend bool operator==(const remove_request&, const remove_request&) = default;
 };
 
 struct mkdir_request {
@@ -116,6 +126,7 @@ struct mkdir_request {
     std::string path;
     attrs attributes;
     LONGHAUL_SFTP_MESSAGE(mkdir_request, path, attributes)
+    friend bool operator==(const mkdir_request&, const mkdir_request&) = default;
 };
 
 struct rmdir_request {
@@ -123,6 +134,7 @@ struct rmdir_request {
     std::uint32_t id = 0;
     std::string path;
     LONGHAUL_SFTP_MESSAGE(rmdir_request, path)
+    friend bool operator==(const rmdir_request&, const rmdir_request&) = default;
 };
 
 struct realpath_request {
@@ -130,6 +142,7 @@ struct realpath_request {
     std::uint32_t id = 0;
     std::string path;
     LONGHAUL_SFTP_MESSAGE(realpath_request, path)
+    friend bool operator==(const realpath_request&, const realpath_request&) = default;
 };
 
 struct stat_request {
@@ -137,6 +150,7 @@ struct stat_request {
     std::uint32_t id = 0;
     std::string path;
     LONGHAUL_SFTP_MESSAGE(stat_request, path)
+    friend bool operator==(const stat_request&, const stat_request&) = default;
 };
 
 struct rename_request {
@@ -144,6 +158,7 @@ struct rename_request {
     std::uint32_t id = 0;
     std::string old_path, new_path;
     LONGHAUL_SFTP_MESSAGE(rename_request, old_path, new_path)
+    friend bool operator==(const rename_request&, const rename_request&) = default;
 };
 
 struct readlink_request {
@@ -151,6 +166,7 @@ struct readlink_request {
     std::uint32_t id = 0;
     std::string path;
     LONGHAUL_SFTP_MESSAGE(readlink_request, path)
+    friend bool operator==(const readlink_request&, const readlink_request&) = default;
 };
 
 // OpenSSH sends SYMLINK's arguments in the reverse of the draft's order
@@ -161,6 +177,7 @@ struct symlink_request {
     std::uint32_t id = 0;
     std::string target_path, link_path;
     LONGHAUL_SFTP_MESSAGE(symlink_request, target_path, link_path)
+    friend bool operator==(const symlink_request&, const symlink_request&) = default;
 };
 
 // --- SSH_FXP_EXTENDED requests (OpenSSH PROTOCOL §4) ------------------------
@@ -171,6 +188,7 @@ struct posix_rename_request {
     std::uint32_t id = 0;
     std::string old_path, new_path;
     LONGHAUL_SFTP_MESSAGE(posix_rename_request, old_path, new_path)
+    friend bool operator==(const posix_rename_request&, const posix_rename_request&) = default;
 };
 
 struct statvfs_request {
@@ -179,6 +197,7 @@ struct statvfs_request {
     std::uint32_t id = 0;
     std::string path;
     LONGHAUL_SFTP_MESSAGE(statvfs_request, path)
+    friend bool operator==(const statvfs_request&, const statvfs_request&) = default;
 };
 
 struct fstatvfs_request {
@@ -187,6 +206,7 @@ struct fstatvfs_request {
     std::uint32_t id = 0;
     bytes handle;
     LONGHAUL_SFTP_MESSAGE(fstatvfs_request, handle)
+    friend bool operator==(const fstatvfs_request&, const fstatvfs_request&) = default;
 };
 
 struct hardlink_request {
@@ -195,6 +215,7 @@ struct hardlink_request {
     std::uint32_t id = 0;
     std::string old_path, new_path;
     LONGHAUL_SFTP_MESSAGE(hardlink_request, old_path, new_path)
+    friend bool operator==(const hardlink_request&, const hardlink_request&) = default;
 };
 
 struct fsync_request {
@@ -203,6 +224,7 @@ struct fsync_request {
     std::uint32_t id = 0;
     bytes handle;
     LONGHAUL_SFTP_MESSAGE(fsync_request, handle)
+    friend bool operator==(const fsync_request&, const fsync_request&) = default;
 };
 
 struct lsetstat_request {
@@ -212,6 +234,7 @@ struct lsetstat_request {
     std::string path;
     attrs attributes;
     LONGHAUL_SFTP_MESSAGE(lsetstat_request, path, attributes)
+    friend bool operator==(const lsetstat_request&, const lsetstat_request&) = default;
 };
 
 struct limits_request {
@@ -219,6 +242,7 @@ struct limits_request {
     static constexpr std::string_view ext_name = ext::limits;
     std::uint32_t id = 0;
     LONGHAUL_SFTP_MESSAGE(limits_request)
+    friend bool operator==(const limits_request&, const limits_request&) = default;
 };
 
 struct expand_path_request {
@@ -227,6 +251,7 @@ struct expand_path_request {
     std::uint32_t id = 0;
     std::string path;
     LONGHAUL_SFTP_MESSAGE(expand_path_request, path)
+    friend bool operator==(const expand_path_request&, const expand_path_request&) = default;
 };
 
 // copy-data: a read_length of 0 copies to the end of the file.
@@ -239,6 +264,7 @@ struct copy_data_request {
     bytes write_handle;
     std::uint64_t write_offset = 0;
     LONGHAUL_SFTP_MESSAGE(copy_data_request, read_handle, read_offset, read_length, write_handle, write_offset)
+    friend bool operator==(const copy_data_request&, const copy_data_request&) = default;
 };
 
 // home-directory: an empty name means the session's user.
@@ -248,6 +274,7 @@ struct home_directory_request {
     std::uint32_t id = 0;
     std::string username;
     LONGHAUL_SFTP_MESSAGE(home_directory_request, username)
+    friend bool operator==(const home_directory_request&, const home_directory_request&) = default;
 };
 
 struct users_groups_by_id_request {
@@ -256,6 +283,7 @@ struct users_groups_by_id_request {
     std::uint32_t id = 0;
     id_list uids, gids;
     LONGHAUL_SFTP_MESSAGE(users_groups_by_id_request, uids, gids)
+    friend bool operator==(const users_groups_by_id_request&, const users_groups_by_id_request&) = default;
 };
 
 // Any other SSH_FXP_EXTENDED: the name and the undecoded rest.

@@ -122,7 +122,7 @@ result<M> decode_message(byte_span payload)
 //   encode_to(out) appends the whole packet; encode() returns it;
 //   decode(payload) parses what follows the type byte.
 // The structs stay aggregates, so tests and callers can use designated
-// initializers.
+// initializers. Those without spans also declare a defaulted operator==.
 #define LONGHAUL_SFTP_MESSAGE(M, ...)                                                                                  \
     auto fields() { return std::tie(__VA_ARGS__); }                                                                    \
     auto fields() const { return std::tie(__VA_ARGS__); }                                                              \
@@ -133,7 +133,6 @@ result<M> decode_message(byte_span payload)
         encode_to(out);                                                                                                \
         return out;                                                                                                    \
     }                                                                                                                  \
-    static result<M> decode(byte_span payload) { return ::longhaul::sftp::detail::decode_message<M>(payload); }        \
-    friend bool operator==(const M&, const M&) = default;
+    static result<M> decode(byte_span payload) { return ::longhaul::sftp::detail::decode_message<M>(payload); }
 
 } // namespace longhaul::sftp
