@@ -226,8 +226,7 @@ int sftp_server_main(const server_invocation& inv)
                 } else if (i + 1 < inv.argv.size()) {
                     value = inv.argv[++i];
                 } else {
-                    std::fprintf(stderr, "%s: option requires an argument -- '%c'\n", prog.c_str(), opt);
-                    usage(prog);
+                    usage(prog); // OpenSSH's getopt says nothing more
                     return 1;
                 }
                 j = arg.size();
@@ -292,9 +291,7 @@ int sftp_server_main(const server_invocation& inv)
                 mask = static_cast<mode_t>(m);
                 break;
             }
-            default:
-                if (opt != 'h')
-                    std::fprintf(stderr, "%s: invalid option -- '%c'\n", prog.c_str(), opt);
+            default: // -h and unknown options alike
                 usage(prog);
                 return 1;
             }
