@@ -62,6 +62,41 @@ new_server() {
     lh_start_sshd "$T/$name" "${!var}" "$@"
     known_hosts_for "${!var}"
 }
+# new_server_match NAME PORTVAR "MATCH LINES" [sshd_config lines...]: as
+# new_server, with the Match lines (newline-separated) at the end of the
+# configuration, where lh_start_sshd cannot put them.
+new_server_match() {
+    local name=$1 var=$2 tail=$3 dir=$T/$1
+    shift 3
+    mkdir -p "$dir"
+    cp "$T"/ssh_host_* "$T/authorized_keys" "$dir/"
+    lh_port "$var"
+    # lh_start_sshd's configuration, checked and then extended.
+    LH_SSHD=/bin/true lh_start_sshd_config_only "$dir" "${!var}" "$@"
+    printf '%s\n' "$tail" >>"$dir/sshd_config"
+    "$LH_SSHD" -t -f "$dir/sshd_config" || lh_fail "sshd -t rejected the test config"
+    "$LH_SSHD" -D -e -f "$dir/sshd_config" 2>"$dir/sshd.log" &
+    LH_PIDS+=($!)
+    lh_wait_until 5 bash -c "exec 3<>/dev/tcp/127.0.0.1/${!var}" 2>/dev/null || lh_fail "sshd did not start on ${!var}"
+    known_hosts_for "${!var}"
+}
+# Writes DIR/sshd_config exactly as lh_start_sshd does, without starting it.
+lh_start_sshd_config_only() {
+    local dir=$1 port=$2 line k
+    shift 2
+    {
+        for line in "$@"; do echo "$line"; done
+        echo "Port $port"
+        echo "ListenAddress 127.0.0.1"
+        for k in ed25519 ecdsa256 ecdsa384 ecdsa521 rsa; do echo "HostKey $dir/ssh_host_${k}_key"; done
+        echo "PidFile $dir/sshd.pid"
+        echo "AuthorizedKeysFile $dir/authorized_keys"
+        echo "UsePAM no"
+        echo "StrictModes no"
+        echo "LogLevel VERBOSE"
+        echo "Subsystem sftp ${LH_SFTP_SERVER:-/usr/lib/openssh/sftp-server}"
+    } >"$dir/sshd_config"
+}
 askpass=$(lh_askpass)
 # want N: whether defect N's checks run (LH_ONLY="5 7" runs only those; for
 # reproducing one defect quickly).
@@ -184,6 +219,55 @@ else
         [ "$out" = in ] && [ $((SECONDS - start)) -lt 10 ]
     }
     lh_check "6. publickey after a failed PAM password logs in promptly" check_password_then_key
+fi
+
+# ---------------------------------------------------------------- 7. user enumeration
+# A Match User block whose pattern covers both the test user and a name
+# that does not exist: OpenSSH evaluates Match for invalid users too (with
+# the name as given and no groups), so the methods offered are the same.
+# They used to differ: the invalid user got the global list.
+if want 7; then
+    nouser="lhtest$$_nouser"
+    new_server_match match7 port_m7 "Match User lhtest$$_*
+    AuthenticationMethods publickey" "PasswordAuthentication yes" "KbdInteractiveAuthentication no"
+    # methods_offered WHO: what OpenSSH's client -v reports after the "none" probe.
+    methods_offered() {
+        ssh -v -F /dev/null -p "$port_m7" -o "UserKnownHostsFile=$T/known_hosts.$port_m7" -o StrictHostKeyChecking=yes \
+            -o BatchMode=yes -o PubkeyAuthentication=no -o PreferredAuthentications=password "$1@127.0.0.1" true \
+            </dev/null 2>&1 | tr -d '\r' | sed -n 's/^debug1: Authentications that can continue: //p' | head -1
+    }
+    check_same_methods() {
+        local valid invalid
+        ! getent passwd "$nouser" >/dev/null || return 1
+        valid=$(methods_offered "$user")
+        invalid=$(methods_offered "$nouser")
+        echo "  existing user: '$valid'; invalid user: '$invalid'"
+        [ "$valid" = publickey ] && [ "$valid" = "$invalid" ]
+    }
+    lh_check "7. Match User applies to an invalid user: the same methods as for an existing one" check_same_methods
+
+    # Failed password attempts: the median time for an existing and an
+    # invalid user within 100 ms of each other (a coarse check: each attempt
+    # is a whole ssh run, and the server adds its per-user failure delay).
+    new_server timing7 port_t7 "PasswordAuthentication yes" "KbdInteractiveAuthentication no" "MaxStartups 100"
+    median_failure_ms() {
+        local who=$1 i start t
+        for i in 1 2 3 4 5 6 7; do
+            start=$(date +%s%N)
+            try_password "$port_t7" "$who" password "wrong-$RANDOM" >/dev/null 2>&1 || true
+            t=$((($(date +%s%N) - start) / 1000000))
+            echo "$t"
+        done | sort -n | sed -n 4p
+    }
+    check_timing() {
+        local a b d
+        a=$(median_failure_ms "$user")
+        b=$(median_failure_ms "$nouser")
+        d=$((a > b ? a - b : b - a))
+        echo "  failed password, median of 7: existing user ${a} ms, invalid user ${b} ms (difference ${d} ms, tolerance 100 ms)"
+        [ "$d" -lt 100 ]
+    }
+    lh_check "7. a failed password takes about as long for an invalid user as for an existing one" check_timing
 fi
 
 lh_summary

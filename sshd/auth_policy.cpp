@@ -75,19 +75,28 @@ user_lookup sshd_auth_policy::lookup(std::string_view user)
     // A server not started as root can only be its own user.
     if (u && geteuid() != 0 && u->uid != geteuid())
         u.reset();
-    if (!u) {
-        out.status = user_status::unknown;
-        return out;
-    }
-    account_ = u;
-    groups_ = lookup_groups(*u);
     connection_info info;
-    info.user = u->name;
-    info.groups = groups_.names;
+    info.user = u ? u->name : std::string(user);
     info.host = facts_.remote_host;
     info.address = facts_.remote_address;
     info.local_address = facts_.local_address;
     info.local_port = facts_.local_port;
+    if (!u) {
+        // Match applies to an invalid user too, as OpenSSH evaluates it
+        // with its fake passwd entry (the name as given, no groups): the
+        // methods list, banner and MaxAuthTries must not tell the two apart.
+        out.status = user_status::unknown;
+        try {
+            user_config_ = std::make_unique<server_config>(config_.for_connection(info));
+            out.settings = settings_for(*user_config_);
+        } catch (const config_error& e) {
+            log_.error(e.what());
+        }
+        return out;
+    }
+    account_ = u;
+    groups_ = lookup_groups(*u);
+    info.groups = groups_.names;
     try {
         user_config_ = std::make_unique<server_config>(config_.for_connection(info));
     } catch (const config_error& e) {
