@@ -3,7 +3,9 @@
 #include "common/keys/key_file.hpp"
 #include "common/log.hpp"
 #include "sshd/listener.hpp"
+#include "sshd/auth_policy.hpp"
 #include "sshd/moduli_provider.hpp"
+#include "sshd/remote_hostname.hpp"
 #include "sshd/server_connection.hpp"
 #include "sshd/sshd_config.hpp"
 
@@ -140,7 +142,7 @@ std::vector<std::shared_ptr<const private_key>> load_host_keys(const server_conf
     return keys;
 }
 
-connection_facts facts_for(int fd, bool use_dns)
+connection_facts facts_for(int fd, bool use_dns, logger& log)
 {
     connection_facts f;
     sockaddr_storage peer{}, local{};
@@ -161,9 +163,11 @@ connection_facts facts_for(int fd, bool use_dns)
     f.local_port = address_port(local);
     f.remote_host = f.remote_address;
     if (use_dns) {
-        char host[NI_MAXHOST];
-        if (getnameinfo(reinterpret_cast<sockaddr*>(&peer), plen, host, sizeof host, nullptr, 0, NI_NAMEREQD) == 0)
-            f.remote_host = host;
+        // Forward-confirmed, as OpenSSH's get_remote_hostname().
+        auto name = lookup_remote_hostname(f.remote_address, system_resolver());
+        for (const auto& m : name.log)
+            log.log(to_log_level(m.level), m.text);
+        f.remote_host = std::move(name.host);
     }
     return f;
 }
@@ -276,7 +280,7 @@ int main(int argc, char** argv)
         log.log(to_log_level(m.level), m.text);
 
     if (opt.inetd) {
-        connection_facts f = facts_for(0, global.use_dns);
+        connection_facts f = facts_for(0, global.use_dns, log);
         return serve_connection(ctx, 0, 1, -1, f);
     }
 
@@ -312,7 +316,7 @@ int main(int argc, char** argv)
         }
         int one = 1;
         setsockopt(c.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        return serve_connection(ctx, c.fd, c.fd, c.startup_fd, facts_for(c.fd, global.use_dns));
+        return serve_connection(ctx, c.fd, c.fd, c.startup_fd, facts_for(c.fd, global.use_dns, log));
     };
 
     if (opt.debug > 0) {
