@@ -113,6 +113,22 @@ check_direct_same() {
 }
 lh_check "sftp -D -b: the same transcript and exit status as with Debian's sftp-server" check_direct_same
 
+check_umask() {
+    # -u: the umask applies to what the client creates (put without -p sends mode 0644).
+    local which bin
+    for which in debian ours; do
+        bin=$DEBIAN
+        [ $which = ours ] && bin=$OURS
+        rm -rf "$T/umask-$which" && mkdir -p "$T/umask-$which"
+        printf 'put %s %s\nmkdir %s\n' "$L/small" "$T/umask-$which/f" "$T/umask-$which/d" >"$T/umask.batch"
+        sftp -D "$bin -u 077" -b "$T/umask.batch" >/dev/null 2>&1 || return 1
+    done
+    [ "$(stat -c %a "$T/umask-ours/f")" = 600 ] && [ "$(stat -c %a "$T/umask-ours/d")" = 700 ] &&
+        [ "$(stat -c %a "$T/umask-debian/f")" = "$(stat -c %a "$T/umask-ours/f")" ] &&
+        [ "$(stat -c %a "$T/umask-debian/d")" = "$(stat -c %a "$T/umask-ours/d")" ]
+}
+lh_check "-u 077: created files and directories get the umask, as with Debian's" check_umask
+
 # ---------------------------------------------------------------- 2. through Longhaul's sshd
 "$LH_SSH_KEYGEN" -q -t ed25519 -N '' -f "$T/ssh_host_ed25519_key"
 for k in ecdsa256 ecdsa384 ecdsa521 rsa; do
