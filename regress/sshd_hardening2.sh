@@ -270,4 +270,89 @@ if want 7; then
     lh_check "7. a failed password takes about as long for an invalid user as for an existing one" check_timing
 fi
 
+# ---------------------------------------------------------------- 9. sessions and accounts
+if want 9; then
+    # (a) An expired shadow password (UsePAM no) no longer logs in; OpenSSH
+    # would force a change, this sshd refuses, with OpenSSH's log line.
+    pw_exp="PwExp-$RANDOM-$RANDOM"
+    lh_make_user "$pw_exp"
+    user_exp=$LH_USER
+    chage -d 2000-01-01 -M 30 "$user_exp"
+    new_server exp9 port_e9 "PasswordAuthentication yes" "KbdInteractiveAuthentication no"
+    check_expired_password() {
+        ! try_password "$port_e9" "$user_exp" password "$pw_exp" >/dev/null 2>&1 &&
+            grep -q "User $user_exp password has expired (password aged)" "$T/exp9/sshd.log" &&
+            try_password "$port_e9" "$user" password "$pw" >/dev/null 2>&1
+    }
+    lh_check "9a. an expired shadow password is refused (UsePAM no), a current one logs in" check_expired_password
+
+    # (b) AuthenticationMethods publickey,publickey: the options of both
+    # keys apply, merged as OpenSSH's sshauthopt_merge() does.
+    mkdir -p "$T/merge9"
+    {
+        echo "command=\"echo forced-first\" $(cat "$T/id_user.pub")"
+        cat "$T/id_second.pub"
+    } >"$T/merge9/authorized_keys.src"
+    new_server merge9 port_m9 "AuthenticationMethods publickey,publickey"
+    cp "$T/merge9/authorized_keys.src" "$T/merge9/authorized_keys"
+    check_first_key_forced_command() {
+        local out
+        out=$(ssh_to "$port_m9" "$T/id_user" -i "$T/id_second" "$user@127.0.0.1" 'echo free' 2>/dev/null)
+        echo "  output: '$out'"
+        [ "$out" = forced-first ]
+    }
+    lh_check "9b. publickey,publickey: the first key's forced command still applies" check_first_key_forced_command
+    check_conflicting_commands() {
+        {
+            echo "command=\"echo first\" $(cat "$T/id_user.pub")"
+            echo "command=\"echo second\" $(cat "$T/id_second.pub")"
+        } >"$T/merge9/authorized_keys"
+        local out
+        out=$(ssh_to "$port_m9" "$T/id_user" -i "$T/id_second" "$user@127.0.0.1" 'echo free' 2>/dev/null)
+        cp "$T/merge9/authorized_keys.src" "$T/merge9/authorized_keys"
+        echo "  output: '$out'"
+        [ -z "$out" ] && grep -q "forced command options do not match" "$T/merge9/sshd.log"
+    }
+    lh_check "9b. publickey,publickey: different forced commands refuse the login" check_conflicting_commands
+
+    # (c) Client environment (AcceptEnv *) cannot override what sshd sets,
+    # and at most 129 variables are taken (OpenSSH's session_env_req).
+    new_server env9 port_env9 "AcceptEnv *"
+    check_env_override() {
+        local out
+        out=$(ssh_to "$port_env9" "$T/id_user" -o "SetEnv=USER=evil HOME=/tmp/evil PATH=/evil LH_KEPT=yes" \
+            "$user@127.0.0.1" 'echo "$USER $HOME $PATH $LH_KEPT"' 2>/dev/null)
+        echo "  session sees: '$out'"
+        [ "$out" = "$user $home /usr/local/bin:/usr/bin:/bin:/usr/games yes" ]
+    }
+    lh_check "9c. client env cannot override USER, HOME and PATH (AcceptEnv *)" check_env_override
+    check_env_count() {
+        local i vars="" n
+        for ((i = 0; i < 300; i++)); do vars="$vars LH_V$i=x"; done
+        n=$(ssh_to "$port_env9" "$T/id_user" -o "SetEnv=$vars" "$user@127.0.0.1" 'env | grep -c "^LH_V"' 2>/dev/null)
+        echo "  300 sent, $n set"
+        [ -n "$n" ] && [ "$n" -gt 0 ] && [ "$n" -le 129 ]
+    }
+    lh_check "9c. at most 129 client environment variables are taken" check_env_count
+
+    # (d) The PAM session is closed once (by the root process that opened
+    # it), not again by the user's process.
+    if [ -n "$pam_missing" ]; then
+        lh_skip_check "9d. the PAM session is closed once" "$pam_missing"
+    else
+        : >"$T/pam-sessions"
+        chmod 666 "$T/pam-sessions"
+        new_pam_server pam9 port_p9 "KbdInteractiveAuthentication no"
+        closes() { grep -c "^close_session $user\$" "$T/pam-sessions" || true; }
+        check_pam_close_once() {
+            [ "$(ssh_to "$port_p9" "$T/id_user" "$user@127.0.0.1" 'echo in' 2>/dev/null)" = in ] || return 1
+            lh_wait_until 5 test "$(closes)" -ge 1
+            sleep 1
+            echo "  pam_exec saw: $(paste -sd, "$T/pam-sessions")"
+            [ "$(grep -c "^open_session $user\$" "$T/pam-sessions")" = 1 ] && [ "$(closes)" = 1 ]
+        }
+        lh_check "9d. the PAM session is opened once and closed once" check_pam_close_once
+    fi
+fi
+
 lh_summary

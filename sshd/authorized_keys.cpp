@@ -334,4 +334,41 @@ std::vector<std::string> authorized_keys_paths(const server_config& config, cons
     return out;
 }
 
+std::optional<authorized_key_match> merge_key_options(const authorized_key_match& primary,
+                                                      const authorized_key_match& additional, std::string& error)
+{
+    const authorized_key_options& a = primary.options;
+    const authorized_key_options& b = additional.options;
+    authorized_key_match out;
+    out.location = primary.location + "," + additional.location;
+    authorized_key_options& o = out.options;
+    if (a.force_command && b.force_command && *a.force_command != *b.force_command) {
+        error = "forced command options do not match";
+        return std::nullopt;
+    }
+    o.force_command = a.force_command ? a.force_command : b.force_command;
+    // A permission holds only if both keys grant it.
+    o.permit_port_forwarding = a.permit_port_forwarding && b.permit_port_forwarding;
+    o.permit_agent_forwarding = a.permit_agent_forwarding && b.permit_agent_forwarding;
+    o.permit_x11_forwarding = a.permit_x11_forwarding && b.permit_x11_forwarding;
+    o.permit_pty = a.permit_pty && b.permit_pty;
+    o.permit_user_rc = a.permit_user_rc && b.permit_user_rc;
+    o.restricted = a.restricted || b.restricted;
+    o.verify_required = a.verify_required || b.verify_required;
+    o.no_touch_required = a.no_touch_required && b.no_touch_required;
+    // The earliest expiry wins.
+    o.valid_before = a.valid_before;
+    if (b.valid_before && (!o.valid_before || *b.valid_before < *o.valid_before))
+        o.valid_before = b.valid_before;
+    // Lists and the rest prefer the primary (cert_authority and principals
+    // are cleared, as OpenSSH clears them).
+    o.required_from = a.required_from ? a.required_from : b.required_from;
+    o.force_tunnel_device = a.force_tunnel_device ? a.force_tunnel_device : b.force_tunnel_device;
+    o.environment = !a.environment.empty() ? a.environment : b.environment;
+    o.permit_open = !a.permit_open.empty() ? a.permit_open : b.permit_open;
+    o.permit_listen = !a.permit_listen.empty() ? a.permit_listen : b.permit_listen;
+    out.environment = !primary.environment.empty() ? primary.environment : additional.environment;
+    return out;
+}
+
 } // namespace longhaul

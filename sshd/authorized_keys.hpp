@@ -82,6 +82,16 @@ struct authorized_keys_result {
 authorized_keys_result check_authorized_keys(std::string_view contents, std::string_view source,
                                              const public_key& key, const authorized_keys_context& ctx);
 
+// The options of two keys that both authenticated the user
+// (AuthenticationMethods publickey,publickey), merged as OpenSSH's
+// sshauthopt_merge(): permissions only if both keys grant them, the
+// earliest expiry, one forced command (two different ones fail with
+// "forced command options do not match"), and from=, environment=,
+// permitopen=, permitlisten= and tunnel= from the primary (first) key when
+// it has them. nullopt, with `error` set, when they cannot be merged.
+std::optional<authorized_key_match> merge_key_options(const authorized_key_match& primary,
+                                                      const authorized_key_match& additional, std::string& error);
+
 // The environment= entries PermitUserEnvironment allows (session setup).
 std::vector<std::string> permitted_user_environment(const std::vector<std::string>& environment, bool permit,
                                                     std::string_view patterns);

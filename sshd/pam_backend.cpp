@@ -28,6 +28,7 @@ struct pam_authenticator::state {
     bool done = false;
     bool session_open = false;
     bool credentials = false;
+    bool forked_copy = false; // forget_after_fork(): the parent owns PAM
     int last_status = PAM_SUCCESS;
     pam_handle_t* pamh = nullptr;
     pam_start_options options;
@@ -42,7 +43,7 @@ struct pam_authenticator::state {
                 (void)pam_close_session(pamh, PAM_SILENT);
             if (credentials)
                 (void)pam_setcred(pamh, PAM_DELETE_CRED | PAM_SILENT);
-            (void)pam_end(pamh, last_status);
+            (void)pam_end(pamh, last_status | (forked_copy ? PAM_DATA_SILENT : 0));
         }
         if (!options.password.empty())
             OPENSSL_cleanse(options.password.data(), options.password.size());
@@ -400,6 +401,18 @@ int pam_authenticator::open_session()
     if (rc == PAM_SUCCESS)
         state_->session_open = true;
     return rc;
+}
+
+void pam_authenticator::forget_after_fork() noexcept
+{
+    if (!state_)
+        return;
+    // No worker runs in this process: the thread object is the parent's.
+    if (state_->worker.joinable())
+        state_->worker.detach();
+    state_->session_open = false;
+    state_->credentials = false;
+    state_->forked_copy = true;
 }
 
 int pam_authenticator::close_session()

@@ -107,6 +107,10 @@ public:
     int close_session();                   // pam_close_session
     std::vector<std::string> environment(); // pam_getenvlist: "NAME=value"
     std::string strerror(int status) const;
+    // In a child after fork() when the parent keeps the transaction: this
+    // copy never closes the session or deletes credentials, and ends PAM
+    // with PAM_DATA_SILENT (modules then leave the parent's state alone).
+    void forget_after_fork() noexcept;
 
     struct state;
 

@@ -439,6 +439,15 @@ void server_connection::check_password(const server_auth_event& ev)
                                     std::time(nullptr));
     for (const auto& m : r.log)
         log_.log(to_log_level(m.level), m.text);
+    // OpenSSH lets an expired password in only to run passwd(1) on a tty.
+    // That forced change is not implemented here, and a session with an
+    // expired password must not be an ordinary one: refuse it.
+    if (r.success && r.password_expired) {
+        log_.info("Refusing password login for " + ev.user.substr(0, 100) +
+                  ": the password has expired and must be changed (not supported without PAM)");
+        auth_->answer_password(false);
+        return;
+    }
     auth_->answer_password(r.success);
 }
 
@@ -546,9 +555,26 @@ void server_connection::on_authenticated(const server_auth_event& ev)
     session_env_.config = &policy_.user_config();
     session_env_.facts = facts_;
     session_env_.log = &log_;
-    for (const auto& m : ev.methods)
-        if (m.key_options)
-            session_env_.key = std::static_pointer_cast<const authorized_key_match>(m.key_options);
+    // Every key's options apply (AuthenticationMethods publickey,publickey),
+    // merged restrictively as OpenSSH's auth_activate_options() does; the
+    // first key's are the primary ones.
+    for (const auto& m : ev.methods) {
+        if (!m.key_options)
+            continue;
+        auto options = std::static_pointer_cast<const authorized_key_match>(m.key_options);
+        if (!session_env_.key) {
+            session_env_.key = options;
+            continue;
+        }
+        std::string error;
+        auto merged = merge_key_options(*session_env_.key, *options, error);
+        if (!merged) {
+            log_.error("Inconsistent authentication options: " + error);
+            core_->disconnect(disconnect_reason::by_application, "Inconsistent authentication options");
+            return;
+        }
+        session_env_.key = std::make_shared<const authorized_key_match>(std::move(*merged));
+    }
     if (!enter_user_session())
         return;
     start_channels();
@@ -602,7 +628,11 @@ bool server_connection::enter_user_session()
             _exit(0);
         }
         io_.notify_fork(asio::io_context::fork_child);
-        pam_session_open_ = false; // the parent closes it
+        // The parent closes the PAM session and ends PAM; this copy of the
+        // handle must do neither, or the session is closed twice (the
+        // second time as the user).
+        pam_->forget_after_fork();
+        pam_session_open_ = false;
     }
     std::string error;
     if (!become_user(user, error)) {

@@ -78,6 +78,10 @@ void set_var(std::vector<std::pair<std::string, std::string>>& env, std::string_
     set_var(env, std::string(name_eq_value.substr(0, eq)), std::string(name_eq_value.substr(eq + 1)));
 }
 
+// OpenSSH's session_env_req() ignores env requests once more than 128
+// variables are set (so it keeps 129).
+constexpr std::size_t max_client_env = 128;
+
 } // namespace
 
 server_session::server_session(const session_environment& env) : env_(env) {}
@@ -97,6 +101,13 @@ server_session::build_environment(const std::string& original_command) const
     // Debian's sshd is built with these default paths.
     const std::string path = u.uid == 0 ? "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
                                         : "/usr/local/bin:/usr/bin:/bin:/usr/games";
+    // OpenSSH's do_setup_env() order. The client's variables (AcceptEnv)
+    // come first, so the ones sshd sets replace them: a client never
+    // chooses USER, HOME, PATH or SHELL. What the administrator or the
+    // account allows (key environment=, ~/.ssh/environment under
+    // PermitUserEnvironment, PAM, SetEnv) comes after, as in OpenSSH.
+    for (const auto& [k, v] : client_env_)
+        set_var(env, k, v);
     set_var(env, "USER", u.name);
     set_var(env, "LOGNAME", u.name);
     set_var(env, "HOME", u.home);
@@ -105,17 +116,16 @@ server_session::build_environment(const std::string& original_command) const
     set_var(env, "SHELL", u.shell.empty() ? "/bin/sh" : u.shell);
     if (const char* tz = std::getenv("TZ"))
         set_var(env, "TZ", tz);
-    for (const auto& e : env_.pam_env)
-        set_var(env, e);
-    for (const auto& [k, v] : client_env_)
-        set_var(env, k, v);
+    if (env_.key)
+        for (const auto& e : env_.key->environment)
+            set_var(env, e);
     if (c.permit_user_environment) {
         for (const auto& e : permitted_user_environment(read_user_environment(u.home), true,
                                                          c.permit_user_environment_patterns))
             set_var(env, e);
     }
-    if (env_.key)
-        for (const auto& e : env_.key->environment)
+    for (const auto& e : env_.pam_env)
+        if (!match_pattern(std::string_view(e).substr(0, e.find('=')), "SSH_AUTH_INFO*"))
             set_var(env, e);
     for (const auto& e : c.set_env)
         set_var(env, e);
@@ -264,7 +274,11 @@ void server_session::on_request(std::string_view name, bool want_reply, byte_spa
             env_.log->debug("Pty allocation disabled.");
         }
     } else if (name == "env") {
-        if (auto e = env_request::decode(data)) {
+        if (auto e = env_request::decode(data); e && client_env_.size() > max_client_env) {
+            // As OpenSSH's session_env_req(): a client cannot make the
+            // session's environment (and this process) grow without bound.
+            env_.log->debug2("Ignoring env request " + printable(e->name) + ": too many env vars");
+        } else if (e) {
             for (const auto& pattern : c.accept_env) {
                 if (match_pattern(e->name, pattern)) {
                     client_env_.emplace_back(e->name, e->value);

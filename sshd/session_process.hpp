@@ -31,7 +31,8 @@ struct session_spawn {
     // directory, rc files, environment) the child runs this instead of
     // exec'ing the shell and exits with what it returns. No exec, so it
     // needs no binary (ChrootDirectory). sshd's session process is
-    // single-threaded by then, so ordinary code may run after fork.
+    // single-threaded by then (and glibc's allocator is fork-safe), so
+    // ordinary code may run after fork.
     std::function<int()> run_in_process;
 };
 

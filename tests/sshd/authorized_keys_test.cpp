@@ -420,3 +420,36 @@ TEST_CASE("authorized_keys: AuthorizedKeysCommand")
     r = run_authorized_keys_command(rq);
     CHECK(r.log.at(0).text == "No user for AuthorizedKeysCommand specified, skipping");
 }
+
+// issue 12 (9): with AuthenticationMethods publickey,publickey only the last
+// key's options used to apply, so a forced command or no-pty on the first
+// key was lost. They are merged as OpenSSH's sshauthopt_merge() does.
+TEST_CASE("authorized_keys: two keys' options merge restrictively")
+{
+    auto with = [](const std::string& opts) {
+        std::string reason;
+        auto o = parse_authorized_key_options(opts, reason);
+        REQUIRE(o.has_value());
+        authorized_key_match m;
+        m.options = *o;
+        return m;
+    };
+    std::string error;
+    auto m = merge_key_options(with("command=\"echo a\",no-pty,expiry-time=\"20300101\""),
+                               with("no-user-rc,expiry-time=\"20290101\""), error);
+    REQUIRE(m.has_value());
+    CHECK(m->options.force_command == std::optional<std::string>("echo a"));
+    CHECK_FALSE(m->options.permit_pty);
+    CHECK_FALSE(m->options.permit_user_rc);
+    CHECK(m->options.permit_port_forwarding);
+    CHECK(m->options.valid_before == parse_expiry_time("20290101"));
+
+    m = merge_key_options(with("restrict"), with("command=\"echo b\""), error);
+    REQUIRE(m.has_value());
+    CHECK(m->options.force_command == std::optional<std::string>("echo b"));
+    CHECK_FALSE(m->options.permit_pty);
+
+    CHECK_FALSE(merge_key_options(with("command=\"echo a\""), with("command=\"echo b\""), error).has_value());
+    CHECK(error == "forced command options do not match");
+    CHECK(merge_key_options(with("command=\"same\""), with("command=\"same\""), error).has_value());
+}
