@@ -123,6 +123,7 @@ void server::do_init(byte_span payload)
         return;
     }
     const std::uint32_t version = load_u32(payload.data());
+    client_version_ = version;
     log(log_level::verbose, format("received client version %u", version));
     version_reply v;
     static constexpr std::pair<std::string_view, std::string_view> advertised[] = {

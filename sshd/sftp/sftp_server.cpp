@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstring>
 
 namespace longhaul::sftp {
@@ -330,6 +331,15 @@ void server::send_status(std::uint32_t id, status_code code, std::string_view me
     log(log_level::debug3, format("request %u: sent status %u", id, c));
     if (options_.level > log_level::verbose || (code != status_code::ok && code != status_code::eof))
         log(log_level::info, format("sent status %s", std::string(status_message(code)).c_str()));
+    if (client_version_ < 3) {
+        // Versions 0-2 have no message or language tag (OpenSSH sends them
+        // only to version 3 clients).
+        scratch_.clear();
+        wire_writer w(scratch_);
+        w.u32(9).u8(fxp::status).u32(id).u32(c);
+        out_.append(scratch_);
+        return;
+    }
     send(status_reply{.id = id, .code = c, .message = std::string(message.empty() ? status_message(code) : message)});
 }
 

@@ -196,6 +196,7 @@ private:
     std::size_t handles_in_use_ = 0;
     std::size_t directories_in_use_ = 0;
     std::uint64_t skip_ = 0; // bytes of an oversize packet still to discard
+    std::uint32_t client_version_ = protocol_version; // from INIT
     bool init_done_ = false;
     bool eof_ = false;
     bool finished_ = false;

@@ -61,6 +61,18 @@ TEST_CASE("sftp server: INIT gets version 3 and OpenSSH's extensions in its orde
     CHECK(h.logged("received client version 6"));
 }
 
+TEST_CASE("sftp server: a version 2 client gets STATUS without message and language, as OpenSSH sends")
+{
+    sftp_harness h({}, false);
+    h.exchange(init_request{.version = 2}.encode());
+    h.out.clear();
+    auto r = h.exchange(stat_request{.id = 5, .path = "/missing"}.encode());
+    REQUIRE(r.size() == 1);
+    CHECK(std::get<status_reply>(r[0]).code == no_such_file);
+    CHECK(std::get<status_reply>(r[0]).message.empty());
+    CHECK(h.out.size() == 4 + 9);
+}
+
 TEST_CASE("sftp server: a request before INIT ends the session as OpenSSH's fatal() does")
 {
     sftp_harness h({}, false);
@@ -183,7 +195,6 @@ TEST_CASE("sftp server: directory listing with OpenSSH's long names")
     CHECK(S_ISREG(f.attributes.permissions));
     CHECK(f.attributes.flags == (attr::size | attr::uidgid | attr::permissions | attr::acmodtime));
     // "-rw-r-----    1 root     root            5 Nov 14 ..:.. file" (owner as the fake name service says).
-    const std::string owner = geteuid() == 0 ? "root    " : std::to_string(geteuid());
     CHECK(f.longname.substr(0, 15) == "-rw-r-----    1");
     CHECK(f.longname.find(" 5 Nov 14 ") != std::string::npos);
     CHECK(f.longname.substr(f.longname.size() - 5) == " file");
