@@ -1,0 +1,491 @@
+#include "ssh/sftp_client/file_tasks.hpp"
+
+#include "ssh/sftp_client/text.hpp"
+
+#include <fcntl.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace longhaul::sftp {
+
+void file_task::finish(int r)
+{
+    finished_ = true;
+    result_ = r;
+}
+
+namespace {
+
+std::uint32_t status_of(const reply& r) noexcept
+{
+    if (const auto* s = std::get_if<status_reply>(&r))
+        return s->code;
+    return static_cast<std::uint32_t>(status_code::bad_message);
+}
+
+// The session died under the request: OpenSSH's client would already have
+// exited with "Connection closed"; the program reports that once.
+bool lost(session& s, const reply& r) noexcept
+{
+    return !s.ok() && status_of(r) == static_cast<std::uint32_t>(status_code::connection_lost);
+}
+
+// --- download ------------------------------------------------------------------
+
+class download_task final : public file_task {
+public:
+    download_task(remote_fs& fs, std::string remote, std::string local, std::optional<attrs> a, transfer_flags f)
+        : file_task(fs), remote_(std::move(remote)), local_(std::move(local)), a_(std::move(a)), f_(f)
+    {
+        meter_file = meter_name(remote_);
+    }
+    ~download_task() override
+    {
+        job_.reset();
+        if (fd_ >= 0)
+            ::close(fd_);
+    }
+
+    void start() override
+    {
+        if (a_) {
+            have_attrs();
+            return;
+        }
+        sess().core().request(stat_request{.id = 0, .path = remote_}, [this](const reply& r) {
+            if (const auto* at = std::get_if<attrs_reply>(&r)) {
+                a_ = at->attributes;
+                have_attrs();
+                return;
+            }
+            if (!lost(sess(), r))
+                err(strprintf("stat remote: %s", fx2txt(status_of(r))));
+            finish(-1);
+        });
+    }
+
+    void poll()
+    {
+        if (job_ && job_->done() && !data_done_) {
+            data_done_ = true;
+            after_data();
+        }
+    }
+
+private:
+    void have_attrs()
+    {
+        // Set[ug]id bits are not kept: ownership is not either.
+        mode_ = a_->has(attr::permissions) ? (a_->permissions & 0777) : 0666;
+        if (a_->has(attr::permissions) && !S_ISREG(a_->permissions)) {
+            err(strprintf("download %s: not a regular file", remote_.c_str()));
+            finish(-1);
+            return;
+        }
+        size_ = a_->has(attr::size) ? a_->size : 0;
+        sess().core().request(open_request{.id = 0, .path = remote_, .pflags = fxf::read, .attributes = {}},
+                              [this](const reply& r) {
+                                  if (const auto* h = std::get_if<handle_reply>(&r)) {
+                                      handle_ = h->handle;
+                                      opened();
+                                      return;
+                                  }
+                                  if (!lost(sess(), r))
+                                      err(strprintf("remote open \"%s\": %s", remote_.c_str(),
+                                                    fx2txt(status_of(r))));
+                                  finish(-1);
+                              });
+    }
+
+    void opened()
+    {
+        const int trunc = (f_.resume || f_.inplace) ? 0 : O_TRUNC;
+        fd_ = ::open(local_.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | trunc, mode_ | S_IWUSR);
+        if (fd_ < 0) {
+            err(strprintf("open local \"%s\": %s", local_.c_str(), std::strerror(errno)));
+            close_remote(-1);
+            return;
+        }
+        std::uint64_t offset = 0;
+        if (f_.resume) {
+            struct stat st{};
+            if (::fstat(fd_, &st) == -1) {
+                err(strprintf("stat local \"%s\": %s", local_.c_str(), std::strerror(errno)));
+                close_remote(-1);
+                return;
+            }
+            if (std::uint64_t(st.st_size) > size_) {
+                err(strprintf("Unable to resume download of \"%s\": local file is larger than remote",
+                              local_.c_str()));
+                close_remote(-1);
+                return;
+            }
+            offset = std::uint64_t(st.st_size);
+        }
+        progress.store(offset);
+        meter_size = size_;
+        meter_wanted = size_ != 0;
+        data_started = true;
+        job_ = std::make_unique<download_job>(sess().engine(), handle_, fd_, offset, size_, sess().read_chunk(),
+                                              &progress);
+    }
+
+    void after_data()
+    {
+        transfer_status st = job_->status();
+        // OpenSSH fails a transfer that was interrupted, however far it got.
+        st.interrupted = sess().interrupted();
+        if (st.protocol_error) {
+            finish(-1);
+            return;
+        }
+        if (!st.ok()) {
+            if (job_->reordered() && f_.resume)
+                err(strprintf("Unable to resume download of \"%s\": server reordered requests", local_.c_str()));
+            // Up to the first hole only, so that a resume continues exactly.
+            if (::ftruncate(fd_, off_t(job_->contiguous())) == -1)
+                err(strprintf("local ftruncate \"%s\": %s", local_.c_str(), std::strerror(errno)));
+        }
+        if (st.remote_status != 0) {
+            err(strprintf("read remote \"%s\" : %s", remote_.c_str(), fx2txt(st.remote_status)));
+            close_remote(-1);
+            return;
+        }
+        if (st.local_errno != 0) {
+            err(strprintf("write local \"%s\": %s", local_.c_str(), std::strerror(st.local_errno)));
+            close_remote(-1);
+            return;
+        }
+        if (f_.inplace && !st.interrupted && job_->end() != UINT64_MAX) {
+            // Written over an existing file: cut it where the remote one ended.
+            struct stat sb{};
+            if (::fstat(fd_, &sb) == 0 && S_ISREG(sb.st_mode) && std::uint64_t(sb.st_size) > job_->contiguous())
+                (void)::ftruncate(fd_, off_t(job_->contiguous()));
+        }
+        const bool interrupted = st.interrupted;
+        sess().core().request(close_request{.id = 0, .handle = handle_}, [this, interrupted](const reply& r) {
+            if (lost(sess(), r)) {
+                finish(-1);
+                return;
+            }
+            int result = 0;
+            if (status_of(r) != 0) {
+                err(strprintf("close remote: %s", fx2txt(status_of(r))));
+                result = -1;
+            }
+            if (interrupted)
+                result = -1;
+            if (!interrupted)
+                finish_local(result);
+            else
+                finish(result);
+        });
+    }
+
+    void finish_local(int result)
+    {
+        if (f_.preserve && ::fchmod(fd_, mode_) == -1)
+            err(strprintf("local chmod \"%s\": %s", local_.c_str(), std::strerror(errno)));
+        if (f_.preserve && a_->has(attr::acmodtime)) {
+            struct timeval tv[2] = {{time_t(a_->atime), 0}, {time_t(a_->mtime), 0}};
+            if (::utimes(local_.c_str(), tv) == -1)
+                err(strprintf("local set times \"%s\": %s", local_.c_str(), std::strerror(errno)));
+        }
+        if (f_.resume && !job_->wrote_anything()) {
+            info(strprintf("File \"%s\" was not modified", local_.c_str()));
+        } else if (f_.fsync) {
+            if (::fsync(fd_) == -1)
+                err(strprintf("local sync \"%s\": %s", local_.c_str(), std::strerror(errno)));
+        }
+        ::close(fd_);
+        fd_ = -1;
+        finish(result);
+    }
+
+    // The remote handle is closed before giving up; its status no longer matters.
+    void close_remote(int result)
+    {
+        if (handle_.empty()) {
+            finish(result);
+            return;
+        }
+        sess().core().request(close_request{.id = 0, .handle = handle_}, [this, result](const reply& r) {
+            if (!lost(sess(), r) && status_of(r) != 0)
+                err(strprintf("close remote: %s", fx2txt(status_of(r))));
+            finish(result);
+        });
+    }
+
+    std::string remote_, local_;
+    std::optional<attrs> a_;
+    transfer_flags f_;
+    mode_t mode_ = 0666;
+    std::uint64_t size_ = 0;
+    bytes handle_;
+    int fd_ = -1;
+    std::unique_ptr<download_job> job_;
+    bool data_done_ = false;
+};
+
+// --- upload --------------------------------------------------------------------
+
+class upload_task final : public file_task {
+public:
+    upload_task(remote_fs& fs, std::string local, std::string remote, transfer_flags f)
+        : file_task(fs), local_(std::move(local)), remote_(std::move(remote)), f_(f)
+    {
+        meter_file = meter_name(local_);
+    }
+    ~upload_task() override
+    {
+        job_.reset();
+        if (fd_ >= 0)
+            ::close(fd_);
+    }
+
+    void start() override
+    {
+        fd_ = ::open(local_.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd_ < 0) {
+            err(strprintf("open local \"%s\": %s", local_.c_str(), std::strerror(errno)));
+            finish(-1);
+            return;
+        }
+        if (::fstat(fd_, &sb_) == -1) {
+            err(strprintf("fstat local \"%s\": %s", local_.c_str(), std::strerror(errno)));
+            finish(-1);
+            return;
+        }
+        if (!S_ISREG(sb_.st_mode)) {
+            err(strprintf("local \"%s\" is not a regular file", local_.c_str()));
+            finish(-1);
+            return;
+        }
+        a_ = attrs::from_stat(sb_);
+        a_.flags &= ~(attr::size | attr::uidgid);
+        a_.permissions &= 0777;
+        if (!f_.preserve)
+            a_.flags &= ~attr::acmodtime;
+        if (!f_.resume) {
+            open_remote();
+            return;
+        }
+        sess().core().request(stat_request{.id = 0, .path = remote_}, [this](const reply& r) {
+            const auto* at = std::get_if<attrs_reply>(&r);
+            if (at == nullptr) {
+                if (!lost(sess(), r))
+                    err(strprintf("stat remote: %s", fx2txt(status_of(r))));
+                finish(-1);
+                return;
+            }
+            if (std::int64_t(at->attributes.size) >= std::int64_t(sb_.st_size)) {
+                err("destination file bigger or same size as source file");
+                finish(-1);
+                return;
+            }
+            offset_ = at->attributes.size;
+            open_remote();
+        });
+    }
+
+    void poll()
+    {
+        if (job_ && job_->done() && !data_done_) {
+            data_done_ = true;
+            after_data();
+        }
+    }
+
+private:
+    void open_remote()
+    {
+        const std::uint32_t pflags = fxf::write | fxf::creat | (f_.resume ? fxf::append : fxf::trunc);
+        sess().core().request(open_request{.id = 0, .path = remote_, .pflags = pflags, .attributes = a_},
+                              [this](const reply& r) {
+                                  if (const auto* h = std::get_if<handle_reply>(&r)) {
+                                      handle_ = h->handle;
+                                      progress.store(offset_);
+                                      meter_size = std::uint64_t(sb_.st_size);
+                                      meter_wanted = true;
+                                      data_started = true;
+                                      job_ = std::make_unique<upload_job>(sess().engine(), handle_, fd_, offset_,
+                                                                          sess().write_chunk(), &progress);
+                                      return;
+                                  }
+                                  if (!lost(sess(), r))
+                                      err(strprintf("dest open \"%s\": %s", remote_.c_str(),
+                                                    fx2txt(status_of(r))));
+                                  finish(-1);
+                              });
+    }
+
+    void after_data()
+    {
+        transfer_status st = job_->status();
+        st.interrupted = sess().interrupted();
+        if (st.protocol_error) {
+            finish(-1);
+            return;
+        }
+        int result = st.ok() ? 0 : -1;
+        if (st.local_errno != 0)
+            err(strprintf("read local \"%s\": %s", local_.c_str(), std::strerror(st.local_errno)));
+        if (st.remote_status != 0)
+            err(strprintf("write remote \"%s\": %s", remote_.c_str(), fx2txt(st.remote_status)));
+        if (::close(fd_) == -1) {
+            err(strprintf("close local \"%s\": %s", local_.c_str(), std::strerror(errno)));
+            result = -1;
+        }
+        fd_ = -1;
+        // fsetstat, fsync and close go out together: the server answers a
+        // handle's requests in order, and nothing here depends on an answer.
+        auto pending = std::make_shared<int>(0);
+        auto& core = sess().core();
+        if (f_.preserve) {
+            ++*pending;
+            core.request(fsetstat_request{.id = 0, .handle = handle_, .attributes = a_}, [this, pending](const reply& r) {
+                if (!lost(sess(), r) && status_of(r) != 0)
+                    err(strprintf("remote fsetstat: %s", fx2txt(status_of(r))));
+                --*pending;
+            });
+        }
+        if (f_.fsync && core.has_extension(ext::fsync, "1")) {
+            ++*pending;
+            core.request(fsync_request{.id = 0, .handle = handle_}, [this, pending](const reply& r) {
+                if (!lost(sess(), r) && status_of(r) != 0)
+                    err(strprintf("remote fsync: %s", fx2txt(status_of(r))));
+                --*pending;
+            });
+        }
+        core.request(close_request{.id = 0, .handle = handle_}, [this, result](const reply& r) mutable {
+            if (lost(sess(), r)) {
+                finish(-1);
+                return;
+            }
+            if (status_of(r) != 0) {
+                err(strprintf("close remote: %s", fx2txt(status_of(r))));
+                result = -1;
+            }
+            finish(result);
+        });
+    }
+
+    std::string local_, remote_;
+    transfer_flags f_;
+    struct stat sb_{};
+    attrs a_;
+    std::uint64_t offset_ = 0;
+    bytes handle_;
+    int fd_ = -1;
+    std::unique_ptr<upload_job> job_;
+    bool data_done_ = false;
+};
+
+void poll_task(file_task* t)
+{
+    if (auto* d = dynamic_cast<download_task*>(t))
+        d->poll();
+    else if (auto* u = dynamic_cast<upload_task*>(t))
+        u->poll();
+}
+
+} // namespace
+
+std::unique_ptr<file_task> make_download(remote_fs& fs, std::string remote_path, std::string local_path,
+                                         std::optional<attrs> a, transfer_flags f)
+{
+    return std::make_unique<download_task>(fs, std::move(remote_path), std::move(local_path), std::move(a), f);
+}
+
+std::unique_ptr<file_task> make_upload(remote_fs& fs, std::string local_path, std::string remote_path,
+                                       transfer_flags f)
+{
+    return std::make_unique<upload_task>(fs, std::move(local_path), std::move(remote_path), f);
+}
+
+// --- runner ----------------------------------------------------------------------
+
+void task_runner::flush_head()
+{
+    while (!running_.empty()) {
+        file_task* head = running_.front().get();
+        if (meter_ != nullptr && head->data_started && head->meter_wanted && metered_ != head) {
+            meter_->start(head->meter_file, head->meter_size, &head->progress);
+            metered_ = head;
+        }
+        if (!head->finished())
+            return;
+        if (metered_ == head) {
+            meter_->stop();
+            metered_ = nullptr;
+        }
+        for (const auto& m : head->messages) {
+            if (m.what == file_task::message::error)
+                fs_.out().err(m.text);
+            else if (m.what == file_task::message::info)
+                fs_.out().inf(m.text);
+        }
+        if (head->result() != 0)
+            status_ = -1;
+        running_.pop_front();
+    }
+}
+
+int task_runner::run()
+{
+    session& s = fs_.sess();
+    const std::size_t limit = std::max<std::size_t>(1, s.max_parallel_files());
+    if (meter_ != nullptr)
+        s.set_tick([this] {
+            if (metered_ != nullptr)
+                meter_->refresh();
+        });
+    auto finished_count = [&] {
+        std::size_t n = 0;
+        for (auto& t : running_) {
+            if (!t->finished())
+                poll_task(t.get());
+            if (t->finished())
+                ++n;
+        }
+        return n;
+    };
+    for (;;) {
+        while (running_.size() < limit && !queue_.empty() && s.ok() && !s.interrupted()) {
+            running_.push_back(std::move(queue_.front()));
+            queue_.pop_front();
+            running_.back()->start();
+        }
+        if (!s.ok() || s.interrupted()) {
+            if (!queue_.empty())
+                status_ = -1;
+            queue_.clear();
+        }
+        flush_head();
+        if (running_.empty()) {
+            if (queue_.empty())
+                break;
+            continue;
+        }
+        // Until one more file finishes (which may free a slot or let the
+        // head be reported). A failed session answers everything at once.
+        const std::size_t before = finished_count();
+        s.run_until([&] { return finished_count() > before || !s.ok(); });
+        if (!s.ok() && finished_count() < running_.size()) {
+            // Nothing more can arrive; what is still unfinished failed.
+            for (auto& t : running_)
+                if (!t->finished())
+                    status_ = -1;
+            running_.clear();
+            metered_ = nullptr;
+        }
+    }
+    if (meter_ != nullptr)
+        s.set_tick(nullptr);
+    return status_;
+}
+
+} // namespace longhaul::sftp

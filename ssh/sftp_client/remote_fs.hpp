@@ -1,0 +1,107 @@
+// The remote file operations of OpenSSH's sftp-client.c (do_stat,
+// do_mkdir, do_rename, ...) over a session, with its error messages in
+// its words, so scp and sftp report failures exactly as OpenSSH's do.
+// Every call blocks until its reply; transfers are in file_tasks.hpp.
+#pragma once
+
+#include "ssh/sftp_client/session.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace longhaul::sftp {
+
+// Where the client's messages go: error() always, info() unless -q,
+// debug(level, ...) with -v (level 1..3). The programs add their prefixes.
+struct output_sink {
+    std::function<void(const std::string&)> error;
+    std::function<void(const std::string&)> info;
+    std::function<void(int, const std::string&)> debug;
+
+    void err(const std::string& m) const
+    {
+        if (error)
+            error(m);
+    }
+    void inf(const std::string& m) const
+    {
+        if (info)
+            info(m);
+    }
+    void dbg(int level, const std::string& m) const
+    {
+        if (debug)
+            debug(level, m);
+    }
+};
+
+class remote_fs {
+public:
+    remote_fs(session& s, const output_sink& out) : s_(s), out_(out) {}
+
+    session& sess() noexcept { return s_; }
+    const output_sink& out() const noexcept { return out_; }
+
+    // do_stat / do_lstat: "stat remote: %s" unless quiet.
+    std::optional<attrs> stat(const std::string& path, bool quiet);
+    std::optional<attrs> lstat(const std::string& path, bool quiet);
+    std::optional<attrs> fstat(const bytes& handle, bool quiet);
+    // do_realpath / do_expand_path: "realpath PATH: MSG".
+    std::optional<std::string> realpath(const std::string& path);
+    std::optional<std::string> expand_path(const std::string& path);
+    bool can_expand_path() const noexcept;
+    std::optional<std::string> readlink(const std::string& path);
+
+    // 0 or -1, with OpenSSH's message on failure.
+    int remove(const std::string& path);
+    int mkdir(const std::string& path, const attrs& a, bool print_flag);
+    int rmdir(const std::string& path);
+    int rename(const std::string& from, const std::string& to, bool force_legacy);
+    int symlink(const std::string& target, const std::string& link_path);
+    int hardlink(const std::string& from, const std::string& to);
+    int setstat(const std::string& path, const attrs& a);
+    int lsetstat(const std::string& path, const attrs& a);
+    int fsetstat(const bytes& handle, const attrs& a);
+    int fsync(const bytes& handle);
+    // copy-data (the cp command): "Couldn't copy file ..." on failure.
+    int copy(const std::string& from, const std::string& to);
+
+    // do_readdir: every entry of a directory (opendir, readdir until EOF,
+    // close). Names with a '/' are dropped, as OpenSSH does.
+    std::optional<std::vector<name_entry>> readdir(const std::string& path, bool quiet = false);
+    std::optional<statvfs_reply> statvfs(const std::string& path, bool quiet);
+
+    // send_open: "%s open \"%s\": %s" (tag: "remote", "dest").
+    std::optional<bytes> open(const std::string& path, std::uint32_t pflags, const attrs& a, const char* tag);
+    // do_close: "close remote: %s".
+    int close(const bytes& handle);
+
+    // remote_is_dir(): stat follows links; false when it cannot tell.
+    bool is_dir(const std::string& path);
+
+    // Names for ls -l (users-groups-by-id@openssh.com): looked up in one
+    // request for the ids not yet cached; nullptr when unknown.
+    bool can_get_users_groups() const noexcept;
+    void prefetch_names(const std::vector<std::uint32_t>& uids, const std::vector<std::uint32_t>& gids);
+    const std::string* user_name(std::uint32_t uid) const;
+    const std::string* group_name(std::uint32_t gid) const;
+
+private:
+    int expect_status(const reply_copy& r) const noexcept;
+    std::optional<attrs> decode_stat(const reply_copy& r, bool quiet);
+
+    session& s_;
+    const output_sink& out_;
+    std::map<std::uint32_t, std::string> users_, groups_;
+};
+
+// OpenSSH's path_append(): "a" + "/" + "b" without doubling the slash.
+std::string path_append(const std::string& a, const std::string& b);
+// basename(3) as OpenSSH uses it (trailing slashes ignored; "/" for "/").
+std::string path_basename(const std::string& p);
+
+} // namespace longhaul::sftp

@@ -1,0 +1,331 @@
+#include "ssh/sftp_client/transfer.hpp"
+
+#include "ssh/sftp_client/bandwidth_limiter.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+
+namespace longhaul::sftp {
+
+// --- engine ----------------------------------------------------------------
+
+transfer_engine::transfer_engine(client_core& core, transfer_window& window, clock_fn clock)
+    : core_(core), window_(window), clock_(std::move(clock))
+{
+}
+
+void transfer_engine::add(data_job* job)
+{
+    jobs_.push_back(job);
+}
+
+void transfer_engine::remove(data_job* job) noexcept
+{
+    jobs_.remove(job);
+}
+
+void transfer_engine::fill()
+{
+    // Reply handlers call fill() too; one pass at a time.
+    if (filling_ || core_.failed())
+        return;
+    filling_ = true;
+    bool any_wants = false;
+    for (auto* job : jobs_) {
+        while (job->want_send()) {
+            any_wants = true;
+            const std::uint32_t n = job->next_size();
+            if (!window_.may_send(n)) {
+                filling_ = false;
+                return;
+            }
+            if (limiter_ != nullptr) {
+                const auto now = clock_();
+                if (now < next_send_) {
+                    filling_ = false;
+                    return;
+                }
+                next_send_ = limiter_->account(n, now);
+            }
+            job->send_one();
+            if (core_.failed()) {
+                filling_ = false;
+                return;
+            }
+        }
+    }
+    // Window left over and nothing to put in it: the rate this round says
+    // nothing about the link.
+    if (!jobs_.empty() || any_wants)
+        window_.note_app_limited();
+    filling_ = false;
+}
+
+// --- download --------------------------------------------------------------
+
+download_job::download_job(transfer_engine& engine, bytes handle, int fd, std::uint64_t offset,
+                           std::uint64_t expected_size, std::uint32_t chunk, std::atomic<std::uint64_t>* progress)
+    : engine_(engine), handle_(std::move(handle)), fd_(fd), next_offset_(offset), expected_(expected_size),
+      progress_(progress), chunk_(std::max<std::uint32_t>(chunk, 1)), contiguous_(offset)
+{
+    engine_.add(this);
+}
+
+download_job::~download_job()
+{
+    *alive_ = false;
+    engine_.remove(this);
+}
+
+bool download_job::stopped() const noexcept
+{
+    return !status_.ok() || engine_.interrupted();
+}
+
+bool download_job::want_send() const
+{
+    if (stopped())
+        return false;
+    if (!retry_.empty())
+        return true;
+    if (next_offset_ >= eof_at_)
+        return false;
+    if (expected_ != 0 && next_offset_ >= expected_)
+        return probes_ == 0; // one read past the expected end finds EOF (or growth)
+    return true;
+}
+
+std::uint32_t download_job::next_size() const
+{
+    if (!retry_.empty())
+        return retry_.front().length;
+    if (expected_ != 0 && next_offset_ < expected_)
+        return static_cast<std::uint32_t>(std::min<std::uint64_t>(chunk_, expected_ - next_offset_));
+    return chunk_;
+}
+
+void download_job::send_one()
+{
+    if (!retry_.empty()) {
+        const range r = retry_.front();
+        retry_.pop_front();
+        send_read(r);
+        return;
+    }
+    const range r{next_offset_, next_size()};
+    next_offset_ += r.length;
+    send_read(r);
+}
+
+void download_job::send_read(range r)
+{
+    if (expected_ != 0 && r.offset >= expected_)
+        ++probes_;
+    ++outstanding_;
+    const auto ticket = engine_.window().on_send(r.length, engine_.now());
+    std::weak_ptr<bool> alive = alive_;
+    engine_.core().request(read_request{.id = 0, .handle = handle_, .offset = r.offset, .length = r.length},
+                           [this, alive, r, ticket](const reply& rep) {
+                               if (alive.expired())
+                                   return;
+                               on_reply(r, ticket, rep);
+                           });
+}
+
+void download_job::on_reply(range r, const transfer_window::ticket& t, const reply& rep)
+{
+    --outstanding_;
+    if (expected_ != 0 && r.offset >= expected_ && probes_ > 0)
+        --probes_;
+    std::uint64_t delivered = 0;
+    if (const auto* d = std::get_if<data_reply>(&rep)) {
+        const auto data = d->data;
+        if (data.size() > r.length) {
+            char m[96];
+            std::snprintf(m, sizeof m, "Received more data than asked for %zu > %u", data.size(), r.length);
+            status_.protocol_error = true;
+            engine_.core().fail(m);
+            return;
+        }
+        if (data.empty()) {
+            // Not EOF by the letter, but nothing can follow it either.
+            eof_at_ = std::min(eof_at_, r.offset);
+        } else if (status_.local_errno == 0) {
+            std::size_t done = 0;
+            while (done < data.size()) {
+                const ssize_t n = ::pwrite(fd_, data.data() + done, data.size() - done, off_t(r.offset + done));
+                if (n < 0 && errno == EINTR)
+                    continue;
+                if (n <= 0) {
+                    status_.local_errno = n < 0 ? errno : EIO;
+                    break;
+                }
+                done += std::size_t(n);
+            }
+            if (done > 0) {
+                wrote_ = true;
+                record(r.offset, done);
+                if (progress_ != nullptr)
+                    progress_->fetch_add(done, std::memory_order_relaxed);
+            }
+            delivered = data.size();
+            if (data.size() < r.length) {
+                // A short read: the rest is still owed, unless the file
+                // ends there (the re-request then finds EOF).
+                ++short_reads_;
+                retry_.push_back(range{r.offset + data.size(), std::uint32_t(r.length - data.size())});
+            } else if (expected_ != 0 && r.offset >= expected_) {
+                // The probe found data: the file grew; read on with the
+                // whole window.
+                expected_ = 0;
+            }
+        }
+    } else if (const auto* s = std::get_if<status_reply>(&rep)) {
+        if (s->code == static_cast<std::uint32_t>(status_code::eof)) {
+            eof_at_ = std::min(eof_at_, r.offset);
+        } else if (s->code == static_cast<std::uint32_t>(status_code::connection_lost) && engine_.core().failed()) {
+            status_.protocol_error = true;
+        } else if (status_.remote_status == 0) {
+            status_.remote_status = s->code == 0 ? static_cast<std::uint32_t>(status_code::failure) : s->code;
+        }
+    } else {
+        char m[64];
+        std::snprintf(m, sizeof m, "Unexpected reply %u", static_cast<unsigned>(rep.index()));
+        status_.protocol_error = true;
+        engine_.core().fail(m);
+        return;
+    }
+    // Requests for data past the end are no longer owed.
+    while (!retry_.empty() && retry_.back().offset >= eof_at_)
+        retry_.pop_back();
+    engine_.window().on_reply(t, delivered, engine_.now());
+    engine_.fill();
+}
+
+void download_job::record(std::uint64_t offset, std::uint64_t length)
+{
+    const std::uint64_t end = offset + length;
+    if (offset != contiguous_) {
+        if (offset > contiguous_)
+            reordered_ = true;
+        if (end <= contiguous_)
+            return;
+        auto& e = islands_[std::max(offset, contiguous_)];
+        e = std::max(e, end);
+        return;
+    }
+    contiguous_ = end;
+    // Islands that now touch the contiguous part join it.
+    for (auto it = islands_.begin(); it != islands_.end() && it->first <= contiguous_;) {
+        contiguous_ = std::max(contiguous_, it->second);
+        it = islands_.erase(it);
+    }
+}
+
+bool download_job::done() const
+{
+    if (outstanding_ > 0)
+        return false;
+    if (stopped())
+        return true;
+    return retry_.empty() && next_offset_ >= eof_at_;
+}
+
+// --- upload ----------------------------------------------------------------
+
+upload_job::upload_job(transfer_engine& engine, bytes handle, int fd, std::uint64_t offset, std::uint32_t chunk,
+                       std::atomic<std::uint64_t>* progress)
+    : engine_(engine), handle_(std::move(handle)), fd_(fd), next_offset_(offset), progress_(progress),
+      chunk_(std::max<std::uint32_t>(chunk, 1))
+{
+    engine_.add(this);
+}
+
+upload_job::~upload_job()
+{
+    *alive_ = false;
+    engine_.remove(this);
+}
+
+bool upload_job::stopped() const noexcept
+{
+    return !status_.ok() || engine_.interrupted();
+}
+
+bool upload_job::want_send() const
+{
+    return !stopped() && !eof_;
+}
+
+std::uint32_t upload_job::next_size() const
+{
+    return chunk_;
+}
+
+void upload_job::send_one()
+{
+    auto& core = engine_.core();
+    auto space = core.prepare_write(handle_, next_offset_, chunk_);
+    if (space.empty()) {
+        status_.local_errno = ENOMEM;
+        return;
+    }
+    // The file is read straight into the WRITE packet.
+    std::size_t got = 0;
+    while (got < space.size()) {
+        const ssize_t n = ::pread(fd_, space.data() + got, space.size() - got, off_t(next_offset_ + got));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            status_.local_errno = errno;
+            return;
+        }
+        if (n == 0) {
+            eof_ = true;
+            break;
+        }
+        got += std::size_t(n);
+    }
+    if (got == 0)
+        return;
+    const std::uint64_t offset = next_offset_;
+    next_offset_ += got;
+    ++outstanding_;
+    const auto ticket = engine_.window().on_send(got, engine_.now());
+    std::weak_ptr<bool> alive = alive_;
+    core.commit_write(got, [this, alive, ticket, got, offset](const reply& rep) {
+        if (alive.expired())
+            return;
+        (void)offset;
+        --outstanding_;
+        std::uint64_t delivered = 0;
+        if (const auto* s = std::get_if<status_reply>(&rep)) {
+            if (s->code == 0) {
+                delivered = got;
+                if (progress_ != nullptr)
+                    progress_->fetch_add(got, std::memory_order_relaxed);
+            } else if (s->code == static_cast<std::uint32_t>(status_code::connection_lost) &&
+                       engine_.core().failed()) {
+                status_.protocol_error = true;
+            } else if (status_.remote_status == 0) {
+                status_.remote_status = s->code;
+            }
+        } else {
+            status_.protocol_error = true;
+            engine_.core().fail("Expected SSH2_FXP_STATUS reply to a write");
+            return;
+        }
+        engine_.window().on_reply(ticket, delivered, engine_.now());
+        engine_.fill();
+    });
+}
+
+bool upload_job::done() const
+{
+    return outstanding_ == 0 && (stopped() || eof_);
+}
+
+} // namespace longhaul::sftp

@@ -1,0 +1,206 @@
+// The client engine against the server core in memory, over a simulated
+// network: requests reach the server half a round trip after they are
+// sent, replies come back half a round trip later and no faster than the
+// link's rate, on a simulated clock (no sleeping, no timing in the
+// assertions: the same run always gives the same numbers). Replies can be
+// mangled on the way (shortened, replaced by errors, held and released out
+// of order) to test what a real server or network could do.
+#pragma once
+
+#include "common/sftp/sftp_framing.hpp"
+#include "ssh/sftp_client/remote_fs.hpp"
+#include "ssh/sftp_client/session.hpp"
+#include "tests/sftp_server/sftp_server_harness.hpp"
+
+#include <doctest/doctest.h>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <deque>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace longhaul::test {
+
+struct sim_link final : sftp::link {
+    using time_point = sftp::transfer_clock::time_point;
+
+    sftp::server& srv;
+    time_point now{std::chrono::seconds(1000)};
+    std::chrono::microseconds one_way{1000};
+    double bytes_per_second = 0; // each direction; 0: unlimited
+    // Server to client, per reply frame (length prefix included): what to
+    // deliver instead (nothing: drop; several: in that order).
+    std::function<std::vector<bytes>(bytes frame)> mangle;
+    // Replies held back by a mangler that wants to reorder: released by it.
+    bool broken = false;      // the "ssh process" died: the client sees EOF
+    std::size_t max_server_outstanding = 0; // peak requests the server saw unanswered
+
+    struct in_flight {
+        time_point at;
+        bytes data;
+    };
+    std::deque<in_flight> to_server, to_client;
+    time_point up_free{}, down_free{};
+
+    explicit sim_link(sftp::server& s) : srv(s) {}
+
+    time_point serialize(time_point& free_at, std::size_t n)
+    {
+        time_point start = std::max(free_at, now);
+        if (bytes_per_second > 0)
+            start += std::chrono::nanoseconds(std::int64_t(double(n) * 1e9 / bytes_per_second));
+        free_at = start;
+        return start + one_way;
+    }
+
+    void pump(sftp::client_core& core, int timeout_ms) override
+    {
+        if (broken) {
+            core.input_closed();
+            return;
+        }
+        bool moved = false;
+        // Client output (whole packets) onto the wire.
+        if (!core.output().empty()) {
+            const auto o = core.output();
+            to_server.push_back({serialize(up_free, o.size()), bytes(o.begin(), o.end())});
+            core.consume_output(o.size());
+            moved = true;
+        }
+        // Arrivals at the server.
+        while (!to_server.empty() && to_server.front().at <= now) {
+            bytes b = std::move(to_server.front().data);
+            to_server.pop_front();
+            std::size_t done = 0;
+            while (done < b.size()) {
+                done += srv.feed(byte_span(b).subspan(done));
+                drain_server();
+            }
+            moved = true;
+        }
+        drain_server();
+        // Arrivals at the client.
+        while (!to_client.empty() && to_client.front().at <= now) {
+            bytes b = std::move(to_client.front().data);
+            to_client.pop_front();
+            core.feed(b);
+            moved = true;
+        }
+        if (moved)
+            return;
+        // Nothing due: jump the clock to the next arrival (or the timeout).
+        time_point next = time_point::max();
+        if (!to_server.empty())
+            next = std::min(next, to_server.front().at);
+        if (!to_client.empty())
+            next = std::min(next, to_client.front().at);
+        if (next == time_point::max())
+            next = now + std::chrono::milliseconds(timeout_ms < 0 ? 1000 : std::max(timeout_ms, 1));
+        now = std::max(now, next);
+    }
+
+    void drain_server()
+    {
+        srv.process();
+        auto o = srv.output();
+        if (o.empty())
+            return;
+        bytes out(o.begin(), o.end());
+        srv.consume_output(o.size());
+        pending_reply_bytes.insert(pending_reply_bytes.end(), out.begin(), out.end());
+        std::size_t pos = 0;
+        for (;;) {
+            const auto f = sftp::read_frame(byte_span(pending_reply_bytes).subspan(pos), 16 * 1024 * 1024);
+            if (f.status != errc::ok)
+                break;
+            bytes frame(pending_reply_bytes.begin() + pos, pending_reply_bytes.begin() + pos + f.size());
+            pos += f.size();
+            std::vector<bytes> deliver;
+            if (mangle)
+                deliver = mangle(std::move(frame));
+            else
+                deliver.push_back(std::move(frame));
+            for (auto& d : deliver)
+                to_client.push_back({serialize(down_free, d.size()), std::move(d)});
+        }
+        pending_reply_bytes.erase(pending_reply_bytes.begin(), pending_reply_bytes.begin() + pos);
+    }
+
+    bytes pending_reply_bytes;
+};
+
+// A server in a temporary root, a client session over sim_link, and a
+// local directory for the client's files.
+struct client_harness {
+    sftp_temp_dir remote;
+    sftp_temp_dir local;
+    std::unique_ptr<sftp::rooted_filesystem> fs;
+    fake_names names;
+    std::unique_ptr<sftp::server> srv;
+    std::unique_ptr<sim_link> net;
+    std::unique_ptr<sftp::session> sess;
+    std::vector<std::string> errors, infos;
+    sftp::output_sink out;
+    std::unique_ptr<sftp::remote_fs> rfs;
+
+    explicit client_harness(sftp::session_options so = {}, sftp::server_options o = {})
+    {
+        int error = 0;
+        fs = sftp::rooted_filesystem::open_root(remote.path(), error);
+        REQUIRE(fs);
+        if (std::getenv("SFTP_CLIENT_TEST_LOG") != nullptr)
+            o.level = log_level::debug3;
+        else
+            o.level = log_level::error;
+        o.clock = [] { return std::time_t{1700000000}; };
+        srv = std::make_unique<sftp::server>(std::move(o), *fs, names, [](log_level, std::string_view m) {
+            if (std::getenv("SFTP_CLIENT_TEST_LOG") != nullptr)
+                std::fprintf(stderr, "server: %.*s\n", int(m.size()), m.data());
+        });
+        srv->start();
+        net = std::make_unique<sim_link>(*srv);
+        sess = std::make_unique<sftp::session>(*net, so, [this] { return net->now; });
+        out.error = [this](const std::string& m) { errors.push_back(m); };
+        out.info = [this](const std::string& m) { infos.push_back(m); };
+        rfs = std::make_unique<sftp::remote_fs>(*sess, out);
+    }
+
+    void init() { REQUIRE(sess->init()); }
+
+    std::string lpath(const std::string& name) const { return local.path() + "/" + name; }
+
+    static std::string random_bytes(std::size_t n, unsigned seed = 1)
+    {
+        std::mt19937 rng(seed);
+        std::string s(n, '\0');
+        for (auto& c : s)
+            c = char(rng());
+        return s;
+    }
+    static std::string read_file(const std::string& path)
+    {
+        std::ifstream in(path, std::ios::binary);
+        return std::string(std::istreambuf_iterator<char>(in), {});
+    }
+    static void write_file(const std::string& path, const std::string& data)
+    {
+        std::ofstream(path, std::ios::binary | std::ios::trunc) << data;
+    }
+    double seconds_since(sftp::transfer_clock::time_point t) const
+    {
+        return std::chrono::duration<double>(net->now - t).count();
+    }
+};
+
+// Frame helpers for manglers: the type byte and id of a reply frame.
+inline std::uint8_t frame_type(const bytes& f) { return f.size() > 4 ? f[4] : 0; }
+inline std::uint32_t frame_id(const bytes& f) { return f.size() >= 9 ? load_u32(f.data() + 5) : 0; }
+
+} // namespace longhaul::test
