@@ -71,24 +71,35 @@ run_ctest() {
     return "$rc"
 }
 
+# timed PHASE COMMAND...: runs it and records its wall time for the summary
+# (CI has a time budget; the summary shows where it goes).
+timed() {
+    local phase=$1 t0 rc=0
+    shift
+    t0=$(date +%s)
+    "$@" || rc=$?
+    echo "$phase $(($(date +%s) - t0))" >>"$results/times"
+    return "$rc"
+}
+
 # A failed build stops the run; failed tests do not: every stage runs and
 # the summary lists all that failed.
 tests_failed=0
 jobs=$(nproc)
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build -j"$jobs"
-run_ctest main build -j2 || tests_failed=1
+timed "build" cmake --build build -j"$jobs"
+timed "unit+regress" run_ctest main build -j2 || tests_failed=1
 
 if [ "${LONGHAUL_SKIP_SANITIZERS:-0}" != 1 ]; then
     cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DLONGHAUL_SANITIZE=ON >/dev/null
-    cmake --build build-asan -j"$jobs"
+    timed "asan build" cmake --build build-asan -j"$jobs"
     # The unit tests move a tenth of their data volumes (LONGHAUL_TEST_SCALE),
     # the interop scripts LH_BULK_MB instead of 256 MiB. regress/lib.sh sends
     # every sanitizer report (forked sshd children's too) to a directory the
     # script checks at exit.
     LONGHAUL_TEST_SCALE=0.1 LH_BULK_MB=${LONGHAUL_ASAN_BULK_MB:-8} \
         ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-        run_ctest asan build-asan -L '^(unit|sanitize)$' -j2 || tests_failed=1
+        timed "asan tests" run_ctest asan build-asan -L '^(unit|sanitize)$' -j2 || tests_failed=1
 else
     echo "asan: LONGHAUL_SKIP_SANITIZERS=1" >>"$results/omitted"
 fi
@@ -101,14 +112,14 @@ if [ "${LONGHAUL_SKIP_FUZZ:-0}" != 1 ]; then
         skip "fuzz: clang++ is not installed (contrib/install-deps.sh installs it)"
     else
         CC=clang CXX=clang++ cmake -S . -B build-fuzz -DLONGHAUL_FUZZ=ON -DLONGHAUL_TESTS=OFF >/dev/null
-        cmake --build build-fuzz -j"$jobs"
+        timed "fuzz build" cmake --build build-fuzz -j"$jobs" --target fuzz_targets
         # Every target from its committed corpus (fuzz/corpus/) for a few
         # seconds (fuzz/run.sh, which also reproduces the long runs recorded
         # in docs/FUZZING.md); LONGHAUL_FUZZ_RUNS=N runs N executions instead.
         if [ -n "${LONGHAUL_FUZZ_RUNS:-}" ]; then
-            fuzz/run.sh --runs "$LONGHAUL_FUZZ_RUNS"
+            timed "fuzz runs" fuzz/run.sh --runs "$LONGHAUL_FUZZ_RUNS"
         else
-            fuzz/run.sh --time "${LONGHAUL_FUZZ_SECONDS:-10}"
+            timed "fuzz runs" fuzz/run.sh --time "${LONGHAUL_FUZZ_SECONDS:-10}"
         fi
     fi
     )

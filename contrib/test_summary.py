@@ -8,7 +8,8 @@ NAME.xml (ctest --output-junit), NAME.json (ctest --show-only=json-v1, for
 the labels), NAME.rc (ctest's status) and skips.NAME.log (LONGHAUL_SKIP_LOG:
 every skip its tests recorded, "test: reason"); fuzz.targets / fuzz.rc for
 the fuzz stage; skips.run-tests.log (stages this machine cannot run);
-omitted (stages left out on request, "stage: why" a line).
+omitted (stages left out on request, "stage: why" a line); times (the
+wall seconds of each build and test phase, "phase seconds" a line).
 
 Prints what ran per stage (unit, regress, asan, fuzz), what was skipped and
 why, and exits 1 if a stage failed, or if anything was skipped and
@@ -177,6 +178,9 @@ def main():
         print("  nothing ran")
     for o in omitted:
         print(f"  not run on request: {o}")
+    times = [l.rsplit(" ", 1) for l in unique_lines(read(os.path.join(results, "times")))]
+    if times:
+        print("  time:    " + ", ".join(f"{p} {int(s) // 60}:{int(s) % 60:02d}" for p, s in times))
     if failed:
         print(f"  FAILED: {', '.join(failed)}")
     if skipped:

@@ -118,6 +118,15 @@ try_password() {
 # sampled every 0.5 s through the flood, must stay under the bound.
 if want 5; then
 rss_bound_kib=$((64 * 1024))
+# Under AddressSanitizer (CI's asan stage) a process carries shadow memory
+# and a quarantine of freed blocks on top of what it holds: a smaller
+# quarantine and a wider bound. The flood still cannot pass it unless
+# reading never pauses (then the server takes hundreds of MiB in 20 s).
+if nm -D "$LH_SSHD" 2>/dev/null | grep -q __asan_init || ldd "$LH_SSHD" 2>/dev/null | grep -q libasan; then
+    export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=8"
+    rss_bound_kib=$((192 * 1024))
+    echo "  sshd is built with AddressSanitizer: RSS bound $((rss_bound_kib / 1024)) MiB"
+fi
 # max_child_rss_kib LISTENER_PID: the largest VmRSS among the listener's children.
 max_child_rss_kib() {
     local max=0 pid rss
@@ -142,7 +151,11 @@ flood_check() {
     done
     wait "$prober_pid" || true
     echo "  $1: $(grep '^sent\|^result' "$out" | head -1); peak connection RSS $((peak / 1024)) MiB (bound $((rss_bound_kib / 1024)) MiB)"
-    grep -q '^sent [0-9]* bytes' "$out" && [ "$peak" -gt 0 ] && [ "$peak" -lt "$rss_bound_kib" ]
+    # The server stopped reading: what the prober got into the socket is
+    # bounded too (without the pause it is whatever 20 s of CPU can parse).
+    local sent
+    sent=$(sed -n 's/^sent \([0-9]*\) bytes.*/\1/p' "$out" | head -1)
+    [ -n "$sent" ] && [ "$sent" -lt $((128 << 20)) ] && [ "$peak" -gt 0 ] && [ "$peak" -lt "$rss_bound_kib" ]
 }
 # Control: the limits do not get in the way of bulk output to a client that reads.
 check_bulk_output() {
@@ -151,9 +164,9 @@ check_bulk_output() {
     [ "$n" = 67108864 ] || { echo "  got $n bytes"; return 1; }
 }
 lh_check "5. 64 MiB of session output reach a client that reads (control)" check_bulk_output
-lh_check "5. a client that floods before authentication and never reads: connection RSS < 64 MiB" \
+lh_check "5. a client that floods before authentication and never reads: connection RSS bounded" \
     flood_check flood-preauth "$port_flood" 20
-lh_check "5. a client that floods after authentication and never reads: connection RSS < 64 MiB" \
+lh_check "5. a client that floods after authentication and never reads: connection RSS bounded" \
     flood_check flood-postauth "$port_flood" "$user" "$pw" 20
 fi
 
