@@ -384,6 +384,15 @@ private:
     bool data_done_ = false;
 };
 
+class note_task final : public file_task {
+public:
+    note_task(remote_fs& fs, message m, int result) : file_task(fs), result_(result) { messages.push_back(std::move(m)); }
+    void start() override { finish(result_); }
+
+private:
+    int result_;
+};
+
 void poll_task(file_task* t)
 {
     if (auto* d = dynamic_cast<download_task*>(t))
@@ -398,6 +407,11 @@ std::unique_ptr<file_task> make_download(remote_fs& fs, std::string remote_path,
                                          std::optional<attrs> a, transfer_flags f)
 {
     return std::make_unique<download_task>(fs, std::move(remote_path), std::move(local_path), std::move(a), f);
+}
+
+std::unique_ptr<file_task> make_note(remote_fs& fs, file_task::message m, int result)
+{
+    return std::make_unique<note_task>(fs, std::move(m), result);
 }
 
 std::unique_ptr<file_task> make_upload(remote_fs& fs, std::string local_path, std::string remote_path,
@@ -422,14 +436,20 @@ void task_runner::flush_head()
             meter_->stop();
             metered_ = nullptr;
         }
+        head->before_report();
         for (const auto& m : head->messages) {
             if (m.what == file_task::message::error)
                 fs_.out().err(m.text);
             else if (m.what == file_task::message::info)
                 fs_.out().inf(m.text);
         }
-        if (head->result() != 0)
+        if (head->result() != 0) {
             status_ = -1;
+            ++failures_;
+            if (!head->on_failure.empty())
+                fs_.out().err(head->on_failure);
+        }
+        head->reported();
         running_.pop_front();
     }
 }

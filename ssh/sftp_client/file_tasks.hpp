@@ -17,6 +17,7 @@
 
 #include <atomic>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -39,6 +40,16 @@ public:
     file_task& operator=(const file_task&) = delete;
 
     virtual void start() = 0;
+    // Called when the task's turn to report comes, before its messages
+    // are printed (a note that depends on the tasks before it).
+    virtual void before_report() {}
+    // Called once the task has reported (its result is final).
+    void set_report_hook(std::function<void(const file_task&)> h) { report_hook_ = std::move(h); }
+    void reported() const
+    {
+        if (report_hook_)
+            report_hook_(*this);
+    }
     bool finished() const noexcept { return finished_; }
     // 0 or -1, as OpenSSH's do_download/do_upload return.
     int result() const noexcept { return result_; }
@@ -57,8 +68,12 @@ public:
     bool meter_wanted = false;
     std::atomic<std::uint64_t> progress{0};
     bool data_started = false;
+    // Printed after the task's own messages when it fails (OpenSSH's
+    // "failed to upload file X to Y" of the caller).
+    std::string on_failure;
 
 protected:
+    friend class task_runner;
     void err(std::string m) { messages.push_back({message::error, std::move(m)}); }
     void info(std::string m) { messages.push_back({message::info, std::move(m)}); }
     void finish(int r);
@@ -66,6 +81,7 @@ protected:
     remote_fs& fs_;
 
 private:
+    std::function<void(const file_task&)> report_hook_;
     bool finished_ = false;
     int result_ = -1;
 };
@@ -74,6 +90,9 @@ private:
 // when known (a directory listing has them), else the task stats first.
 std::unique_ptr<file_task> make_download(remote_fs& fs, std::string remote_path, std::string local_path,
                                          std::optional<attrs> a, transfer_flags f);
+// A task that only prints (a message of a directory walk), so that it
+// comes out in order with the files around it. result: 0 or -1.
+std::unique_ptr<file_task> make_note(remote_fs& fs, file_task::message m, int result);
 // do_upload(): local_path to remote_path.
 std::unique_ptr<file_task> make_upload(remote_fs& fs, std::string local_path, std::string remote_path,
                                        transfer_flags f);
@@ -85,6 +104,9 @@ public:
     task_runner(remote_fs& fs, progress_meter* meter) : fs_(fs), meter_(meter) {}
 
     void add(std::unique_ptr<file_task> t) { queue_.push_back(std::move(t)); }
+    bool empty() const noexcept { return queue_.empty() && running_.empty(); }
+    // Tasks reported as failed so far.
+    std::uint64_t failures() const noexcept { return failures_; }
     // Runs everything added; 0 when every task succeeded, else -1. Stops
     // starting new tasks once the session fails or is interrupted.
     int run();
@@ -98,6 +120,7 @@ private:
     std::deque<std::unique_ptr<file_task>> running_;
     file_task* metered_ = nullptr;
     int status_ = 0;
+    std::uint64_t failures_ = 0;
 };
 
 } // namespace longhaul::sftp

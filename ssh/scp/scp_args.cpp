@@ -1,0 +1,324 @@
+#include "ssh/scp/scp_args.hpp"
+
+#include <cctype>
+#include <cstdlib>
+#include <cstring>
+
+namespace longhaul::scp {
+
+const char* usage_text() noexcept
+{
+    return "usage: scp [-346ABCOpqRrsTv] [-c cipher] [-D sftp_server_path] [-F ssh_config]\n"
+           "           [-i identity_file] [-J destination] [-l limit] [-o ssh_option]\n"
+           "           [-P port] [-S program] [-X sftp_option] source ... target\n";
+}
+
+namespace {
+
+// Options that take an argument (getopt's "x:").
+bool takes_argument(char c) noexcept
+{
+    return std::strchr("DFJMPSciloX", c) != nullptr;
+}
+
+bool known_flag(char c) noexcept
+{
+    return std::strchr("12346ABCTdfOpqRrstva", c) != nullptr;
+}
+
+std::uint64_t parse_number(const std::string& s, std::uint64_t lo, std::uint64_t hi, bool& ok)
+{
+    ok = false;
+    if (s.empty())
+        return 0;
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long v = std::strtoull(s.c_str(), &end, 10);
+    if (errno != 0 || *end != '\0' || s[0] == '-' || v < lo || v > hi)
+        return 0;
+    ok = true;
+    return v;
+}
+
+void apply(scp_options& o, char c, const std::string& arg)
+{
+    auto both = [&](std::initializer_list<std::string> a) {
+        for (const auto& s : a) {
+            o.ssh.args.push_back(s);
+            o.remote_remote_args.push_back(s);
+        }
+    };
+    bool ok = false;
+    switch (c) {
+    case '1':
+        throw option_error("scp: SSH protocol v.1 is no longer supported");
+    case '2':
+        break; // ignored, as OpenSSH does
+    case 'A':
+        // OpenSSH forwards the agent only to the origin host of a -R copy;
+        // Longhaul's ssh does not forward agents yet.
+        throw option_error("scp: agent forwarding (-A) is not supported yet");
+    case '4':
+    case '6':
+    case 'C':
+        both({std::string("-") + c});
+        break;
+    case '3':
+        o.through_local = true;
+        break;
+    case 'R':
+        o.through_local = false;
+        break;
+    case 'o':
+    case 'c':
+    case 'i':
+    case 'F':
+        both({std::string("-") + c, arg});
+        break;
+    case 'J':
+        // ssh would refuse it; say so before any connection is attempted.
+        throw option_error("scp: ProxyJump (-J) is not supported yet: Longhaul's ssh has no ProxyJump");
+    case 'B':
+        both({"-oBatchmode=yes"});
+        break;
+    case 'l': {
+        const auto v = parse_number(arg, 1, 100ull * 1024 * 1024, ok);
+        if (!ok)
+            throw usage_error("");
+        o.limit_kbps = v;
+        break;
+    }
+    case 'p':
+        o.preserve = true;
+        break;
+    case 'P': {
+        const auto v = parse_number(arg, 1, 65535, ok);
+        if (!ok)
+            throw option_error("scp: invalid port: " + arg);
+        o.port = int(v);
+        break;
+    }
+    case 'q':
+        o.quiet = true;
+        o.ssh.args.push_back("-q");
+        o.remote_remote_args.push_back("-q");
+        break;
+    case 'r':
+        o.recursive = true;
+        break;
+    case 'S':
+        o.ssh.program = arg;
+        break;
+    case 'v':
+        ++o.verbose;
+        both({"-v"});
+        break;
+    case 'O':
+        o.mode = transfer_mode::legacy;
+        break;
+    case 's':
+        o.mode = transfer_mode::sftp;
+        break;
+    case 'T':
+        o.strict_names = false;
+        break;
+    case 'D':
+        o.sftp_direct = arg;
+        break;
+    case 'X': {
+        // -X buffer=N / nrequests=N, as OpenSSH 9.2's scp.
+        const auto eq = arg.find('=');
+        const std::string key = arg.substr(0, eq), value = eq == std::string::npos ? "" : arg.substr(eq + 1);
+        if (key == "buffer") {
+            const auto v = parse_number(value, 1, 256 * 1024, ok);
+            if (!ok)
+                throw option_error("scp: Invalid buffer size \"" + value + "\": " + (value.empty() ? "invalid" : "out of range"));
+            o.buffer_size = std::uint32_t(v);
+        } else if (key == "nrequests") {
+            const auto v = parse_number(value, 1, 4096, ok);
+            if (!ok)
+                throw option_error("scp: Invalid number of requests \"" + value + "\"");
+            o.num_requests = std::uint32_t(v);
+        } else {
+            throw option_error("scp: Invalid -X option");
+        }
+        break;
+    }
+    case 'a':
+        o.resume = true;
+        break;
+    case 'd':
+        o.target_must_be_dir = true;
+        break;
+    case 'f':
+        o.server_from = true;
+        break;
+    case 't':
+        o.server_to = true;
+        break;
+    case 'M':
+        throw option_error("scp: -M is not supported yet");
+    default:
+        break;
+    }
+}
+
+} // namespace
+
+scp_options parse_command_line(int argc, char** argv)
+{
+    scp_options o;
+    int i = 1;
+    for (; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--") {
+            ++i;
+            break;
+        }
+        if (a.size() < 2 || a[0] != '-')
+            break;
+        for (std::size_t k = 1; k < a.size(); ++k) {
+            const char c = a[k];
+            if (takes_argument(c)) {
+                std::string arg;
+                if (k + 1 < a.size())
+                    arg = a.substr(k + 1);
+                else if (i + 1 < argc)
+                    arg = argv[++i];
+                else
+                    throw usage_error(std::string("scp: option requires an argument -- ") + c);
+                apply(o, c, arg);
+                break;
+            }
+            if (!known_flag(c))
+                throw usage_error(std::string("scp: unknown option -- ") + c);
+            apply(o, c, {});
+        }
+    }
+    for (; i < argc; ++i)
+        o.operands.push_back(argv[i]);
+    if (o.ssh.program.empty())
+        o.ssh.program = sftp::sibling_program(argv[0], "ssh");
+    return o;
+}
+
+std::size_t find_colon(const std::string& cp) noexcept
+{
+    bool bracket = false;
+    if (cp.empty() || cp[0] == ':')
+        return std::string::npos;
+    std::size_t i = 0;
+    if (cp[0] == '[')
+        bracket = true;
+    for (; i < cp.size(); ++i) {
+        const char c = cp[i];
+        if (c == '@' && i + 1 < cp.size() && cp[i + 1] == '[')
+            bracket = true;
+        if (c == ']' && i + 1 < cp.size() && cp[i + 1] == ':' && bracket)
+            return i + 1;
+        if (c == ':' && !bracket)
+            return i;
+        if (c == '/')
+            return std::string::npos;
+    }
+    return std::string::npos;
+}
+
+bool ok_user_name(const std::string& user)
+{
+    if (user.empty())
+        return false;
+    for (unsigned char c : user) {
+        if (c & 0x80)
+            continue;
+        if (!std::isalnum(c) && c != '-' && c != '_' && c != '.' && c != '@')
+            return false;
+    }
+    return user[0] != '-';
+}
+
+std::optional<operand> parse_operand(const std::string& arg)
+{
+    operand op;
+    if (arg.rfind("scp://", 0) == 0) {
+        // scp://[user@]host[:port][/path]; the path is relative to the home
+        // directory unless it starts with "//"... OpenSSH keeps the text
+        // after the first '/' (empty: the home directory).
+        std::string rest = arg.substr(6);
+        const auto slash = rest.find('/');
+        std::string authority = rest.substr(0, slash);
+        op.path = slash == std::string::npos ? "" : rest.substr(slash + 1);
+        const auto at = authority.rfind('@');
+        if (at != std::string::npos) {
+            op.user = authority.substr(0, at);
+            authority = authority.substr(at + 1);
+            const auto semi = op.user.find(';');
+            if (semi != std::string::npos)
+                op.user.resize(semi); // ;fingerprint= parameters are not used
+        }
+        if (!authority.empty() && authority[0] == '[') {
+            const auto close = authority.find(']');
+            if (close == std::string::npos)
+                return std::nullopt;
+            op.host = authority.substr(1, close - 1);
+            authority = authority.substr(close + 1);
+            if (!authority.empty() && authority[0] != ':')
+                return std::nullopt;
+            if (!authority.empty())
+                authority = authority.substr(1);
+            else
+                authority.clear();
+            if (!authority.empty()) {
+                char* end = nullptr;
+                const long p = std::strtol(authority.c_str(), &end, 10);
+                if (*end != '\0' || p <= 0 || p > 65535)
+                    return std::nullopt;
+                op.port = int(p);
+            }
+        } else {
+            const auto colon = authority.find(':');
+            op.host = authority.substr(0, colon);
+            if (colon != std::string::npos) {
+                char* end = nullptr;
+                const std::string ps = authority.substr(colon + 1);
+                const long p = std::strtol(ps.c_str(), &end, 10);
+                if (ps.empty() || *end != '\0' || p <= 0 || p > 65535)
+                    return std::nullopt;
+                op.port = int(p);
+            }
+        }
+        if (op.host.empty())
+            return std::nullopt;
+        // %XX escapes in the path.
+        std::string decoded;
+        for (std::size_t i = 0; i < op.path.size(); ++i) {
+            if (op.path[i] == '%' && i + 2 < op.path.size() && std::isxdigit(static_cast<unsigned char>(op.path[i + 1])) &&
+                std::isxdigit(static_cast<unsigned char>(op.path[i + 2]))) {
+                decoded += char(std::strtol(op.path.substr(i + 1, 2).c_str(), nullptr, 16));
+                i += 2;
+            } else {
+                decoded += op.path[i];
+            }
+        }
+        op.path = decoded;
+        return op;
+    }
+    const std::size_t colon = find_colon(arg);
+    if (colon == std::string::npos) {
+        op.path = arg;
+        return op;
+    }
+    std::string userhost = arg.substr(0, colon);
+    op.path = arg.substr(colon + 1);
+    const auto at = userhost.rfind('@');
+    if (at != std::string::npos) {
+        op.user = userhost.substr(0, at);
+        userhost = userhost.substr(at + 1);
+    }
+    if (userhost.size() >= 2 && userhost.front() == '[' && userhost.back() == ']')
+        userhost = userhost.substr(1, userhost.size() - 2);
+    op.host = userhost;
+    return op;
+}
+
+} // namespace longhaul::scp

@@ -1,0 +1,500 @@
+#include "ssh/scp/scp_program.hpp"
+
+#include "ssh/scp/scp_legacy.hpp"
+#include "ssh/sftp_client/text.hpp"
+#include "ssh/sftp_client/tree.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <iostream>
+
+namespace longhaul::scp {
+
+using sftp::strprintf;
+
+namespace {
+
+void to_stderr(const std::string& s)
+{
+    const std::string line = s + "\n";
+    (void)!::write(STDERR_FILENO, line.data(), line.size());
+}
+
+} // namespace
+
+scp_program::scp_program(scp_options o) : o_(std::move(o))
+{
+    out_.error = [](const std::string& m) { to_stderr("scp: " + m); };
+    out_.info = [](const std::string& m) { to_stderr("scp: " + m); };
+    const int verbose = o_.verbose;
+    out_.debug = [verbose](int level, const std::string& m) {
+        if (level <= verbose)
+            to_stderr(strprintf("debug%d: %s", level, m.c_str()));
+    };
+    // OpenSSH shows the meter only when stdout is a terminal.
+    if (!o_.quiet && ::isatty(STDOUT_FILENO))
+        meter_ = std::make_unique<sftp::progress_meter>();
+}
+
+void scp_program::run_err(const std::string& m)
+{
+    ++errs_;
+    to_stderr(m);
+}
+
+std::string scp_program::remote_command(char direction, const std::string& path) const
+{
+    std::string cmd = "scp";
+    if (o_.verbose > 0)
+        cmd += " -v";
+    if (o_.recursive)
+        cmd += " -r";
+    if (o_.preserve)
+        cmd += " -p";
+    if (o_.target_must_be_dir)
+        cmd += " -d";
+    cmd += std::string(" -") + direction + " ";
+    if (!path.empty() && path[0] == '-')
+        cmd += "-- ";
+    return cmd + path;
+}
+
+int scp_program::run()
+{
+    if (o_.server_to || o_.server_from) {
+        // The remote side of a legacy transfer, on our stdin/stdout.
+        legacy_settings s;
+        s.preserve = o_.preserve;
+        s.recursive = o_.recursive;
+        s.target_must_be_dir = o_.target_must_be_dir;
+        s.verbose = o_.verbose;
+        s.remote = true;
+        s.limit_bps = o_.limit_kbps * 1024;
+        legacy_peer peer(STDIN_FILENO, STDOUT_FILENO, s);
+        try {
+            if (o_.server_from) {
+                (void)peer.response();
+                peer.source(o_.operands);
+            } else {
+                if (o_.operands.size() != 1) {
+                    peer.run_err("ambiguous target");
+                    return 1;
+                }
+                peer.sink(o_.operands[0], nullptr);
+            }
+        } catch (const legacy_exit& e) {
+            return e.code;
+        }
+        return peer.errors() != 0 ? 1 : 0;
+    }
+    if (o_.operands.size() < 2)
+        throw usage_error("");
+    if (o_.operands.size() > 2)
+        o_.target_must_be_dir = true;
+    try {
+        const auto target = parse_operand(o_.operands.back());
+        if (target && !target->host.empty()) {
+            to_remote();
+        } else {
+            if (o_.target_must_be_dir) {
+                struct stat st{};
+                const std::string& t = o_.operands.back();
+                const int e = ::stat(t.c_str(), &st) == -1 ? errno : (S_ISDIR(st.st_mode) ? 0 : ENOTDIR);
+                if (e != 0) {
+                    run_err(t + ": " + std::strerror(e));
+                    return 1;
+                }
+            }
+            to_local();
+        }
+        if (conn_) {
+            if (batch_ && run_batch() != 0)
+                ++errs_;
+            close_connection();
+        }
+    } catch (const exit_now& e) {
+        return e.code;
+    } catch (const legacy_exit& e) {
+        return e.code;
+    }
+    return errs_ != 0 ? 1 : 0;
+}
+
+// --- SFTP connections --------------------------------------------------------------
+
+sftp::connection& scp_program::connect(const operand& where)
+{
+    const std::string key = where.user + "@" + where.host + ":" + std::to_string(where.port);
+    if (conn_ && key == conn_key_)
+        return *conn_;
+    if (conn_) {
+        if (batch_ && run_batch() != 0)
+            ++errs_;
+        close_connection();
+    }
+    sftp::session_options so;
+    so.buffer_size = o_.buffer_size;
+    so.num_requests = o_.num_requests;
+    so.limit_bps = o_.limit_kbps * 1024;
+    std::vector<std::string> argv;
+    if (!o_.sftp_direct.empty())
+        argv = {"/bin/sh", "-c", "exec " + o_.sftp_direct};
+    else
+        argv = sftp::ssh_command_line(o_.ssh, where.host, where.user, where.port != -1 ? where.port : o_.port,
+                                      true, "sftp");
+    std::string error;
+    conn_ = sftp::connection::open(argv, so, out_, error);
+    if (!conn_) {
+        out_.err(error);
+        throw exit_now{255};
+    }
+    conn_key_ = key;
+    target_.reset();
+    batch_ = std::make_unique<sftp::transfer_batch>(conn_->fs(), meter_.get());
+    return *conn_;
+}
+
+int scp_program::run_batch()
+{
+    const int r = batch_->run();
+    if (!conn_->sess().ok()) {
+        out_.err(conn_->sess().core().failure().empty() ? "Connection closed" : conn_->sess().core().failure());
+        throw exit_now{255};
+    }
+    return r;
+}
+
+void scp_program::close_connection()
+{
+    batch_.reset();
+    // OpenSSH checks the ssh's exit status in SFTP mode.
+    if (conn_->close() != 0)
+        ++errs_;
+    conn_.reset();
+    conn_key_.clear();
+}
+
+std::optional<std::string> scp_program::prepare_remote_path(const std::string& path)
+{
+    if (path.empty() || path == "~")
+        return std::string(".");
+    if (path[0] != '~')
+        return path;
+    if (path.rfind("~/", 0) == 0) {
+        const std::size_t nslash = path.find_first_not_of('/', 2);
+        if (nslash == std::string::npos)
+            return std::string(".");
+        return path.substr(nslash);
+    }
+    if (conn_->fs().can_expand_path())
+        return conn_->fs().expand_path(path);
+    out_.err("server expand-path extension is required for ~user paths in SFTP mode");
+    return std::nullopt;
+}
+
+// --- directions ------------------------------------------------------------------------
+
+void scp_program::to_remote()
+{
+    const auto dst = parse_operand(o_.operands.back());
+    if (!dst) {
+        to_stderr(o_.operands.back() + ": invalid uri");
+        throw exit_now{1};
+    }
+    if (!dst->user.empty() && !ok_user_name(dst->user))
+        throw exit_now{1};
+    std::vector<std::string> legacy_sources;
+    for (std::size_t i = 0; i + 1 < o_.operands.size(); ++i) {
+        const auto src = parse_operand(o_.operands[i]);
+        if (!src) {
+            to_stderr(o_.operands[i] + ": invalid uri");
+            ++errs_;
+            continue;
+        }
+        if (!src->host.empty()) {
+            remote_to_remote(*src, *dst);
+            continue;
+        }
+        if (o_.mode == transfer_mode::legacy) {
+            legacy_sources.push_back(o_.operands[i]);
+            continue;
+        }
+        connect(*dst);
+        source_sftp(o_.operands[i], *dst);
+    }
+    if (!legacy_sources.empty())
+        legacy_to_remote(legacy_sources, *dst);
+}
+
+void scp_program::to_local()
+{
+    const std::string& dst = o_.operands.back();
+    for (std::size_t i = 0; i + 1 < o_.operands.size(); ++i) {
+        const auto src = parse_operand(o_.operands[i]);
+        if (!src) {
+            to_stderr(o_.operands[i] + ": invalid uri");
+            ++errs_;
+            continue;
+        }
+        if (!src->user.empty() && !ok_user_name(src->user)) {
+            ++errs_;
+            continue;
+        }
+        if (src->host.empty()) {
+            local_copy(o_.operands[i], dst);
+            continue;
+        }
+        if (o_.mode == transfer_mode::legacy) {
+            legacy_to_local(*src, dst);
+            continue;
+        }
+        connect(*src);
+        sink_sftp(dst, *src);
+    }
+}
+
+void scp_program::local_copy(const std::string& src, const std::string& dst)
+{
+    // A local-to-local copy is cp(1)'s job, as in OpenSSH.
+    if (conn_) {
+        if (batch_ && run_batch() != 0)
+            ++errs_;
+        close_connection();
+    }
+    std::vector<std::string> argv{"cp"};
+    if (o_.recursive)
+        argv.push_back("-r");
+    if (o_.preserve)
+        argv.push_back("-p");
+    argv.push_back("--");
+    argv.push_back(src);
+    argv.push_back(dst);
+    std::string error;
+    auto child = sftp::child_process::spawn(argv, error);
+    if (!child) {
+        to_stderr(error);
+        ++errs_;
+        return;
+    }
+    // cp's stdin/stdout are pipes; it writes only to stderr.
+    child->close_pipes();
+    if (child->wait() != 0)
+        ++errs_;
+}
+
+void scp_program::remote_to_remote(const operand& src, const operand& dst)
+{
+    if (o_.through_local) {
+        to_stderr("scp: copies between two remote hosts through this host (-3, the default) are not supported "
+                  "yet; -R copies from the origin host");
+        throw exit_now{1};
+    }
+    // -R: scp runs on the origin host and copies to the target itself.
+    if (!dst.user.empty() && !ok_user_name(dst.user)) {
+        ++errs_;
+        return;
+    }
+    if (dst.port != -1 && dst.port != 22) {
+        to_stderr("scp: target port not supported with two remote hosts and the -R option");
+        throw exit_now{255};
+    }
+    std::vector<std::string> argv{o_.ssh.program, "-x", "-oClearAllforwardings=yes", "-n"};
+    for (const auto& a : o_.remote_remote_args)
+        argv.push_back(a);
+    const int port = src.port != -1 ? src.port : o_.port;
+    if (port != -1) {
+        argv.push_back("-p");
+        argv.push_back(std::to_string(port));
+    }
+    if (!src.user.empty()) {
+        argv.push_back("-l");
+        argv.push_back(src.user);
+    }
+    argv.push_back("--");
+    argv.push_back(src.host);
+    std::string cmd = "scp";
+    if (o_.verbose > 0)
+        cmd += " -v";
+    if (o_.recursive)
+        cmd += " -r";
+    if (o_.preserve)
+        cmd += " -p";
+    if (o_.target_must_be_dir)
+        cmd += " -d";
+    argv.push_back(cmd);
+    argv.push_back(src.path);
+    argv.push_back((dst.user.empty() ? "" : dst.user + "@") + dst.host + ":" + dst.path);
+    std::string error;
+    auto child = sftp::child_process::spawn(argv, error);
+    if (!child) {
+        to_stderr(error);
+        ++errs_;
+        return;
+    }
+    child->close_pipes();
+    if (child->wait() != 0)
+        errs_ = 1;
+}
+
+void scp_program::source_sftp(const std::string& src, const operand& dst)
+{
+    struct stat st{};
+    if (::stat(src.c_str(), &st) != 0) {
+        out_.err(strprintf("stat local \"%s\": %s", src.c_str(), std::strerror(errno)));
+        throw exit_now{255};
+    }
+    auto& fs = conn_->fs();
+    if (!target_) {
+        target_ = prepare_remote_path(dst.path);
+        if (!target_)
+            throw exit_now{255};
+        target_is_dir_ = fs.is_dir(*target_);
+        if (o_.target_must_be_dir && !target_is_dir_) {
+            out_.dbg(1, strprintf("target directory \"%s\" does not exist", target_->c_str()));
+            sftp::attrs a;
+            a.flags = sftp::attr::permissions;
+            a.permissions = st.st_mode | 0700;
+            if (fs.mkdir(*target_, a, true) != 0)
+                throw exit_now{255};
+            target_is_dir_ = true;
+        }
+    }
+    const std::string filename = sftp::path_basename(src);
+    const std::string abs_dst = target_is_dir_ ? sftp::path_append(*target_, filename) : *target_;
+    out_.dbg(3, strprintf("copying local %s to remote %s", src.c_str(), abs_dst.c_str()));
+    sftp::transfer_flags f;
+    f.preserve = o_.preserve;
+    f.resume = o_.resume;
+    if (S_ISDIR(st.st_mode) && o_.recursive) {
+        sftp::tree_options t;
+        t.flags = f;
+        t.follow_links = true;
+        const auto mark = batch_->begin_group();
+        const bool walk_failed = batch_->upload_dir(src, abs_dst, t) != 0;
+        batch_->end_group(mark, walk_failed,
+                          strprintf("failed to upload directory %s to %s", src.c_str(), dst.path.c_str()));
+    } else {
+        batch_->upload_file(src, abs_dst, f,
+                            strprintf("failed to upload file %s to %s", src.c_str(), dst.path.c_str()));
+    }
+}
+
+void scp_program::sink_sftp(const std::string& dst, const operand& src)
+{
+    auto& fs = conn_->fs();
+    const auto abs_src = prepare_remote_path(src.path);
+    if (!abs_src) {
+        ++errs_;
+        return;
+    }
+    out_.dbg(3, strprintf("copying remote %s to local %s", abs_src->c_str(), dst.c_str()));
+    const auto g = sftp::remote_glob(fs, *abs_src, true, true);
+    if (g.matched == 0 && g.paths.size() == 1) {
+        // Nothing matched: the pattern itself came back; say so early.
+        if (!fs.stat(g.paths[0], true)) {
+            out_.err(strprintf("%s: %s", src.path.c_str(), std::strerror(ENOENT)));
+            ++errs_;
+            return;
+        }
+    }
+    struct stat st{};
+    const int r = ::stat(dst.c_str(), &st);
+    bool dst_is_dir = r == 0 && S_ISDIR(st.st_mode);
+    if (g.matched > 1 && !dst_is_dir) {
+        if (r == 0) {
+            out_.err(strprintf("Multiple files match pattern, but destination \"%s\" is not a directory",
+                               dst.c_str()));
+            ++errs_;
+            return;
+        }
+        if (::mkdir(dst.c_str(), 0777) != 0) {
+            out_.err(strprintf("local mkdir \"%s\": %s", dst.c_str(), std::strerror(errno)));
+            ++errs_;
+            return;
+        }
+        dst_is_dir = true;
+    }
+    sftp::transfer_flags f;
+    f.preserve = o_.preserve;
+    f.resume = o_.resume;
+    f.inplace = !o_.resume;
+    for (const auto& path : g.paths) {
+        const std::string filename = sftp::path_basename(path);
+        const std::string abs_dst = dst_is_dir ? sftp::path_append(dst, filename) : dst;
+        out_.dbg(1, strprintf("Fetching %s to %s", path.c_str(), abs_dst.c_str()));
+        if (!path.empty() && path.back() == '/' && o_.recursive) {
+            sftp::tree_options t;
+            t.flags = f;
+            t.follow_links = true;
+            if (batch_->download_dir(path, abs_dst, t) != 0)
+                ++errs_;
+        } else {
+            batch_->download_file(path, abs_dst, std::nullopt, f);
+        }
+    }
+}
+
+// --- legacy --------------------------------------------------------------------------
+
+void scp_program::legacy_to_remote(const std::vector<std::string>& sources, const operand& dst)
+{
+    const std::string cmd = remote_command('t', dst.path.empty() ? "." : dst.path);
+    const auto argv = sftp::ssh_command_line(o_.ssh, dst.host, dst.user, dst.port != -1 ? dst.port : o_.port,
+                                             false, cmd);
+    std::string error;
+    auto child = sftp::child_process::spawn(argv, error);
+    if (!child) {
+        to_stderr(error);
+        throw exit_now{1};
+    }
+    legacy_settings s;
+    s.preserve = o_.preserve;
+    s.recursive = o_.recursive;
+    s.verbose = o_.verbose;
+    s.show_progress = meter_ != nullptr;
+    s.limit_bps = o_.limit_kbps * 1024;
+    legacy_peer peer(child->from_child(), child->to_child(), s);
+    if (peer.response() < 0) {
+        errs_ += peer.errors();
+        throw exit_now{1};
+    }
+    peer.source(sources);
+    errs_ += peer.errors();
+    child->close_pipes();
+    const int status = child->wait();
+    if (errs_ == 0 && status != 0)
+        errs_ = 1;
+}
+
+void scp_program::legacy_to_local(const operand& src, const std::string& dst)
+{
+    const std::string cmd = remote_command('f', src.path.empty() ? "." : src.path);
+    const auto argv = sftp::ssh_command_line(o_.ssh, src.host, src.user, src.port != -1 ? src.port : o_.port,
+                                             false, cmd);
+    std::string error;
+    auto child = sftp::child_process::spawn(argv, error);
+    if (!child) {
+        to_stderr(error);
+        ++errs_;
+        return;
+    }
+    legacy_settings s;
+    s.preserve = o_.preserve;
+    s.recursive = o_.recursive;
+    s.strict_names = o_.strict_names;
+    s.verbose = o_.verbose;
+    s.show_progress = meter_ != nullptr;
+    s.limit_bps = o_.limit_kbps * 1024;
+    legacy_peer peer(child->from_child(), child->to_child(), s);
+    peer.sink(dst, &src.path);
+    errs_ += peer.errors();
+    child->close_pipes();
+    const int status = child->wait();
+    if (errs_ == 0 && status != 0)
+        errs_ = 1;
+}
+
+} // namespace longhaul::scp
