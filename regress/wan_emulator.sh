@@ -47,19 +47,27 @@ for rate in $rates; do
     # Both directions: client -> server, then server -> client (iperf3 -R),
     # each through its own half of the emulator.
     for dir in up down; do
-        # ip netns exec directly (not the wan_server function) so that $! is
-        # iperf3 itself.
-        ip netns exec "$WAN_NS_SERVER" iperf3 -s -1 -B "$WAN_SERVER_ADDR" -p 5201 >/dev/null 2>&1 &
-        iperf_pid=$!
-        wan_on_exit "wan_kill_pid $iperf_pid iperf3"
-        wan_wait_listen 5201 || fail "iperf3 server did not start"
         reverse=()
         [[ $dir == down ]] && reverse=(-R)
-        # -O 3: the first seconds (slow start, and BBR's start-up overshoot into
-        # the drop-tail queue) are the transport's business, not the link's.
-        got=$(wan_client iperf3 -c "$WAN_SERVER_ADDR" -p 5201 -t 8 -O 3 -f m "${reverse[@]}" |
-              awk '/receiver/ { for (i = 1; i < NF; i++) if ($(i + 1) == "Mbits/sec") print $i }')
-        wait "$iperf_pid" 2>/dev/null || true
+        # Two tries: the emulator is a user-space process, and a moment of
+        # CPU starvation (the machine is shared with the build) releases its
+        # packets late; a broken link fails both.
+        got=
+        for attempt in 1 2; do
+            # ip netns exec directly (not the wan_server function) so that $!
+            # is iperf3 itself.
+            ip netns exec "$WAN_NS_SERVER" iperf3 -s -1 -B "$WAN_SERVER_ADDR" -p 5201 >/dev/null 2>&1 &
+            iperf_pid=$!
+            wan_on_exit "wan_kill_pid $iperf_pid iperf3"
+            wan_wait_listen 5201 || fail "iperf3 server did not start"
+            # -O 3: the first seconds (slow start, and BBR's start-up overshoot
+            # into the drop-tail queue) are the transport's business, not the link's.
+            got=$(wan_client iperf3 -c "$WAN_SERVER_ADDR" -p 5201 -t 8 -O 3 -f m "${reverse[@]}" |
+                  awk '/receiver/ { for (i = 1; i < NF; i++) if ($(i + 1) == "Mbits/sec") print $i }')
+            wait "$iperf_pid" 2>/dev/null || true
+            awk -v g="${got:-0}" -v r="$rate" 'BEGIN { exit !(g >= 0.9 * r) }' && break
+            [ "$attempt" = 1 ] && echo "       iperf3 $dir ${got:-?} Mbit/s on the first try (load: $(cut -d' ' -f1-3 /proc/loadavg)); once more"
+        done
         if awk -v g="${got:-0}" -v r="$rate" 'BEGIN { exit !(g >= 0.9 * r) }'; then
             echo "  ok   iperf3 $dir ${got} Mbit/s (>= 90% of $rate)"
         else
