@@ -101,6 +101,10 @@ transport_event transport::poll()
     for (;;) {
         if (awaiting_host_key_)
             return {};
+        // No packet may be opened ahead of a NEWKEYS, and one can only
+        // arrive while an exchange we take part in is running: until we
+        // have sent KEXINIT, the peer cannot have sent its NEWKEYS.
+        receiver_.set_lookahead(!kex_.active);
         auto r = receiver_.next(in_);
         if (!r) {
             switch (r.error()) {
@@ -558,9 +562,22 @@ bool transport::install_keys(bool outgoing)
     return true;
 }
 
+void transport::set_crypto_engine(crypto_engine* engine)
+{
+    crypto_engine_ = engine;
+    if (authenticated_ || engine == nullptr) {
+        sender_.set_crypto_engine(engine);
+        receiver_.set_crypto_engine(engine);
+    }
+}
+
 void transport::user_authenticated()
 {
     authenticated_ = true;
+    if (crypto_engine_ != nullptr) {
+        sender_.set_crypto_engine(crypto_engine_);
+        receiver_.set_crypto_engine(crypto_engine_);
+    }
     if (algs_.compression_c2s == "zlib@openssh.com" || algs_.compression_s2c == "zlib@openssh.com") {
         const bool out_zlib = (is_client() ? algs_.compression_c2s : algs_.compression_s2c) == "zlib@openssh.com";
         const bool in_zlib = (is_client() ? algs_.compression_s2c : algs_.compression_c2s) == "zlib@openssh.com";

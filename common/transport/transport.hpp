@@ -59,6 +59,10 @@ struct transport_config {
     bool ext_info = true;
     std::string server_sig_algs;
     std::vector<std::pair<std::string, std::string>> extra_extensions;
+    // CryptoThreads for the driver (issue 13): threads that seal and open
+    // packets, -1 automatic (self-tuned), 0 or 1 serial. The core itself
+    // only uses an engine lent to it (set_crypto_engine()).
+    int crypto_threads = -1;
 };
 
 enum class transport_event_type {
@@ -114,11 +118,13 @@ public:
     transport_event poll();
 
     // --- output ---
-    byte_span output() const noexcept { return sender_.output().data(); }
+    // Every packet in it is sealed (with a crypto engine, the packets queued
+    // since the last call are sealed here, as one batch).
+    byte_span output() { return sender_.output().data(); }
     void consume_output(std::size_t n) noexcept
     {
         n = std::min(n, sender_.output().size());
-        sender_.output().consume(n);
+        sender_.consume_output(n);
         stats_.bytes_out += n;
     }
     std::size_t output_size() const noexcept { return sender_.output().size(); }
@@ -150,6 +156,12 @@ public:
     // this (OpenSSH's sshd refuses KEXINIT during user authentication).
     void user_authenticated();
     void advance_time(steady_time now);
+    // Lends a crypto engine (issue 13): packets are then sealed and opened
+    // in batches on its threads. It takes effect once the user is
+    // authenticated (no thread is started for a peer that has not logged
+    // in, and sshd and ssh -f fork at that point). nullptr: serial again.
+    // The engine must outlive the transport or be withdrawn first.
+    void set_crypto_engine(crypto_engine* engine);
     // When advance_time() should next be called (time-based rekey), if ever.
     std::optional<steady_time> next_deadline() const;
 
@@ -234,6 +246,7 @@ private:
     bool peer_wants_ext_info_ = false;
     bool awaiting_host_key_ = false;
     bool authenticated_ = false;
+    crypto_engine* crypto_engine_ = nullptr;
     bool kex_complete_pending_ = false;
     std::uint64_t rekey_limit_out_ = ~std::uint64_t(0);
     std::uint64_t rekey_limit_in_ = ~std::uint64_t(0);

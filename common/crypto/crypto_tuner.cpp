@@ -1,0 +1,61 @@
+#include "common/crypto/crypto_tuner.hpp"
+
+#include <algorithm>
+
+namespace longhaul {
+
+void crypto_tuner::estimate::add(double sample) noexcept
+{
+    // A quarter weight: one batch preempted by another process moves the
+    // average, a few in a row move it decisively.
+    cost = samples == 0 ? sample : cost + (sample - cost) / 4;
+    ++samples;
+}
+
+bool crypto_tuner::prefers_pool() const noexcept
+{
+    if (forced_)
+        return true;
+    return pool_.samples > 0 && serial_.samples > 0 && pool_.cost < serial_.cost * pool_margin;
+}
+
+bool crypto_tuner::choose_pool() noexcept
+{
+    if (forced_)
+        return true;
+    // Warm-up: alternate until both ways have a few samples, pool first so
+    // that a helper thread exists (and its start-up cost is paid) before
+    // the pool is first timed for real.
+    if (pool_.samples < warm_up || serial_.samples < warm_up) {
+        probing_ = false;
+        return pool_.samples <= serial_.samples;
+    }
+    const bool best = prefers_pool();
+    if (++since_probe_ >= probe_interval_) {
+        since_probe_ = 0;
+        probing_ = true;
+        preferred_pool_ = best;
+        return !best;
+    }
+    probing_ = false;
+    return best;
+}
+
+void crypto_tuner::record(bool pooled, std::size_t bytes, std::uint64_t nanoseconds) noexcept
+{
+    if (forced_ || bytes == 0)
+        return;
+    const double sample = double(nanoseconds) / double(bytes);
+    (pooled ? pool_ : serial_).add(sample);
+    if (!probing_)
+        return;
+    probing_ = false;
+    // A probe that leaves the choice as it was lengthens the interval; one
+    // that flips it means the conditions changed: look again soon.
+    if (prefers_pool() == preferred_pool_)
+        probe_interval_ = std::min(probe_interval_ * 2, max_probe_interval);
+    else
+        probe_interval_ = min_probe_interval;
+}
+
+} // namespace longhaul
