@@ -9,7 +9,21 @@
 // per-packet cost. A second table gives EVP's streaming rates (no per-packet
 // set-up at all, as `openssl speed -evp` measures) for scale.
 //
-// Usage: cipher_bench [--seconds N] [--size BYTES] [--filter TEXT]
+// With --engine it measures the parallel crypto engine instead (issue 13):
+// for each algorithm, one line per worker count, in a fixed form that runs
+// can be compared by:
+//
+//   engine <cipher-name> workers=<n> MB/s=<x>
+//
+// (cipher-name is the cipher, or cipher+mac for CTR). Each figure is a
+// batch of packets sealed and then opened again (peek_length() one packet
+// after another, as a receiver must, then open()), through the engine with
+// n threads in forced mode; workers=0 is the serial path, no engine at all.
+// MB/s counts each packet once (seal and open together).
+//
+// Usage: cipher_bench [--seconds N] [--size BYTES] [--filter TEXT] [--rounds N]
+//        cipher_bench --engine [--workers MAX] [--batch PACKETS] [...]
+#include "common/crypto/crypto_engine.hpp"
 #include "common/crypto/packet_cipher.hpp"
 #include "common/wire.hpp"
 
@@ -26,6 +40,7 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace longhaul;
@@ -355,6 +370,9 @@ struct options {
     std::size_t size = 32768;
     std::string filter;
     int rounds = 5;
+    bool engine = false;
+    unsigned max_workers = 0; // --engine: up to this many (default: the CPUs)
+    std::size_t batch = 16;   // --engine: packets per batch
 };
 
 void print_row(const std::string& name, const char* op, double bytes_per_op, const rate& ours, const rate& raw)
@@ -431,6 +449,124 @@ void run_case(const bench_case& bc, const options& opt)
     std::fflush(stdout);
 }
 
+// ---- the parallel engine (--engine) ----
+
+// One algorithm's packets for the engine figures: a batch of plaintext
+// packets, sealed and opened in place again and again (open restores the
+// plaintext, so nothing is copied between rounds), each time at the next
+// positions, as on a connection.
+class engine_case {
+public:
+    engine_case(const bench_case& bc, const options& opt, unsigned max_threads)
+    {
+        const direction_keys keys = keys_for(bc.cipher, bc.mac);
+        auto made = make_packet_cipher(bc.cipher, bc.mac, keys, cipher_direction::seal);
+        if (!made)
+            die("cannot build " + bc.cipher);
+        own_ = std::move(*made);
+        for (unsigned i = 1; i < std::max(max_threads, 1u); ++i)
+            clones_.push_back(own_->clone());
+        const bytes plain = make_packet(*own_, opt.size);
+        packet_size_ = plain.size();
+        stride_ = packet_size_ + own_->tag_size();
+        buffer_.resize(stride_ * opt.batch);
+        for (std::size_t i = 0; i < opt.batch; ++i)
+            std::memcpy(buffer_.data() + i * stride_, plain.data(), plain.size());
+        positions_.resize(opt.batch);
+    }
+
+    std::size_t batch_bytes() const noexcept { return packet_size_ * positions_.size(); }
+
+    // Seals then opens the batch: serially (engine == nullptr) or through the engine.
+    void round(crypto_engine* engine)
+    {
+        for (auto& p : positions_) {
+            p = next_;
+            next_.seq += 1;
+            next_.index += 1;
+            next_.block_offset += own_->blocks_used(packet_size_);
+        }
+        if (engine == nullptr) {
+            for (std::size_t i = 0; i < positions_.size(); ++i)
+                seal(0, i);
+            for (std::size_t i = 0; i < positions_.size(); ++i) {
+                peek(i);
+                open(0, i);
+            }
+            return;
+        }
+        auto seal_task = [this](unsigned slot, std::size_t i) { seal(slot, i); };
+        auto open_task = [this](unsigned slot, std::size_t i) { open(slot, i); };
+        engine->run(crypto_direction::seal, positions_.size(), batch_bytes(), seal_task);
+        // A receiver learns each length only from the packet before it.
+        for (std::size_t i = 0; i < positions_.size(); ++i)
+            peek(i);
+        engine->run(crypto_direction::open, positions_.size(), batch_bytes(), open_task);
+    }
+
+private:
+    packet_cipher& slot(unsigned s) { return s == 0 ? *own_ : *clones_[s - 1]; }
+    std::uint8_t* packet(std::size_t i) { return buffer_.data() + i * stride_; }
+    void seal(unsigned s, std::size_t i)
+    {
+        slot(s).seal(positions_[i], {packet(i), packet_size_}, {packet(i) + packet_size_, own_->tag_size()});
+    }
+    void peek(std::size_t i)
+    {
+        if (own_->peek_length(positions_[i], {packet(i), own_->length_prefix_size()}) != packet_size_ - 4)
+            die("engine: bad length");
+    }
+    void open(unsigned s, std::size_t i)
+    {
+        if (!slot(s).open(positions_[i], {packet(i), packet_size_}, {packet(i) + packet_size_, own_->tag_size()}))
+            die("engine: open failed");
+    }
+
+    std::unique_ptr<packet_cipher> own_;
+    std::vector<std::unique_ptr<packet_cipher>> clones_;
+    std::size_t packet_size_ = 0, stride_ = 0;
+    bytes buffer_;
+    std::vector<packet_position> positions_;
+    packet_position next_{1000, 1000, 77};
+};
+
+// Prints one line per worker count, 0 .. max. The measurements of the
+// worker counts are interleaved in rounds, so load from elsewhere falls on
+// all of them alike; each figure is the sum of its rounds (opt.seconds in
+// all).
+void run_engine_case(const bench_case& bc, const options& opt)
+{
+    const unsigned max_workers = opt.max_workers;
+    engine_case ec(bc, opt, max_workers);
+    std::vector<std::unique_ptr<crypto_engine>> engines(max_workers + 1);
+    for (unsigned n = 1; n <= max_workers; ++n)
+        engines[n] = std::make_unique<crypto_engine>(n, true);
+    std::vector<double> bytes_done(max_workers + 1), seconds(max_workers + 1);
+    const double slice = opt.seconds / opt.rounds;
+    // Warm-up: helper threads started, caches and clocks settled.
+    for (unsigned n = 0; n <= max_workers; ++n)
+        for (int i = 0; i < 4; ++i)
+            ec.round(engines[n].get());
+    for (int r = 0; r < opt.rounds; ++r) {
+        for (unsigned n = 0; n <= max_workers; ++n) {
+            const auto t0 = bench_clock::now();
+            auto t = t0;
+            std::uint64_t rounds = 0;
+            do {
+                ec.round(engines[n].get());
+                ++rounds;
+                t = bench_clock::now();
+            } while (std::chrono::duration<double>(t - t0).count() < slice);
+            bytes_done[n] += double(rounds) * double(ec.batch_bytes());
+            seconds[n] += std::chrono::duration<double>(t - t0).count();
+        }
+    }
+    const std::string name = bc.mac.empty() ? bc.cipher : bc.cipher + "+" + bc.mac;
+    for (unsigned n = 0; n <= max_workers; ++n)
+        std::printf("engine %s workers=%u MB/s=%.0f\n", name.c_str(), n, bytes_done[n] / seconds[n] / 1e6);
+    std::fflush(stdout);
+}
+
 // Streaming EVP rates: one init, then updates of `size` bytes back to back.
 void run_bulk(const options& opt)
 {
@@ -493,18 +629,32 @@ options parse(int argc, char** argv)
             opt.filter = value();
         else if (a == "--rounds")
             opt.rounds = std::stoi(value());
+        else if (a == "--engine")
+            opt.engine = true;
+        else if (a == "--workers")
+            opt.max_workers = static_cast<unsigned>(std::stoul(value()));
+        else if (a == "--batch")
+            opt.batch = std::stoul(value());
         else if (a == "-h" || a == "--help") {
             std::printf("usage: cipher_bench [--seconds N] [--size BYTES] [--filter TEXT] [--rounds N]\n"
                         "  --seconds  time per measurement (default 1)\n"
                         "  --size     encrypted bytes per packet, a multiple of 16 (default 32768)\n"
                         "  --filter   only algorithms whose name contains TEXT\n"
-                        "  --rounds   interleaved rounds per measurement, best kept (default 5)\n");
+                        "  --rounds   interleaved rounds per measurement, best kept (default 5)\n"
+                        "  --engine   the parallel engine: 'engine <cipher> workers=<n> MB/s=<x>' lines,\n"
+                        "             seal then open, n = 0 (serial) .. --workers (default: the CPUs);\n"
+                        "             --seconds is per figure, split into --rounds interleaved rounds\n"
+                        "  --batch    --engine: packets per batch (default 16)\n");
             std::exit(0);
         } else
             die("unknown option " + a);
     }
     if (opt.seconds <= 0 || opt.size < 16 || opt.size % 16 != 0 || opt.size > (1u << 24) || opt.rounds < 1)
         die("bad --seconds, --size or --rounds");
+    if (opt.max_workers == 0)
+        opt.max_workers = std::max(1u, std::thread::hardware_concurrency());
+    if (opt.batch < 1 || opt.batch > 4096 || opt.max_workers > crypto_pool::max_threads)
+        die("bad --batch or --workers");
     return opt;
 }
 
@@ -515,6 +665,19 @@ int main(int argc, char** argv)
     // Must precede every other OpenSSL call.
     const bool counting = CRYPTO_set_mem_functions(counting_malloc, counting_realloc, counting_free) == 1;
     const options opt = parse(argc, argv);
+    if (opt.engine) {
+        std::printf("# Longhaul crypto engine: %zu encrypted bytes per packet, %zu packets per batch, "
+                    "%.2f s per figure in %d rounds; CPU: %s; %s\n",
+                    opt.size, opt.batch, opt.seconds, opt.rounds, cpu_model().c_str(),
+                    OpenSSL_version(OPENSSL_VERSION));
+        for (const auto& bc : cases()) {
+            const std::string name = bc.cipher + " " + bc.mac;
+            if (!opt.filter.empty() && name.find(opt.filter) == std::string::npos)
+                continue;
+            run_engine_case(bc, opt);
+        }
+        return 0;
+    }
 
     std::printf("Longhaul packet cipher benchmark: %zu encrypted bytes per packet, %.2f s per measurement "
                 "(best of %d interleaved rounds)\n",
