@@ -186,12 +186,12 @@ scp_options parse_command_line(int argc, char** argv)
                 else if (i + 1 < argc)
                     arg = argv[++i];
                 else
-                    throw usage_error(std::string("scp: option requires an argument -- ") + c);
+                    throw usage_error(std::string(argv[0]) + ": option requires an argument -- " + c + "\r");
                 apply(o, c, arg);
                 break;
             }
             if (!known_flag(c))
-                throw usage_error(std::string("scp: unknown option -- ") + c);
+                throw usage_error(std::string(argv[0]) + ": unknown option -- " + c + "\r");
             apply(o, c, {});
         }
     }
@@ -199,6 +199,7 @@ scp_options parse_command_line(int argc, char** argv)
         o.operands.push_back(argv[i]);
     if (o.ssh.program.empty())
         o.ssh.program = sftp::sibling_program(argv[0], "ssh");
+    o.progname = argv[0];
     return o;
 }
 

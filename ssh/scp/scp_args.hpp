@@ -36,6 +36,8 @@ struct scp_options {
     std::uint32_t buffer_size = 0; // -X buffer=
     std::uint32_t num_requests = 0; // -X nrequests=
     std::vector<std::string> operands;
+    // argv[0] as invoked: OpenSSH's log lines start with it.
+    std::string progname = "scp";
 };
 
 // A bad command line: `message` (may be empty) then the usage, exit 1.

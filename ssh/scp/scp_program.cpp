@@ -27,12 +27,15 @@ void to_stderr(const std::string& s)
 
 scp_program::scp_program(scp_options o) : o_(std::move(o))
 {
-    out_.error = [](const std::string& m) { to_stderr("scp: " + m); };
-    out_.info = [](const std::string& m) { to_stderr("scp: " + m); };
+    // OpenSSH's log functions end a line on stderr with CR LF; run_err()
+    // (the legacy protocol's messages) with a plain LF.
+    const std::string prefix = o_.progname + ": ";
+    out_.error = [prefix](const std::string& m) { to_stderr(prefix + m + "\r"); };
+    out_.info = [prefix](const std::string& m) { to_stderr(prefix + m + "\r"); };
     const int verbose = o_.verbose;
     out_.debug = [verbose](int level, const std::string& m) {
         if (level <= verbose)
-            to_stderr(strprintf("debug%d: %s", level, m.c_str()));
+            to_stderr(strprintf("debug%d: %s\r", level, m.c_str()));
     };
     // OpenSSH shows the meter only when stdout is a terminal.
     if (!o_.quiet && ::isatty(STDOUT_FILENO))
@@ -139,6 +142,7 @@ sftp::connection& scp_program::connect(const operand& where)
     so.buffer_size = o_.buffer_size;
     so.num_requests = o_.num_requests;
     so.limit_bps = o_.limit_kbps * 1024;
+    so.threaded_io = true;
     std::vector<std::string> argv;
     if (!o_.sftp_direct.empty())
         argv = {"/bin/sh", "-c", "exec " + o_.sftp_direct};

@@ -3,9 +3,9 @@
 namespace longhaul::sftp {
 
 std::unique_ptr<connection> connection::open(const std::vector<std::string>& argv, const session_options& o,
-                                             const output_sink& out, std::string& error)
+                                             const output_sink& out, std::string& error, bool ignore_sigint)
 {
-    auto child = child_process::spawn(argv, error);
+    auto child = child_process::spawn(argv, error, ignore_sigint);
     if (!child)
         return nullptr;
     std::unique_ptr<connection> c(new connection);

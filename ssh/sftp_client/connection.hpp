@@ -20,7 +20,8 @@ public:
     // or the session did not come up; `error` then says why ("Connection
     // closed" when ssh exited: ssh has printed its own reason).
     static std::unique_ptr<connection> open(const std::vector<std::string>& argv, const session_options& o,
-                                            const output_sink& out, std::string& error);
+                                            const output_sink& out, std::string& error,
+                                            bool ignore_sigint = false);
 
     session& sess() noexcept { return *session_; }
     remote_fs& fs() noexcept { return *fs_; }

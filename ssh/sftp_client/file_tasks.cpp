@@ -312,7 +312,8 @@ private:
                                       meter_wanted = true;
                                       data_started = true;
                                       job_ = std::make_unique<upload_job>(sess().engine(), handle_, fd_, offset_,
-                                                                          sess().write_chunk(), &progress);
+                                                                          sess().write_chunk(), &progress,
+                                                                          std::uint64_t(sb_.st_size));
                                       return;
                                   }
                                   if (!lost(sess(), r))
@@ -442,6 +443,8 @@ void task_runner::flush_head()
                 fs_.out().err(m.text);
             else if (m.what == file_task::message::info)
                 fs_.out().inf(m.text);
+            else if (m.what == file_task::message::print)
+                fs_.out().say(m.text);
         }
         if (head->result() != 0) {
             status_ = -1;

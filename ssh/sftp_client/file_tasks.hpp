@@ -57,7 +57,7 @@ public:
     // Output held until the task's turn: errors, info lines, and whether
     // and where the progress meter ran.
     struct message {
-        enum kind { error, info, meter } what;
+        enum kind { error, info, meter, print } what;
         std::string text;
     };
     std::vector<message> messages;

@@ -21,6 +21,8 @@ struct output_sink {
     std::function<void(const std::string&)> error;
     std::function<void(const std::string&)> info;
     std::function<void(int, const std::string&)> debug;
+    // Progress lines for stdout ("Retrieving DIR", "Entering DIR").
+    std::function<void(const std::string&)> print;
 
     void err(const std::string& m) const
     {
@@ -31,6 +33,11 @@ struct output_sink {
     {
         if (info)
             info(m);
+    }
+    void say(const std::string& m) const
+    {
+        if (print)
+            print(m);
     }
     void dbg(int level, const std::string& m) const
     {

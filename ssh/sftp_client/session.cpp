@@ -59,8 +59,8 @@ void fd_link::pump(client_core& core, int timeout_ms)
         core.input_closed();
         return;
     }
-    struct pollfd pfd[2] = {{in_, POLLIN, 0}, {out_, POLLOUT, 0}};
-    const int nfds = core.output().empty() ? 1 : 2;
+    struct pollfd pfd[3] = {{in_, POLLIN, 0}, {wake_fd_, POLLIN, 0}, {out_, POLLOUT, 0}};
+    const int nfds = core.output().empty() ? 2 : 3;
     const int r = ::poll(pfd, nfds, moved ? 0 : timeout_ms);
     if (r < 0)
         return; // EINTR (SIGINT, SIGWINCH): the caller looks at its flags
@@ -84,15 +84,17 @@ void fd_link::pump(client_core& core, int timeout_ms)
         }
         core.process();
     }
-    if (nfds == 2 && (pfd[1].revents & (POLLERR | POLLHUP)) != 0 && (pfd[1].revents & POLLOUT) == 0) {
+    if (nfds == 3 && (pfd[2].revents & (POLLERR | POLLHUP)) != 0 && (pfd[2].revents & POLLOUT) == 0) {
         core.input_closed();
     }
 }
 
 // --- session -------------------------------------------------------------------
 
-session::session(link& l, session_options o, clock_fn clock) : link_(l), options_(o), clock_(std::move(clock))
+session::session(link& l, session_options o, clock_fn clock)
+    : link_(l), options_(o), clock_(std::move(clock)), disk_(std::make_unique<disk_io>(o.threaded_io))
 {
+    link_.set_wake_fd(disk_->wake_fd());
     configure_window();
 }
 
@@ -173,6 +175,7 @@ void session::configure_window()
     }
     window_ = std::make_unique<transfer_window>(w);
     engine_ = std::make_unique<transfer_engine>(core_, *window_, clock_);
+    engine_->set_disk(disk_.get());
     engine_->set_interrupt(interrupt_);
     if (options_.limit_bps != 0) {
         limiter_ = std::make_unique<bandwidth_limiter>(options_.limit_bps);
@@ -206,6 +209,7 @@ void session::run_until(const std::function<bool()>& done)
             }
         }
         link_.pump(core_, timeout);
+        disk_->drain();
         if (tick_) {
             const auto now = clock_();
             if (now - last_tick_ >= std::chrono::milliseconds(tick_ms_)) {

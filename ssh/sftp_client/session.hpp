@@ -10,6 +10,7 @@
 
 #include "ssh/sftp_client/bandwidth_limiter.hpp"
 #include "ssh/sftp_client/client_core.hpp"
+#include "ssh/sftp_client/disk_io.hpp"
 #include "ssh/sftp_client/transfer.hpp"
 #include "ssh/sftp_client/transfer_window.hpp"
 
@@ -29,6 +30,12 @@ public:
     // dispatches complete replies (core.process()). The end of the
     // server's stream is core.input_closed().
     virtual void pump(client_core& core, int timeout_ms) = 0;
+    // A descriptor that, readable, ends a wait in pump() (the disk
+    // worker's completions); -1: none.
+    void set_wake_fd(int fd) noexcept { wake_fd_ = fd; }
+
+protected:
+    int wake_fd_ = -1;
 };
 
 // The pipes of an ssh subprocess (or sftp -D's server): non-blocking,
@@ -48,6 +55,9 @@ struct session_options {
     std::uint32_t num_requests = 0;  // -R: requests in flight, fixed (0: adaptive)
     std::uint64_t window_budget = 0; // bytes in flight at most (0: default_window_budget())
     std::uint64_t limit_bps = 0;     // -l, bits per second (0: none)
+    // File reads and writes on a worker thread (the programs); inline
+    // when false (the tests over a simulated clock).
+    bool threaded_io = false;
 };
 
 // A reply that outlives its callback: DATA and EXTENDED_REPLY bytes are
@@ -136,6 +146,7 @@ private:
     std::unique_ptr<transfer_window> window_;
     std::unique_ptr<transfer_engine> engine_;
     std::unique_ptr<bandwidth_limiter> limiter_;
+    std::unique_ptr<disk_io> disk_;
     const std::atomic<bool>* interrupt_ = nullptr;
     std::function<void()> tick_;
     int tick_ms_ = 1000;

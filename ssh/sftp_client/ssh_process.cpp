@@ -24,7 +24,7 @@ void widen_pipe(int fd)
 }
 
 std::optional<child_process> spawn_argv(std::vector<char*> argv, std::string& error, pid_t& pid, int& to,
-                                        int& from)
+                                        int& from, bool ignore_sigint)
 {
     int in_pipe[2], out_pipe[2];
     if (::pipe2(in_pipe, O_CLOEXEC) == -1) {
@@ -53,7 +53,7 @@ std::optional<child_process> spawn_argv(std::vector<char*> argv, std::string& er
         ::dup2(in_pipe[0], 0);
         ::dup2(out_pipe[1], 1);
         ::signal(SIGPIPE, SIG_DFL);
-        ::signal(SIGINT, SIG_DFL);
+        ::signal(SIGINT, ignore_sigint ? SIG_IGN : SIG_DFL);
         ::execvp(argv[0], argv.data());
         const std::string m = std::string("exec: ") + argv[0] + ": " + std::strerror(errno) + "\n";
         (void)!::write(2, m.data(), m.size());
@@ -139,14 +139,15 @@ child_process::~child_process()
         wait();
 }
 
-std::optional<child_process> child_process::spawn(const std::vector<std::string>& argv, std::string& error)
+std::optional<child_process> child_process::spawn(const std::vector<std::string>& argv, std::string& error,
+                                                  bool ignore_sigint)
 {
     std::vector<char*> v;
     for (const auto& s : argv)
         v.push_back(const_cast<char*>(s.c_str()));
     pid_t pid = -1;
     int to = -1, from = -1;
-    auto c = spawn_argv(std::move(v), error, pid, to, from);
+    auto c = spawn_argv(std::move(v), error, pid, to, from, ignore_sigint);
     if (c) {
         c->pid_ = pid;
         c->to_ = to;

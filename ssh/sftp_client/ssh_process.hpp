@@ -38,7 +38,10 @@ public:
 
     // Starts argv[0] (searched in PATH when it has no '/') with stdin and
     // stdout on pipes. nullopt with `error` set when it cannot start.
-    static std::optional<child_process> spawn(const std::vector<std::string>& argv, std::string& error);
+    // ignore_sigint: the child ignores SIGINT (sftp's ssh survives a ^C
+    // that interrupts one transfer).
+    static std::optional<child_process> spawn(const std::vector<std::string>& argv, std::string& error,
+                                              bool ignore_sigint = false);
     // A shell command line (sftp -D "server -args", scp's local cp).
     static std::optional<child_process> spawn_shell(const std::string& command, std::string& error);
 

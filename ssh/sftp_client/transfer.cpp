@@ -1,6 +1,7 @@
 #include "ssh/sftp_client/transfer.hpp"
 
 #include "ssh/sftp_client/bandwidth_limiter.hpp"
+#include "ssh/sftp_client/disk_io.hpp"
 
 #include <unistd.h>
 
@@ -13,8 +14,9 @@ namespace longhaul::sftp {
 // --- engine ----------------------------------------------------------------
 
 transfer_engine::transfer_engine(client_core& core, transfer_window& window, clock_fn clock)
-    : core_(core), window_(window), clock_(std::move(clock))
+    : core_(core), window_(window), clock_(std::move(clock)), inline_disk_(std::make_unique<disk_io>(false))
 {
+    disk_ = inline_disk_.get();
 }
 
 void transfer_engine::add(data_job* job)
@@ -36,6 +38,12 @@ void transfer_engine::fill()
     bool any_wants = false;
     for (auto* job : jobs_) {
         while (job->want_send()) {
+            // The disk is behind: no more data until it catches up (its
+            // completions call fill() again).
+            if (disk_->full()) {
+                filling_ = false;
+                return;
+            }
             any_wants = true;
             const std::uint32_t n = job->next_size();
             if (!window_.may_send(n)) {
@@ -76,7 +84,11 @@ download_job::download_job(transfer_engine& engine, bytes handle, int fd, std::u
 
 download_job::~download_job()
 {
-    *alive_ = false;
+    // Callbacks still queued find the job gone; a write in progress must
+    // finish before the caller closes the file.
+    alive_.reset();
+    if (writes_pending_ > 0)
+        engine_.disk().wait_idle();
     engine_.remove(this);
 }
 
@@ -154,23 +166,26 @@ void download_job::on_reply(range r, const transfer_window::ticket& t, const rep
             // Not EOF by the letter, but nothing can follow it either.
             eof_at_ = std::min(eof_at_, r.offset);
         } else if (status_.local_errno == 0) {
-            std::size_t done = 0;
-            while (done < data.size()) {
-                const ssize_t n = ::pwrite(fd_, data.data() + done, data.size() - done, off_t(r.offset + done));
-                if (n < 0 && errno == EINTR)
-                    continue;
-                if (n <= 0) {
-                    status_.local_errno = n < 0 ? errno : EIO;
-                    break;
+            // Written at its offset by the disk worker (or now, inline);
+            // counted as written when the write completes.
+            ++writes_pending_;
+            std::weak_ptr<bool> walive = alive_;
+            const std::uint64_t off = r.offset;
+            engine_.disk().write(fd_, off, data, [this, walive, off](int err, std::size_t n) {
+                if (walive.expired())
+                    return;
+                --writes_pending_;
+                if (err != 0 && status_.local_errno == 0)
+                    status_.local_errno = err;
+                if (n > 0) {
+                    wrote_ = true;
+                    record(off, n);
+                    if (progress_ != nullptr)
+                        progress_->fetch_add(n, std::memory_order_relaxed);
                 }
-                done += std::size_t(n);
-            }
-            if (done > 0) {
-                wrote_ = true;
-                record(r.offset, done);
-                if (progress_ != nullptr)
-                    progress_->fetch_add(done, std::memory_order_relaxed);
-            }
+                if (engine_.disk().threaded())
+                    engine_.fill();
+            });
             delivered = data.size();
             if (data.size() < r.length) {
                 // A short read: the rest is still owed, unless the file
@@ -227,7 +242,7 @@ void download_job::record(std::uint64_t offset, std::uint64_t length)
 
 bool download_job::done() const
 {
-    if (outstanding_ > 0)
+    if (outstanding_ > 0 || writes_pending_ > 0)
         return false;
     if (stopped())
         return true;
@@ -237,17 +252,83 @@ bool download_job::done() const
 // --- upload ----------------------------------------------------------------
 
 upload_job::upload_job(transfer_engine& engine, bytes handle, int fd, std::uint64_t offset, std::uint32_t chunk,
-                       std::atomic<std::uint64_t>* progress)
+                       std::atomic<std::uint64_t>* progress, std::uint64_t size_hint)
     : engine_(engine), handle_(std::move(handle)), fd_(fd), next_offset_(offset), progress_(progress),
-      chunk_(std::max<std::uint32_t>(chunk, 1))
+      chunk_(std::max<std::uint32_t>(chunk, 1)), next_read_(offset), size_hint_(size_hint)
 {
     engine_.add(this);
+    if (engine_.disk().threaded())
+        prefetch();
 }
 
 upload_job::~upload_job()
 {
-    *alive_ = false;
+    for (const auto& r : ready_)
+        engine_.add_read_ahead(-std::int64_t(r.second.size()));
+    alive_.reset();
+    if (reads_in_flight_ > 0)
+        engine_.disk().wait_idle();
     engine_.remove(this);
+}
+
+void upload_job::prefetch()
+{
+    // Enough read ahead to cover the disk's latency at link speed
+    // (32 chunks: 8 MiB of 256 KiB writes), never past the end.
+    constexpr std::size_t read_ahead = 32;
+    constexpr std::uint64_t all_files = 64 * 1024 * 1024;
+    while (!stopped() && next_read_ < read_end_ && reads_in_flight_ + ready_.size() < read_ahead &&
+           (next_read_ < size_hint_ || (reads_in_flight_ == 0 && ready_.empty())) &&
+           (engine_.read_ahead() < all_files || next_read_ == next_offset_)) {
+        const std::uint64_t off = next_read_;
+        next_read_ += chunk_;
+        ++reads_in_flight_;
+        std::weak_ptr<bool> alive = alive_;
+        engine_.disk().read(fd_, off, chunk_, [this, alive, off](int err, bytes data) {
+            if (alive.expired())
+                return;
+            --reads_in_flight_;
+            if (err != 0) {
+                if (status_.local_errno == 0)
+                    status_.local_errno = err;
+            } else {
+                if (data.size() < chunk_)
+                    read_end_ = std::min(read_end_, off + data.size());
+                if (!data.empty()) {
+                    engine_.add_read_ahead(std::int64_t(data.size()));
+                    ready_.emplace(off, std::move(data));
+                }
+            }
+            prefetch();
+            engine_.fill();
+        });
+    }
+}
+
+void upload_job::send_prefetched()
+{
+    auto it = ready_.find(next_offset_);
+    bytes data = std::move(it->second);
+    ready_.erase(it);
+    engine_.add_read_ahead(-std::int64_t(data.size()));
+    auto& core = engine_.core();
+    auto space = core.prepare_write(handle_, next_offset_, data.size());
+    if (space.size() < data.size()) {
+        status_.local_errno = ENOMEM;
+        return;
+    }
+    std::copy(data.begin(), data.end(), space.begin());
+    const std::size_t got = data.size();
+    next_offset_ += got;
+    ++outstanding_;
+    const auto ticket = engine_.window().on_send(got, engine_.now());
+    std::weak_ptr<bool> alive = alive_;
+    core.commit_write(got, [this, alive, ticket, got](const reply& rep) {
+        if (alive.expired())
+            return;
+        on_write_reply(rep, ticket, got);
+    });
+    prefetch();
 }
 
 bool upload_job::stopped() const noexcept
@@ -257,7 +338,11 @@ bool upload_job::stopped() const noexcept
 
 bool upload_job::want_send() const
 {
-    return !stopped() && !eof_;
+    if (stopped())
+        return false;
+    if (engine_.disk().threaded())
+        return ready_.count(next_offset_) != 0;
+    return !eof_;
 }
 
 std::uint32_t upload_job::next_size() const
@@ -267,6 +352,10 @@ std::uint32_t upload_job::next_size() const
 
 void upload_job::send_one()
 {
+    if (engine_.disk().threaded()) {
+        send_prefetched();
+        return;
+    }
     auto& core = engine_.core();
     auto space = core.prepare_write(handle_, next_offset_, chunk_);
     if (space.empty()) {
@@ -296,35 +385,42 @@ void upload_job::send_one()
     ++outstanding_;
     const auto ticket = engine_.window().on_send(got, engine_.now());
     std::weak_ptr<bool> alive = alive_;
-    core.commit_write(got, [this, alive, ticket, got, offset](const reply& rep) {
+    (void)offset;
+    core.commit_write(got, [this, alive, ticket, got](const reply& rep) {
         if (alive.expired())
             return;
-        (void)offset;
-        --outstanding_;
-        std::uint64_t delivered = 0;
-        if (const auto* s = std::get_if<status_reply>(&rep)) {
-            if (s->code == 0) {
-                delivered = got;
-                if (progress_ != nullptr)
-                    progress_->fetch_add(got, std::memory_order_relaxed);
-            } else if (s->code == static_cast<std::uint32_t>(status_code::connection_lost) &&
-                       engine_.core().failed()) {
-                status_.protocol_error = true;
-            } else if (status_.remote_status == 0) {
-                status_.remote_status = s->code;
-            }
-        } else {
-            status_.protocol_error = true;
-            engine_.core().fail("Expected SSH2_FXP_STATUS reply to a write");
-            return;
-        }
-        engine_.window().on_reply(ticket, delivered, engine_.now());
-        engine_.fill();
+        on_write_reply(rep, ticket, got);
     });
+}
+
+void upload_job::on_write_reply(const reply& rep, const transfer_window::ticket& ticket, std::size_t got)
+{
+    --outstanding_;
+    std::uint64_t delivered = 0;
+    if (const auto* s = std::get_if<status_reply>(&rep)) {
+        if (s->code == 0) {
+            delivered = got;
+            if (progress_ != nullptr)
+                progress_->fetch_add(got, std::memory_order_relaxed);
+        } else if (s->code == static_cast<std::uint32_t>(status_code::connection_lost) && engine_.core().failed()) {
+            status_.protocol_error = true;
+        } else if (status_.remote_status == 0) {
+            status_.remote_status = s->code;
+        }
+    } else {
+        status_.protocol_error = true;
+        engine_.core().fail("Expected SSH2_FXP_STATUS reply to a write");
+        return;
+    }
+    engine_.window().on_reply(ticket, delivered, engine_.now());
+    engine_.fill();
 }
 
 bool upload_job::done() const
 {
+    if (engine_.disk().threaded())
+        return outstanding_ == 0 && reads_in_flight_ == 0 &&
+               (stopped() || (next_read_ >= read_end_ && ready_.empty() && next_offset_ >= read_end_));
     return outstanding_ == 0 && (stopped() || eof_);
 }
 

@@ -34,6 +34,7 @@
 namespace longhaul::sftp {
 
 class bandwidth_limiter;
+class disk_io;
 class transfer_engine;
 
 class data_job {
@@ -66,6 +67,14 @@ public:
     void set_limiter(bandwidth_limiter* l) noexcept { limiter_ = l; }
     // When a limited engine may send next (time_point::min() when now).
     transfer_clock::time_point next_send_time() const noexcept { return next_send_; }
+    // File reads and writes (inline, or on a worker thread). Until set,
+    // the engine runs them inline.
+    void set_disk(disk_io* d) noexcept { disk_ = d; }
+    disk_io& disk() noexcept { return *disk_; }
+    // Bytes read ahead by upload jobs and not yet sent (bounded for all
+    // files together, however many are open).
+    std::uint64_t read_ahead() const noexcept { return read_ahead_; }
+    void add_read_ahead(std::int64_t n) noexcept { read_ahead_ = std::uint64_t(std::int64_t(read_ahead_) + n); }
     // The interruption flag (sftp's SIGINT): set, jobs stop asking.
     void set_interrupt(const std::atomic<bool>* flag) noexcept { interrupted_ = flag; }
     bool interrupted() const noexcept { return interrupted_ != nullptr && interrupted_->load(); }
@@ -76,6 +85,9 @@ private:
     clock_fn clock_;
     std::list<data_job*> jobs_;
     bandwidth_limiter* limiter_ = nullptr;
+    disk_io* disk_ = nullptr;
+    std::unique_ptr<disk_io> inline_disk_;
+    std::uint64_t read_ahead_ = 0;
     transfer_clock::time_point next_send_ = transfer_clock::time_point::min();
     const std::atomic<bool>* interrupted_ = nullptr;
     bool filling_ = false;
@@ -135,6 +147,7 @@ private:
     std::uint32_t chunk_;
     std::deque<range> retry_;        // the rest of short reads, sent first
     std::uint32_t outstanding_ = 0;
+    std::uint32_t writes_pending_ = 0; // replies handed to the disk, not yet written
     std::uint32_t probes_ = 0;       // reads at or past expected_ in flight
     std::uint64_t eof_at_ = UINT64_MAX;
     std::uint64_t contiguous_;
@@ -153,8 +166,10 @@ public:
     // Writes descriptor `fd` from `offset` to the end (the end as found by
     // reading, as OpenSSH does: a file that grows is sent whole) into
     // `handle` at the same offsets. `progress` counts bytes acknowledged.
+    // `size_hint` (from fstat) bounds the read-ahead of a disk thread:
+    // past it one chunk at a time, to find the end or the growth.
     upload_job(transfer_engine& engine, bytes handle, int fd, std::uint64_t offset, std::uint32_t chunk,
-               std::atomic<std::uint64_t>* progress);
+               std::atomic<std::uint64_t>* progress, std::uint64_t size_hint = UINT64_MAX);
     ~upload_job() override;
 
     bool want_send() const override;
@@ -177,6 +192,16 @@ private:
     std::uint32_t outstanding_ = 0;
     bool eof_ = false;
     transfer_status status_;
+    // With a disk thread: chunks read ahead (offset -> data), reads in
+    // flight, and where the file was found to end.
+    void prefetch();
+    void send_prefetched();
+    void on_write_reply(const reply& rep, const transfer_window::ticket& ticket, std::size_t got);
+    std::map<std::uint64_t, bytes> ready_;
+    std::uint32_t reads_in_flight_ = 0;
+    std::uint64_t next_read_ = 0;
+    std::uint64_t read_end_ = UINT64_MAX;
+    std::uint64_t size_hint_ = UINT64_MAX;
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 

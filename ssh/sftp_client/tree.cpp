@@ -75,6 +75,11 @@ void transfer_batch::error(std::string m, bool counts_as_failure)
     add(make_note(fs_, {file_task::message::error, std::move(m)}, counts_as_failure ? -1 : 0));
 }
 
+void transfer_batch::print(std::string m)
+{
+    add(make_note(fs_, {file_task::message::print, std::move(m)}, 0));
+}
+
 void transfer_batch::info(std::string m)
 {
     add(make_note(fs_, {file_task::message::info, std::move(m)}, 0));
@@ -128,7 +133,7 @@ int transfer_batch::download_walk(const std::string& src, const std::string& dst
         return -1;
     }
     if (o.print)
-        info(strprintf("Retrieving %s", src.c_str()));
+        print(strprintf("Retrieving %s", src.c_str()));
     mode_t mode = 0777, tmpmode = 0777;
     if (dir_attrs->has(attr::permissions)) {
         mode = dir_attrs->permissions & 01777;
@@ -219,7 +224,7 @@ int transfer_batch::upload_walk(const std::string& src, const std::string& dst, 
         return -1;
     }
     if (o.print)
-        info(strprintf("Entering %s", src.c_str()));
+        print(strprintf("Entering %s", src.c_str()));
     attrs a = attrs::from_stat(sb);
     a.flags &= ~(attr::size | attr::uidgid);
     a.permissions &= 01777;

@@ -48,6 +48,8 @@ public:
     // A message in order with the files.
     void error(std::string m, bool counts_as_failure = true);
     void info(std::string m);
+    // A line for stdout, in order ("Retrieving DIR").
+    void print(std::string m);
 
     // Runs every queued file, then the directories' final attributes.
     // 0 when everything (walks included) succeeded, else -1.

@@ -1,0 +1,298 @@
+#!/usr/bin/env bash
+# Longhaul's scp beside Debian's (OpenSSH 9.2), against Debian's sshd
+# (with Debian's sftp-server) and Longhaul's sshd (internal-sftp), both
+# directions, SFTP mode and the legacy protocol (-O):
+#  - trees with modes and times (-rp), an empty file, a sparse file, a
+#    symlink, names with spaces and a newline; random files checksummed;
+#  - errors (missing files, no permission, a directory without -r, a
+#    full small tmpfs, usage) with the same messages and exit codes as
+#    Debian's scp, run side by side;
+#  - Longhaul's `scp -t`/`scp -f` (the remote side of -O) driven by
+#    Debian's scp -O, and the reverse;
+#  - the progress meter on a terminal, -l, -a (resume), options that are
+#    not supported yet refused.
+# Permission errors need a non-root user: as root the script creates one.
+source "$(dirname "$0")/lib.sh"
+
+BUILD=${LONGHAUL_BUILD_DIR:?LONGHAUL_BUILD_DIR must point at the build directory}
+SCP=$BUILD/bin/scp
+LSSHD=$BUILD/bin/sshd
+for f in "$SCP" "$BUILD/bin/ssh" "$LSSHD"; do
+    [ -x "$f" ] || lh_fail "not built: $f"
+done
+lh_require_openssh_server
+DSCP=${LH_DEBIAN_SCP:-/usr/bin/scp}
+[ -x "$DSCP" ] || lh_skip "OpenSSH's scp not found at $DSCP (openssh-client)"
+[ -x /usr/lib/openssh/sftp-server ] || lh_skip "Debian's sftp-server not found (openssh-sftp-server)"
+[ "$(id -u)" = 0 ] || lh_skip "needs root (a test user for permission errors, a small tmpfs)"
+BULK_MB=${LH_BULK_MB:-48}
+T=$LH_TMP
+export TZ=UTC
+
+lh_make_user "pw-$RANDOM"
+user=$LH_USER
+home=$(getent passwd "$user" | cut -d: -f6)
+chmod 711 "$T"
+"$LH_SSH_KEYGEN" -q -t ed25519 -N '' -f "$T/id"
+lh_make_host_keys "$T"
+
+start_server() { # NAME SSHD SUBSYSTEM: sets port_NAME
+    local name=$1 sshd=$2 sub=$3 d="$T/srv-$1" p
+    mkdir -p "$d" && chmod 711 "$d"
+    cp "$T"/ssh_host_* "$d/"
+    cp "$T/id.pub" "$d/authorized_keys" && chmod 644 "$d/authorized_keys"
+    lh_port p
+    LH_SSHD=$sshd LH_SFTP_SERVER=$sub lh_start_sshd "$d" "$p"
+    printf -v "port_$name" %s "$p"
+}
+start_server debian /usr/sbin/sshd /usr/lib/openssh/sftp-server
+start_server longhaul "$LSSHD" internal-sftp
+
+OPTS=(-F /dev/null -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR
+      -o BatchMode=yes -o IdentitiesOnly=yes -i "$T/id")
+
+# The local tree: modes, times, an empty file, a sparse file, a symlink,
+# a name with spaces, one with a newline.
+L=$T/local
+mkdir -p "$L/tree/sub/deeper" "$L/tree/with space"
+head -c 300000 /dev/urandom >"$L/tree/data.bin"
+echo hello >"$L/tree/sub/hello.txt"
+echo deep >"$L/tree/sub/deeper/x"
+: >"$L/tree/empty"
+truncate -s 5M "$L/tree/sparse" && printf 'end' >>"$L/tree/sparse"
+echo spaced >"$L/tree/with space/a file"
+printf 'nl' >"$L/tree/new
+line"
+ln -s data.bin "$L/tree/link"
+chmod 640 "$L/tree/data.bin"
+chmod 700 "$L/tree/sub/deeper"
+chmod 600 "$L/tree/with space/a file"
+touch -d '2020-01-02 03:04:05' "$L/tree/sub/hello.txt" "$L/tree/data.bin" "$L/tree/empty" "$L/tree/sparse"
+touch -d '2019-05-06 07:08:09' "$L/tree/sub/deeper" "$L/tree/sub"
+head -c "$((BULK_MB * 1024 * 1024))" /dev/urandom >"$L/big"
+chmod -R a+rX "$L"
+# The legacy protocol cannot carry a newline in a name (a record is a
+# line; OpenSSH's scp -O mangles it too): its trees leave that file out.
+cp -a "$L/tree" "$L/tree-legacy"
+rm -f "$L/tree-legacy/new"*
+
+# Files, modes, sizes, times (seconds) and contents of a tree; with
+# `follow` a symlink is listed as the file it names (scp follows them).
+tree_list() {
+    (cd "$1" && find . -mindepth 1 -printf '%p|%m|%s|%T@|%y\n' | awk -F'|' '{
+        t = int($4); if ($5 == "d") { print $1, $2, t } else if ($5 == "l") { print $1, "link" } else { print $1, $2, $3, t } }' |
+        sed 's/\\n/NL/' | sort)
+}
+sums() { (cd "$1" && find . -type f -print0 | sort -z | xargs -0 md5sum); }
+R=$home/work
+as_user() { runuser -u "$user" -- "$@"; }
+fresh_remote() { rm -rf "$R" && as_user mkdir -p "$R"; }
+
+run_scp() { # BIN PORT ARGS...: exit status in $rc, stderr in $T/err
+    local bin=$1 port=$2
+    shift 2
+    rc=0
+    "$bin" "${OPTS[@]}" -P "$port" "$@" </dev/null >"$T/out" 2>"$T/err" || rc=$?
+}
+
+# --- trees and bulk data, both directions, both servers, both modes ---------
+check_trees() { # SERVER MODE...
+    local server=$1 port_var="port_$1" src=$L/tree
+    shift
+    local port=${!port_var}
+    [ "${1:-}" = -O ] && src=$L/tree-legacy
+    fresh_remote
+    run_scp "$SCP" "$port" "$@" -rp "$src" "$user@127.0.0.1:$R/up" && [ $rc = 0 ] || { cat "$T/err"; return 1; }
+    rm -rf "$T/down"
+    run_scp "$SCP" "$port" "$@" -rp "$user@127.0.0.1:$R/up" "$T/down" && [ $rc = 0 ] || { cat "$T/err"; return 1; }
+    # The reference: Debian's scp, the same way.
+    rm -rf "$T/ref-down" && as_user rm -rf "$R/ref-up"
+    run_scp "$DSCP" "$port" "$@" -rp "$src" "$user@127.0.0.1:$R/ref-up" && [ $rc = 0 ] || return 1
+    run_scp "$DSCP" "$port" "$@" -rp "$user@127.0.0.1:$R/ref-up" "$T/ref-down" && [ $rc = 0 ] || return 1
+    diff <(tree_list "$R/ref-up") <(tree_list "$R/up") &&
+        diff <(tree_list "$T/ref-down") <(tree_list "$T/down") &&
+        diff <(sums "$T/ref-down") <(sums "$T/down") &&
+        diff <(sums "$src" | grep -v ' ./link$') <(sums "$T/down" | grep -v ' ./link$')
+}
+check_bulk() { # SERVER MODE...
+    local server=$1 port_var="port_$1"
+    shift
+    local port=${!port_var} want got
+    fresh_remote
+    want=$(md5sum <"$L/big")
+    run_scp "$SCP" "$port" "$@" "$L/big" "$user@127.0.0.1:$R/big" && [ $rc = 0 ] &&
+        got=$(md5sum <"$R/big") && [ "$got" = "$want" ] || { echo "   upload: $got"; return 1; }
+    rm -f "$T/big.down"
+    run_scp "$SCP" "$port" "$@" "$user@127.0.0.1:$R/big" "$T/big.down" && [ $rc = 0 ] &&
+        got=$(md5sum <"$T/big.down") && [ "$got" = "$want" ] || { echo "   download: $got"; return 1; }
+}
+for server in debian longhaul; do
+    lh_check "$server sshd, SFTP mode: -rp tree up and down as Debian's scp moves it" check_trees $server
+    lh_check "$server sshd, legacy -O: -rp tree up and down as Debian's scp moves it" check_trees $server -O
+    lh_check "$server sshd, SFTP mode: ${BULK_MB} MiB random file both ways, checksummed" check_bulk $server
+    lh_check "$server sshd, legacy -O: ${BULK_MB} MiB random file both ways, checksummed" check_bulk $server -O
+done
+
+# --- errors: the same words and status as Debian's scp ------------------------
+mkdir -p "$T/full"
+mount -t tmpfs -o size=1m,mode=1777 none "$T/full" || lh_fail "cannot mount a tmpfs"
+LH_CLEANUP_MOUNT=$T/full
+trap 'lh_rc=$?; umount "$LH_CLEANUP_MOUNT" 2>/dev/null || true; (exit $lh_rc); lh_cleanup' EXIT
+fresh_remote
+as_user mkdir "$R/locked" && as_user sh -c "echo secret >'$R/locked/f'; echo x >'$R/unreadable'; chmod 000 '$R/locked' '$R/unreadable'"
+head -c 3000000 /dev/urandom >"$R/three-mb" && chown "$user" "$R/three-mb"
+echo local >"$L/one" && echo local2 >"$L/two" && chmod 644 "$L/one" "$L/two"
+# Both programs start their log lines with argv[0] as invoked.
+norm() { sed -e "s#^$DSCP: #scp: #" -e "s#^$SCP: #scp: #" -e "s#$T#TMP#g" -e "s#$R#REMOTE#g"; }
+compare_error() { # PORT ARGS...: Debian's scp and ours, same words and status
+    local port=$1 drc
+    shift
+    run_scp "$DSCP" "$port" "$@"
+    drc=$rc
+    norm <"$T/err" >"$T/err.debian"
+    rm -f "$T/full"/* 2>/dev/null || true
+    run_scp "$SCP" "$port" "$@"
+    norm <"$T/err" >"$T/err.ours"
+    rm -f "$T/full"/* 2>/dev/null || true
+    if [ "$drc" != "$rc" ] || ! diff "$T/err.debian" "$T/err.ours" >/dev/null; then
+        echo "   scp $*: Debian's exit $drc, ours $rc"
+        diff "$T/err.debian" "$T/err.ours" | sed 's/^/   /'
+        return 1
+    fi
+}
+check_errors() { # SERVER MODE...
+    local port_var="port_$1"
+    local p=${!port_var} u="$user@127.0.0.1"
+    shift
+    compare_error "$p" "$@" "$u:$R/no-such-file" "$T/x" &&
+        compare_error "$p" "$@" "$T/no-such-file" "$u:$R/" &&
+        compare_error "$p" "$@" "$L/tree" "$u:$R/" &&
+        compare_error "$p" "$@" "$u:$R/locked/f" "$T/x" &&
+        compare_error "$p" "$@" "$u:$R/unreadable" "$T/x" &&
+        compare_error "$p" "$@" "$L/one" "$u:$R/locked/f" &&
+        compare_error "$p" "$@" "$L/one" "$u:$R/no/such/dir" &&
+        compare_error "$p" "$@" "$u:$R/three-mb" "$T/full/f" &&
+        compare_error "$p" "$@" "$u:$R/one" "/no/such/dir/x" &&
+        compare_error "$p" "$@" "$L/one" "$L/two" "$u:$R/one" &&
+        compare_error "$p" "$@" "$u:$R/no-such-*" "$T/"
+}
+for server in debian longhaul; do
+    lh_check "$server sshd, SFTP mode: errors and exit codes as Debian's scp" check_errors $server
+    lh_check "$server sshd, legacy -O: errors and exit codes as Debian's scp" check_errors $server -O
+done
+check_full_upload() {
+    # A full remote file system: the remote user writes into the small tmpfs.
+    local p=$port_debian drc
+    run_scp "$DSCP" "$p" "$R/three-mb" "$user@127.0.0.1:$T/full/f"
+    drc=$rc
+    norm <"$T/err" >"$T/err.debian"
+    rm -f "$T/full"/*
+    run_scp "$SCP" "$p" "$R/three-mb" "$user@127.0.0.1:$T/full/f"
+    norm <"$T/err" >"$T/err.ours"
+    rm -f "$T/full"/*
+    [ "$drc" = "$rc" ] && diff "$T/err.debian" "$T/err.ours" && grep -q 'No space left\|Failure' "$T/err.ours"
+}
+lh_check "a full remote tmpfs: the same message and status as Debian's scp" check_full_upload
+check_usage() {
+    local a drc
+    for a in "" "-Z" "onlyone" "-P"; do
+        rc=0; "$DSCP" $a 2>&1 >/dev/null | norm >"$T/err.debian"; "$DSCP" $a >/dev/null 2>&1 || rc=$?; drc=$rc
+        rc=0; "$SCP" $a 2>&1 >/dev/null | norm >"$T/err.ours"; "$SCP" $a >/dev/null 2>&1 || rc=$?
+        [ "$drc" = "$rc" ] && diff "$T/err.debian" "$T/err.ours" || { echo "   scp $a"; return 1; }
+    done
+}
+lh_check "usage and unknown options as Debian's scp" check_usage
+check_refused() {
+    local a
+    for a in "-J jump" "-A"; do
+        rc=0; "$SCP" "${OPTS[@]}" -P "$port_debian" $a "$L/one" "$user@127.0.0.1:$R/" 2>"$T/err" || rc=$?
+        [ "$rc" != 0 ] && grep -q "not supported yet" "$T/err" || { echo "   scp $a: exit $rc"; cat "$T/err"; return 1; }
+    done
+    rc=0; "$SCP" "${OPTS[@]}" "$user@127.0.0.1:$R/one" "$user@127.0.0.1:$R/two" 2>"$T/err" || rc=$?
+    [ "$rc" != 0 ] && grep -q "not supported yet" "$T/err"
+}
+lh_check "-J, -A and remote-to-remote through this host say 'not supported yet' and fail" check_refused
+check_connection_refused() {
+    local q drc
+    lh_port q
+    run_scp "$DSCP" "$q" "$L/one" "$user@127.0.0.1:$R/"; drc=$rc
+    grep -v '^ssh:' "$T/err" | norm >"$T/err.debian"
+    run_scp "$SCP" "$q" -S /usr/bin/ssh "$L/one" "$user@127.0.0.1:$R/"
+    grep -v '^ssh:' "$T/err" | norm >"$T/err.ours"
+    [ "$drc" = "$rc" ] && [ "$rc" = 255 ] && diff "$T/err.debian" "$T/err.ours"
+}
+lh_check "no server: 'Connection closed', exit 255, as Debian's scp" check_connection_refused
+
+# --- Longhaul's scp -t / -f, the remote side of -O ---------------------------
+# A stand-in for ssh that runs the remote command here, with Longhaul's
+# scp first in PATH (or Debian's), so either client meets either server.
+for side in ours debian; do
+    dir=$BUILD/bin
+    [ $side = debian ] && dir=/usr/bin
+    cat >"$T/fake-ssh-$side" <<EOF
+#!/bin/sh
+# ssh [options] -- host command: run the command locally.
+while [ "\$1" != "--" ]; do shift; done
+shift 2
+if [ "\${1#scp }" != "\$1" ]; then exec $dir/scp \${1#scp }; fi
+exec sh -c "\$1"
+EOF
+    chmod 755 "$T/fake-ssh-$side"
+done
+check_remote_side() { # CLIENT SERVER
+    local client=$DSCP
+    [ "$1" = ours ] && client=$SCP
+    rm -rf "$T/rs-up" "$T/rs-down"
+    "$client" -O -S "$T/fake-ssh-$2" -rp "$L/tree-legacy" "h:$T/rs-up" 2>"$T/err" &&
+        "$client" -O -S "$T/fake-ssh-$2" -rp "h:$T/rs-up" "$T/rs-down" 2>>"$T/err" &&
+        diff <(tree_list "$L/tree-legacy" | grep -v '^./link') <(tree_list "$T/rs-down" | grep -v '^./link') &&
+        diff <(sums "$L/tree-legacy" | grep -v 'link$') <(sums "$T/rs-down" | grep -v 'link$') ||
+        { cat "$T/err"; return 1; }
+}
+lh_check "Debian's scp -O against Longhaul's scp -t/-f: a -rp tree both ways" check_remote_side debian ours
+lh_check "Longhaul's scp -O against Debian's scp -t/-f: a -rp tree both ways" check_remote_side ours debian
+check_remote_side_errors() {
+    local drc
+    rc=0; "$DSCP" -O -S "$T/fake-ssh-debian" "h:$T/no-such" "$T/x" 2>"$T/err.debian" || rc=$?; drc=$rc
+    rc=0; "$DSCP" -O -S "$T/fake-ssh-ours" "h:$T/no-such" "$T/x" 2>"$T/err.ours" || rc=$?
+    [ "$drc" = "$rc" ] && diff "$T/err.debian" "$T/err.ours" || return 1
+    rc=0; "$DSCP" -O -S "$T/fake-ssh-debian" "$L/one" "h:/no/such/dir/x" 2>"$T/err.debian" || rc=$?; drc=$rc
+    rc=0; "$DSCP" -O -S "$T/fake-ssh-ours" "$L/one" "h:/no/such/dir/x" 2>"$T/err.ours" || rc=$?
+    [ "$drc" = "$rc" ] && diff "$T/err.debian" "$T/err.ours"
+}
+lh_check "Longhaul's scp -t/-f reports errors to Debian's scp -O as Debian's does" check_remote_side_errors
+
+# --- meter, limit, resume ---------------------------------------------------------
+check_meter() {
+    command -v script >/dev/null || { lh_skip_check "progress meter" "script(1) not found (bsdutils)"; return 0; }
+    fresh_remote
+    cp "$L/one" "$R/m.txt" && chown "$user" "$R/m.txt"
+    script -qec "$SCP ${OPTS[*]} -P $port_debian $user@127.0.0.1:$R/m.txt $T/m.txt" "$T/meter.typescript" >/dev/null
+    grep -aq 'm\.txt *100% *6 *[0-9.]*[KMG]*B/s *00:00' "$T/meter.typescript" || { cat -v "$T/meter.typescript"; return 1; }
+    # Not a terminal: no meter at all.
+    run_scp "$SCP" "$port_debian" "$user@127.0.0.1:$R/m.txt" "$T/m2.txt" && [ ! -s "$T/out" ]
+}
+lh_check "the progress meter on a terminal (file, 100%, size, rate, time), none otherwise" check_meter
+check_limit() {
+    fresh_remote
+    head -c 2000000 /dev/urandom >"$T/lim" && chmod 644 "$T/lim"
+    local start end
+    start=$(date +%s%N)
+    run_scp "$SCP" "$port_debian" -l 4000 "$T/lim" "$user@127.0.0.1:$R/lim" && [ $rc = 0 ] || return 1
+    end=$(date +%s%N)
+    # 2 MB at 4000 Kbit/s cannot take less than 3.9 s (a lower bound only).
+    [ $(((end - start) / 1000000)) -ge 3000 ] && cmp "$T/lim" "$R/lim"
+}
+lh_check "-l 4000: 2 MB take at least the limit's time, and arrive intact" check_limit
+check_resume() {
+    fresh_remote
+    cp "$L/big" "$R/big" && chown "$user" "$R/big"
+    head -c 1000000 "$L/big" >"$T/partial"
+    run_scp "$SCP" "$port_debian" -a "$user@127.0.0.1:$R/big" "$T/partial" && [ $rc = 0 ] && cmp "$L/big" "$T/partial" || return 1
+    # Upload: half there already.
+    head -c 2000000 "$L/big" >"$R/up-partial" && chown "$user" "$R/up-partial"
+    run_scp "$SCP" "$port_debian" -a "$L/big" "$user@127.0.0.1:$R/up-partial" && [ $rc = 0 ] && cmp "$L/big" "$R/up-partial"
+}
+lh_check "-a resumes a partial download and a partial upload" check_resume
+
+lh_summary

@@ -1,0 +1,165 @@
+// sftp: OpenSSH's interactive and batch SFTP client over Longhaul's
+// pipelined SFTP engine.
+#include "ssh/sftp/sftp_args.hpp"
+#include "ssh/sftp/sftp_commands.hpp"
+#include "ssh/sftp/sftp_line_editor.hpp"
+#include "ssh/sftp_client/text.hpp"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+
+using namespace longhaul;
+using namespace longhaul::sftp_cli;
+
+namespace {
+
+// The SIGINT flag: a transfer in progress stops and the prompt returns.
+// A signal handler can reach only a static object.
+std::atomic<bool> interrupted{false};
+
+void on_sigint(int)
+{
+    interrupted.store(true);
+}
+
+void to_stderr(const std::string& s)
+{
+    const std::string line = s + "\n";
+    (void)!::write(STDERR_FILENO, line.data(), line.size());
+}
+
+// OpenSSH's log functions end a line on stderr with CR LF.
+void log_line(const std::string& s)
+{
+    to_stderr(s + "\r");
+}
+
+int run(const sftp_options& o)
+{
+    sftp::output_sink out;
+    out.error = log_line;
+    out.info = log_line;
+    const int verbose = o.verbose;
+    out.debug = [verbose](int level, const std::string& m) {
+        if (level <= verbose)
+            log_line(sftp::strprintf("debug%d: %s", level, m.c_str()));
+    };
+    out.print = [](const std::string& m) {
+        std::fputs((m + "\n").c_str(), stdout);
+        std::fflush(stdout);
+    };
+    FILE* in = stdin;
+    if (o.batch && o.batch_file != "-") {
+        in = std::fopen(o.batch_file.c_str(), "r");
+        if (in == nullptr) {
+            to_stderr(sftp::strprintf("%s (%s).", std::strerror(errno), o.batch_file.c_str()));
+            return 255;
+        }
+    }
+    sftp::session_options so;
+    so.buffer_size = o.buffer_size;
+    so.num_requests = o.num_requests;
+    so.limit_bps = o.limit_kbps * 1024;
+    so.threaded_io = true;
+    std::vector<std::string> argv;
+    if (!o.sftp_direct.empty())
+        argv = {"/bin/sh", "-c", "exec " + o.sftp_direct};
+    else
+        argv = ssh_argv(o);
+    std::string error;
+    auto conn = sftp::connection::open(argv, so, out, error, true);
+    if (!conn) {
+        log_line(error);
+        return 255;
+    }
+    if (!o.quiet)
+        to_stderr(o.sftp_direct.empty() ? "Connected to " + o.host + "." : "Attached to " + o.sftp_direct + ".");
+    struct sigaction sa{};
+    sa.sa_handler = on_sigint;
+    ::sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGINT, &sa, nullptr);
+    conn->sess().set_interrupt(&interrupted);
+
+    shell_settings s;
+    s.batch = o.batch;
+    s.quiet = o.quiet;
+    s.show_progress = o.show_progress && ::isatty(STDOUT_FILENO);
+    s.preserve = o.preserve;
+    s.recursive = o.recursive;
+    s.resume = o.resume;
+    s.fsync = o.fsync;
+    const bool interactive = !o.batch && ::isatty(STDIN_FILENO);
+    s.echo = !interactive;
+    sftp_shell shell(*conn, s, out, &interrupted);
+    int err = 0;
+    if (!shell.start())
+        return 1;
+    bool done = false;
+    if (!o.file1.empty()) {
+        err = shell.initial_path(o.file1, o.file2, done);
+        if (done || err != 0) {
+            conn->close();
+            return err == 0 ? 0 : 1;
+        }
+    }
+    std::unique_ptr<line_editor> editor;
+    if (interactive)
+        editor = std::make_unique<line_editor>(shell);
+    for (;;) {
+        interrupted.store(false);
+        std::string line;
+        if (editor) {
+            auto l = editor->read();
+            if (!l) {
+                std::printf("\n");
+                break;
+            }
+            line = *l;
+        } else {
+            char buf[8192];
+            if (std::fgets(buf, sizeof buf, in) == nullptr) {
+                if (interactive)
+                    std::printf("\n");
+                break;
+            }
+            line = buf;
+        }
+        err = shell.run_line(line);
+        if (!conn->sess().ok()) {
+            log_line(conn->sess().core().failure().empty() ? "Connection closed" : conn->sess().core().failure());
+            return 255;
+        }
+        if (err != 0)
+            break;
+    }
+    if (in != stdin)
+        std::fclose(in);
+    conn->close();
+    return err >= 0 ? 0 : 1;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    ::signal(SIGPIPE, SIG_IGN);
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);
+    try {
+        const sftp_options o = parse_command_line(argc, argv);
+        return run(o);
+    } catch (const usage_error& e) {
+        if (*e.what())
+            std::cerr << e.what() << "\n";
+        std::cerr << usage_text();
+        return 1;
+    } catch (const option_error& e) {
+        std::cerr << e.what() << "\n";
+        return 255;
+    }
+}

@@ -1,0 +1,275 @@
+#include "ssh/sftp/sftp_args.hpp"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+namespace longhaul::sftp_cli {
+
+const char* usage_text() noexcept
+{
+    return "usage: sftp [-46AaCfNpqrv] [-B buffer_size] [-b batchfile] [-c cipher]\n"
+           "          [-D sftp_server_command] [-F ssh_config] [-i identity_file]\n"
+           "          [-J destination] [-l limit] [-o ssh_option] [-P port]\n"
+           "          [-R num_requests] [-S program] [-s subsystem | sftp_server]\n"
+           "          [-X sftp_option] destination\n";
+}
+
+namespace {
+
+std::uint64_t number(const std::string& s, std::uint64_t lo, std::uint64_t hi, bool& ok)
+{
+    ok = false;
+    if (s.empty() || s[0] == '-')
+        return 0;
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long v = std::strtoull(s.c_str(), &end, 10);
+    if (errno != 0 || *end != '\0' || v < lo || v > hi)
+        return 0;
+    ok = true;
+    return v;
+}
+
+// [user@]host[:path] / sftp://[user@]host[:port][/path].
+void parse_destination(const std::string& arg, sftp_options& o)
+{
+    if (arg.rfind("sftp://", 0) == 0) {
+        std::string rest = arg.substr(7);
+        const auto slash = rest.find('/');
+        std::string auth = rest.substr(0, slash);
+        if (slash != std::string::npos && slash + 1 < rest.size())
+            o.file1 = rest.substr(slash + 1);
+        const auto at = auth.rfind('@');
+        if (at != std::string::npos) {
+            o.user = auth.substr(0, at);
+            const auto semi = o.user.find(';');
+            if (semi != std::string::npos)
+                o.user.resize(semi);
+            auth = auth.substr(at + 1);
+        }
+        std::string port;
+        if (!auth.empty() && auth[0] == '[') {
+            const auto close = auth.find(']');
+            if (close == std::string::npos)
+                throw usage_error("");
+            o.host = auth.substr(1, close - 1);
+            if (close + 1 < auth.size()) {
+                if (auth[close + 1] != ':')
+                    throw usage_error("");
+                port = auth.substr(close + 2);
+            }
+        } else {
+            const auto colon = auth.find(':');
+            o.host = auth.substr(0, colon);
+            if (colon != std::string::npos)
+                port = auth.substr(colon + 1);
+        }
+        if (!port.empty()) {
+            bool ok = false;
+            o.port = int(number(port, 1, 65535, ok));
+            if (!ok)
+                throw usage_error("");
+        }
+        // %XX escapes in the path.
+        std::string decoded;
+        for (std::size_t i = 0; i < o.file1.size(); ++i) {
+            if (o.file1[i] == '%' && i + 2 < o.file1.size()) {
+                decoded += char(std::strtol(o.file1.substr(i + 1, 2).c_str(), nullptr, 16));
+                i += 2;
+            } else {
+                decoded += o.file1[i];
+            }
+        }
+        o.file1 = decoded;
+        return;
+    }
+    std::string s = arg;
+    // host:path, unless a '/' comes before the ':' ([v6] in brackets).
+    std::size_t colon = std::string::npos;
+    bool bracket = false;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        if (s[i] == '[')
+            bracket = true;
+        else if (s[i] == ']')
+            bracket = false;
+        else if (s[i] == ':' && !bracket) {
+            colon = i;
+            break;
+        } else if (s[i] == '/')
+            break;
+    }
+    if (colon != std::string::npos) {
+        o.file1 = s.substr(colon + 1);
+        s = s.substr(0, colon);
+    }
+    const auto at = s.rfind('@');
+    if (at != std::string::npos) {
+        o.user = s.substr(0, at);
+        s = s.substr(at + 1);
+    }
+    if (s.size() >= 2 && s.front() == '[' && s.back() == ']')
+        s = s.substr(1, s.size() - 2);
+    o.host = s;
+}
+
+} // namespace
+
+sftp_options parse_command_line(int argc, char** argv)
+{
+    sftp_options o;
+    int i = 1;
+    auto both = [&](std::initializer_list<std::string> a) {
+        for (const auto& s : a)
+            o.ssh.args.push_back(s);
+    };
+    for (; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--") {
+            ++i;
+            break;
+        }
+        if (a.size() < 2 || a[0] != '-')
+            break;
+        for (std::size_t k = 1; k < a.size(); ++k) {
+            const char c = a[k];
+            std::string arg;
+            if (std::strchr("cDilosSbBFJPRX", c) != nullptr) {
+                if (k + 1 < a.size())
+                    arg = a.substr(k + 1);
+                else if (i + 1 < argc)
+                    arg = argv[++i];
+                else
+                    throw usage_error(std::string("option requires an argument -- ") + c + "\r");
+                k = a.size();
+            } else if (std::strchr("1246AafhNpqrvC", c) == nullptr) {
+                throw usage_error(std::string("unknown option -- ") + c + "\r");
+            }
+            bool ok = false;
+            switch (c) {
+            case '1':
+                throw option_error("SSH protocol v.1 is no longer supported");
+            case '2':
+                break;
+            case '4':
+            case '6':
+            case 'C':
+                both({std::string("-") + c});
+                break;
+            case 'A':
+                throw option_error("sftp: agent forwarding (-A) is not supported yet");
+            case 'a':
+                o.resume = true;
+                break;
+            case 'f':
+                o.fsync = true;
+                break;
+            case 'h':
+                throw usage_error("");
+            case 'N':
+                o.quiet = false;
+                break;
+            case 'p':
+                o.preserve = true;
+                break;
+            case 'q':
+                o.show_progress = false;
+                o.quiet = true;
+                both({"-q"});
+                break;
+            case 'r':
+                o.recursive = true;
+                break;
+            case 'v':
+                ++o.verbose;
+                both({"-v"});
+                break;
+            case 'c':
+            case 'i':
+            case 'F':
+            case 'o':
+                both({std::string("-") + c, arg});
+                break;
+            case 'J':
+                throw option_error("sftp: ProxyJump (-J) is not supported yet: Longhaul's ssh has no ProxyJump");
+            case 'D':
+                o.sftp_direct = arg;
+                break;
+            case 'l':
+                o.limit_kbps = number(arg, 1, 100ull * 1024 * 1024, ok);
+                if (!ok)
+                    throw usage_error("");
+                break;
+            case 's':
+                o.server = arg;
+                break;
+            case 'S':
+                o.ssh.program = arg;
+                break;
+            case 'b':
+                if (o.batch)
+                    throw option_error("Batch file already specified.");
+                o.batch_file = arg;
+                o.batch = true;
+                o.quiet = true;
+                o.show_progress = false;
+                both({"-oBatchMode=yes"});
+                break;
+            case 'P':
+                o.port = int(number(arg, 1, 65535, ok));
+                if (!ok)
+                    throw option_error("Bad port \"" + arg + "\"");
+                break;
+            case 'B':
+                o.buffer_size = std::uint32_t(number(arg, 1, 256 * 1024, ok));
+                if (!ok)
+                    throw option_error("Invalid buffer size \"" + arg + "\"");
+                break;
+            case 'R':
+                o.num_requests = std::uint32_t(number(arg, 1, 4096, ok));
+                if (!ok)
+                    throw option_error("Invalid number of requests \"" + arg + "\"");
+                break;
+            case 'X': {
+                const auto eq = arg.find('=');
+                const std::string key = arg.substr(0, eq), value = eq == std::string::npos ? "" : arg.substr(eq + 1);
+                if (key == "buffer") {
+                    o.buffer_size = std::uint32_t(number(value, 1, 256 * 1024, ok));
+                    if (!ok)
+                        throw option_error("Invalid buffer size \"" + value + "\"");
+                } else if (key == "nrequests") {
+                    o.num_requests = std::uint32_t(number(value, 1, 4096, ok));
+                    if (!ok)
+                        throw option_error("Invalid number of requests \"" + value + "\"");
+                } else {
+                    throw option_error("Invalid -X option");
+                }
+                break;
+            }
+            }
+        }
+    }
+    if (o.ssh.program.empty())
+        o.ssh.program = sftp::sibling_program(argv[0], "ssh");
+    if (o.sftp_direct.empty()) {
+        if (i == argc || argc > i + 2)
+            throw usage_error("");
+        parse_destination(argv[i], o);
+        if (i + 1 < argc)
+            o.file2 = argv[i + 1];
+        if (o.host.empty()) {
+            throw usage_error("Missing hostname");
+        }
+    }
+    return o;
+}
+
+std::vector<std::string> ssh_argv(const sftp_options& o)
+{
+    const std::string server = o.server.empty() ? "sftp" : o.server;
+    // No subsystem when the server is a path (-s /usr/lib/.../sftp-server).
+    const bool subsystem = server.find('/') == std::string::npos;
+    return sftp::ssh_command_line(o.ssh, o.host, o.user, o.port, subsystem, server);
+}
+
+} // namespace longhaul::sftp_cli

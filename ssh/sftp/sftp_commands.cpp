@@ -1,0 +1,1021 @@
+#include "ssh/sftp/sftp_commands.hpp"
+
+#include "ssh/sftp_client/text.hpp"
+#include "ssh/sftp_client/tree.hpp"
+
+#include <glob.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+
+namespace longhaul::sftp_cli {
+
+using sftp::strprintf;
+
+namespace {
+
+enum cmd_id {
+    i_chdir = 1, i_chgrp, i_chmod, i_chown, i_copy, i_df, i_get, i_help, i_lchdir, i_link, i_lls, i_lmkdir,
+    i_lpwd, i_ls, i_lumask, i_mkdir, i_put, i_pwd, i_quit, i_reget, i_rename, i_reput, i_rm, i_rmdir,
+    i_shell, i_symlink, i_version, i_progress,
+};
+
+const char* const help_text =
+    "Available commands:\n"
+    "bye                                Quit sftp\n"
+    "cd path                            Change remote directory to 'path'\n"
+    "chgrp [-h] grp path                Change group of file 'path' to 'grp'\n"
+    "chmod [-h] mode path               Change permissions of file 'path' to 'mode'\n"
+    "chown [-h] own path                Change owner of file 'path' to 'own'\n"
+    "copy oldpath newpath               Copy remote file\n"
+    "cp oldpath newpath                 Copy remote file\n"
+    "df [-hi] [path]                    Display statistics for current directory or\n"
+    "                                   filesystem containing 'path'\n"
+    "exit                               Quit sftp\n"
+    "get [-afpR] remote [local]         Download file\n"
+    "help                               Display this help text\n"
+    "lcd path                           Change local directory to 'path'\n"
+    "lls [ls-options [path]]            Display local directory listing\n"
+    "lmkdir path                        Create local directory\n"
+    "ln [-s] oldpath newpath            Link remote file (-s for symlink)\n"
+    "lpwd                               Print local working directory\n"
+    "ls [-1afhlnrSt] [path]             Display remote directory listing\n"
+    "lumask umask                       Set local umask to 'umask'\n"
+    "mkdir path                         Create remote directory\n"
+    "progress                           Toggle display of progress meter\n"
+    "put [-afpR] local [remote]         Upload file\n"
+    "pwd                                Display remote working directory\n"
+    "quit                               Quit sftp\n"
+    "reget [-fpR] remote [local]        Resume download file\n"
+    "rename oldpath newpath             Rename remote file\n"
+    "reput [-fpR] local [remote]        Resume upload file\n"
+    "rm path                            Delete remote file\n"
+    "rmdir path                         Remove remote directory\n"
+    "symlink oldpath newpath            Symlink remote file\n"
+    "version                            Show SFTP version\n"
+    "!command                           Execute 'command' in local shell\n"
+    "!                                  Escape to local shell\n"
+    "?                                  Synonym for help\n";
+
+bool is_glob_char(char c)
+{
+    return c == '*' || c == '?' || c == '[';
+}
+
+bool local_is_dir(const std::string& p)
+{
+    struct stat st{};
+    return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// getopt over one command's words (flags first, as OpenSSH's optind
+// loop): calls `on` for each flag; false on an unknown one.
+int parse_flags(const std::vector<std::string>& argv, const char* allowed, const std::string& cmd,
+                const sftp::output_sink& out, const std::function<void(char)>& on)
+{
+    std::size_t i = 1;
+    for (; i < argv.size(); ++i) {
+        const std::string& a = argv[i];
+        if (a == "--") {
+            ++i;
+            break;
+        }
+        if (a.size() < 2 || a[0] != '-')
+            break;
+        for (std::size_t k = 1; k < a.size(); ++k) {
+            if (std::strchr(allowed, a[k]) == nullptr || a[k] == ':') {
+                out.err(strprintf("%s: Invalid flag -%c", cmd.c_str(), a[k]));
+                return -1;
+            }
+            on(a[k]);
+        }
+    }
+    return int(i);
+}
+
+int terminal_width()
+{
+    struct winsize ws{};
+    if (::ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) != -1 && ws.ws_col != 0)
+        return ws.ws_col;
+    return 80;
+}
+
+// path_strip(): `path` without the leading `strip` + '/'.
+std::string path_strip(const std::string& path, const std::string* strip)
+{
+    if (strip == nullptr || strip->empty())
+        return path;
+    std::size_t len = strip->size();
+    if (path.compare(0, len, *strip) == 0) {
+        if ((*strip)[len - 1] != '/' && path.size() > len && path[len] == '/')
+            ++len;
+        return path.substr(std::min(len, path.size()));
+    }
+    return path;
+}
+
+} // namespace
+
+const std::vector<command_spec>& command_table()
+{
+    static const std::vector<command_spec> t = {
+        {"bye", i_quit, command_spec::none},       {"cd", i_chdir, command_spec::remote},
+        {"chdir", i_chdir, command_spec::remote},  {"chgrp", i_chgrp, command_spec::remote},
+        {"chmod", i_chmod, command_spec::remote},  {"chown", i_chown, command_spec::remote},
+        {"copy", i_copy, command_spec::remote},    {"cp", i_copy, command_spec::remote},
+        {"df", i_df, command_spec::remote},        {"dir", i_ls, command_spec::remote},
+        {"exit", i_quit, command_spec::none},      {"get", i_get, command_spec::remote},
+        {"help", i_help, command_spec::none},      {"lcd", i_lchdir, command_spec::local},
+        {"lchdir", i_lchdir, command_spec::local}, {"lls", i_lls, command_spec::local},
+        {"lmkdir", i_lmkdir, command_spec::local}, {"ln", i_link, command_spec::remote},
+        {"lpwd", i_lpwd, command_spec::local},     {"ls", i_ls, command_spec::remote},
+        {"lumask", i_lumask, command_spec::none},  {"mkdir", i_mkdir, command_spec::remote},
+        {"mget", i_get, command_spec::remote},     {"mput", i_put, command_spec::local},
+        {"progress", i_progress, command_spec::none}, {"put", i_put, command_spec::local},
+        {"pwd", i_pwd, command_spec::remote},      {"quit", i_quit, command_spec::none},
+        {"reget", i_reget, command_spec::remote},  {"rename", i_rename, command_spec::remote},
+        {"reput", i_reput, command_spec::local},   {"rm", i_rm, command_spec::remote},
+        {"rmdir", i_rmdir, command_spec::remote},  {"symlink", i_symlink, command_spec::remote},
+        {"version", i_version, command_spec::none}, {"!", i_shell, command_spec::none},
+        {"?", i_help, command_spec::none},
+    };
+    return t;
+}
+
+std::optional<std::vector<std::string>> split_words(const std::string& arg, std::string& error)
+{
+    std::vector<std::string> out;
+    std::string cur;
+    bool in_word = false;
+    char quot = 0;
+    for (std::size_t i = 0; i < arg.size(); ++i) {
+        const char c = arg[i];
+        if (quot == 0 && (c == ' ' || c == '\t' || c == '\n' || c == '\r')) {
+            if (in_word) {
+                out.push_back(cur);
+                cur.clear();
+                in_word = false;
+            }
+            continue;
+        }
+        if (c == '\\') {
+            in_word = true;
+            if (i + 1 >= arg.size()) {
+                error = "Invalid escape character";
+                return std::nullopt;
+            }
+            const char n = arg[i + 1];
+            if (quot != 0) {
+                if (n == quot) {
+                    cur += n;
+                    ++i;
+                } else if (is_glob_char(n)) {
+                    // A quoted, escaped glob character stays escaped twice
+                    // over (glob undoes one level).
+                    cur += "\\\\";
+                    cur += n;
+                    ++i;
+                } else if (n == '\\') {
+                    cur += "\\\\";
+                    ++i;
+                } else {
+                    cur += c;
+                }
+            } else {
+                if (is_glob_char(n) || n == '\\') {
+                    cur += '\\';
+                    cur += n;
+                } else {
+                    cur += n;
+                }
+                ++i;
+            }
+            continue;
+        }
+        if (c == '#' && quot == 0) {
+            if (!in_word)
+                break; // a comment
+            cur += c;
+            continue;
+        }
+        if (c == '\'' || c == '"') {
+            in_word = true;
+            if (quot == 0) {
+                quot = c;
+                continue;
+            }
+            if (quot == c) {
+                quot = 0;
+                continue;
+            }
+            cur += c;
+            continue;
+        }
+        in_word = true;
+        if (quot != 0 && is_glob_char(c))
+            cur += '\\'; // quoted glob characters are literal
+        cur += c;
+    }
+    if (quot != 0) {
+        error = "Unterminated quoted argument";
+        return std::nullopt;
+    }
+    if (in_word)
+        out.push_back(cur);
+    return out;
+}
+
+std::string undo_glob_escape(const std::string& s)
+{
+    std::string out;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        if (s[i] == '\\' && i + 1 < s.size() && (is_glob_char(s[i + 1]) || s[i + 1] == '\\')) {
+            out += s[++i];
+            continue;
+        }
+        out += s[i];
+    }
+    return out;
+}
+
+std::string escape_glob(const std::string& s)
+{
+    std::string out;
+    for (char c : s) {
+        if (is_glob_char(c) || c == ']' || c == '\\')
+            out += '\\';
+        out += c;
+    }
+    return out;
+}
+
+sftp_shell::sftp_shell(sftp::connection& conn, shell_settings s, const sftp::output_sink& out,
+                       std::atomic<bool>* interrupted)
+    : conn_(conn), s_(s), out_(out), interrupted_(interrupted)
+{
+    meter_ = std::make_unique<sftp::progress_meter>();
+}
+
+bool sftp_shell::start()
+{
+    const auto p = conn_.fs().realpath(".");
+    if (!p) {
+        out_.err("Need cwd");
+        return false;
+    }
+    pwd_ = startdir_ = *p;
+    return true;
+}
+
+void sftp_shell::print(const std::string& s)
+{
+    std::fputs(s.c_str(), stdout);
+    std::fflush(stdout);
+}
+
+std::string sftp_shell::make_absolute(const std::string& p) const
+{
+    if (!p.empty() && p[0] == '/')
+        return p;
+    return sftp::path_append(pwd_, p);
+}
+
+std::string sftp_shell::make_absolute_pwd_glob(const std::string& p) const
+{
+    if (!p.empty() && p[0] == '/')
+        return p;
+    return sftp::path_append(escape_glob(pwd_), p);
+}
+
+int sftp_shell::initial_path(const std::string& file1, const std::string& file2, bool& done)
+{
+    const std::string dir = make_absolute(file1);
+    done = false;
+    if (conn_.fs().is_dir(dir) && file2.empty()) {
+        if (!s_.quiet)
+            print(strprintf("Changing to: %s\n", dir.c_str()));
+        const shell_settings saved = s_;
+        s_.batch = true;
+        s_.echo = false;
+        const int r = run_line("cd \"" + dir + "\"");
+        s_ = saved;
+        if (r != 0)
+            done = true;
+        return r;
+    }
+    done = true;
+    const shell_settings saved = s_;
+    s_.batch = true;
+    s_.echo = false;
+    const int r = run_line(std::string("get") + (s_.resume ? " -a" : "") + " " + dir + (file2.empty() ? "" : " " + file2));
+    s_ = saved;
+    return r;
+}
+
+int sftp_shell::parse(const std::string& line, args& a, bool& ignore_errors, bool& no_echo, bool& blank)
+{
+    std::size_t pos = line.find_first_not_of(" \t\r\n");
+    ignore_errors = no_echo = blank = false;
+    std::string cp = pos == std::string::npos ? "" : line.substr(pos);
+    std::size_t k = 0;
+    for (; k < cp.size(); ++k) {
+        if (cp[k] == '-')
+            ignore_errors = true;
+        else if (cp[k] == '@')
+            no_echo = true;
+        else
+            break;
+    }
+    cp = cp.substr(k);
+    pos = cp.find_first_not_of(" \t\r\n");
+    cp = pos == std::string::npos ? "" : cp.substr(pos);
+    if (cp.empty() || cp[0] == '#') {
+        blank = true;
+        return 0;
+    }
+    std::string error;
+    auto words = split_words(cp, error);
+    if (!words) {
+        out_.err(error);
+        return -1;
+    }
+    auto& argv = *words;
+    const command_spec* spec = nullptr;
+    if (!argv.empty()) {
+        for (const auto& c : command_table())
+            if (::strcasecmp(c.name, argv[0].c_str()) == 0) {
+                spec = &c;
+                break;
+            }
+    }
+    if (cp[0] == '!') {
+        a.id = i_shell;
+        a.name = "!";
+        a.rest = cp.substr(1);
+        return 0;
+    }
+    if (spec == nullptr) {
+        out_.err("Invalid command.");
+        return -1;
+    }
+    a.id = spec->id;
+    a.name = spec->name;
+    const std::string& cmd = a.name;
+    int optidx = 1;
+    auto need_paths = [&](int n, bool glob_first) -> int {
+        if (int(argv.size()) - optidx < n) {
+            out_.err(n == 2 ? strprintf("You must specify two paths after a %s command.", cmd.c_str())
+                            : strprintf("You must specify a path after a %s command.", cmd.c_str()));
+            return -1;
+        }
+        a.path1 = glob_first ? argv[optidx] : undo_glob_escape(argv[optidx]);
+        if (n == 2)
+            a.path2 = undo_glob_escape(argv[optidx + 1]);
+        return 0;
+    };
+    switch (a.id) {
+    case i_get:
+    case i_reget:
+    case i_put:
+    case i_reput: {
+        optidx = parse_flags(argv, "afPpRr", cmd, out_, [&](char c) {
+            switch (c) {
+            case 'a': a.a = true; break;
+            case 'f': a.f = true; break;
+            case 'p':
+            case 'P': a.p = true; break;
+            case 'r':
+            case 'R': a.r = true; break;
+            }
+        });
+        if (optidx < 0)
+            return -1;
+        if (int(argv.size()) - optidx < 1) {
+            out_.err(strprintf("You must specify at least one path after a %s command.", cmd.c_str()));
+            return -1;
+        }
+        a.path1 = argv[optidx];
+        if (int(argv.size()) - optidx > 1)
+            a.path2 = undo_glob_escape(argv[optidx + 1]);
+        return 0;
+    }
+    case i_link:
+        optidx = parse_flags(argv, "s", cmd, out_, [&](char) { a.s = true; });
+        if (optidx < 0)
+            return -1;
+        return need_paths(2, false);
+    case i_copy:
+    case i_symlink:
+        optidx = parse_flags(argv, "", cmd, out_, [](char) {});
+        if (optidx < 0)
+            return -1;
+        return need_paths(2, false);
+    case i_rename:
+        optidx = parse_flags(argv, "l", cmd, out_, [&](char) { a.l_flag = true; });
+        if (optidx < 0)
+            return -1;
+        return need_paths(2, false);
+    case i_rm:
+    case i_mkdir:
+    case i_rmdir:
+    case i_lmkdir:
+    case i_chdir:
+    case i_lchdir: {
+        const bool mandatory = a.id != i_chdir && a.id != i_lchdir;
+        optidx = parse_flags(argv, "", cmd, out_, [](char) {});
+        if (optidx < 0)
+            return -1;
+        if (int(argv.size()) - optidx < 1) {
+            if (!mandatory)
+                return 0;
+            out_.err(strprintf("You must specify a path after a %s command.", cmd.c_str()));
+            return -1;
+        }
+        a.path1 = a.id == i_rm ? argv[optidx] : undo_glob_escape(argv[optidx]);
+        return 0;
+    }
+    case i_df:
+        optidx = parse_flags(argv, "hi", cmd, out_, [&](char c) {
+            if (c == 'h')
+                a.h = true;
+            else
+                a.i = true;
+        });
+        if (optidx < 0)
+            return -1;
+        if (int(argv.size()) - optidx >= 1)
+            a.path1 = undo_glob_escape(argv[optidx]);
+        return 0;
+    case i_ls:
+        optidx = parse_flags(argv, "1Safhlnrt", cmd, out_, [&](char c) {
+            switch (c) {
+            case '1': a.ls.short_view = true; a.ls.long_view = false; break;
+            case 'S': a.ls.sort = ls_flags::by_size; break;
+            case 'a': a.ls.show_all = true; break;
+            case 'f': a.ls.sort = ls_flags::none; break;
+            case 'h': a.ls.si_units = true; break;
+            case 'l': a.ls.long_view = true; a.ls.short_view = false; break;
+            case 'n': a.ls.numeric = true; a.ls.long_view = true; a.ls.short_view = false; break;
+            case 'r': a.ls.reverse = true; break;
+            case 't': a.ls.sort = ls_flags::by_time; break;
+            }
+        });
+        if (optidx < 0)
+            return -1;
+        if (int(argv.size()) - optidx > 0)
+            a.path1 = argv[optidx];
+        return 0;
+    case i_lls: {
+        // Everything after the command word goes to ls(1).
+        std::size_t p = cp.find_first_of(" \t");
+        a.rest = p == std::string::npos ? "" : cp.substr(p);
+        const auto q = a.rest.find_first_not_of(" \t");
+        a.rest = q == std::string::npos ? "" : a.rest.substr(q);
+        return 0;
+    }
+    case i_lumask:
+    case i_chmod:
+    case i_chown:
+    case i_chgrp: {
+        const int base = (a.id == i_lumask || a.id == i_chmod) ? 8 : 10;
+        optidx = parse_flags(argv, "h", cmd, out_, [&](char) { a.h = true; });
+        if (optidx < 0)
+            return -1;
+        bool bad = int(argv.size()) - optidx < 1;
+        if (!bad) {
+            errno = 0;
+            char* end = nullptr;
+            const long long ll = std::strtoll(argv[optidx].c_str(), &end, base);
+            bad = end == argv[optidx].c_str() || *end != '\0' || errno == ERANGE || ll < 0 || ll > UINT32_MAX;
+            a.n = static_cast<unsigned long>(ll);
+        }
+        if (bad) {
+            out_.err(strprintf("You must supply a numeric argument to the %s command.", cmd.c_str()));
+            return -1;
+        }
+        if (a.id == i_lumask)
+            return 0;
+        if (int(argv.size()) - optidx < 2) {
+            out_.err(strprintf("You must specify a path after a %s command.", cmd.c_str()));
+            return -1;
+        }
+        a.path1 = argv[optidx + 1];
+        return 0;
+    }
+    default:
+        optidx = parse_flags(argv, "", cmd, out_, [](char) {});
+        return optidx < 0 ? -1 : 0;
+    }
+}
+
+int sftp_shell::run_line(const std::string& line)
+{
+    args a;
+    bool ignore = false, no_echo = false, blank = false;
+    const int pr = parse(line, a, ignore, no_echo, blank);
+    if (s_.echo && !no_echo) {
+        std::string shown = line;
+        while (!shown.empty() && (shown.back() == '\n' || shown.back() == '\r'))
+            shown.pop_back();
+        print("sftp> " + shown + "\n");
+    }
+    if (pr != 0)
+        return ignore ? 0 : -1;
+    if (blank)
+        return 0;
+    const bool err_abort = s_.batch && !ignore;
+    const int err = dispatch(a, err_abort);
+    if (!conn_.sess().ok())
+        return -1;
+    if (err_abort && err != 0)
+        return -1;
+    if (a.id == i_quit)
+        return 1;
+    return 0;
+}
+
+int sftp_shell::dispatch(args& a, bool err_abort)
+{
+    auto& fs = conn_.fs();
+    int err = 0;
+    switch (a.id) {
+    case i_reget:
+        a.a = true;
+        [[fallthrough]];
+    case i_get:
+        return do_get(*a.path1, a.path2, a.p || s_.preserve, a.r || s_.recursive, a.a || s_.resume, a.f || s_.fsync);
+    case i_reput:
+        a.a = true;
+        [[fallthrough]];
+    case i_put:
+        return do_put(*a.path1, a.path2, a.p || s_.preserve, a.r || s_.recursive, a.a || s_.resume, a.f || s_.fsync);
+    case i_copy:
+        return fs.copy(make_absolute(*a.path1), make_absolute(*a.path2));
+    case i_rename:
+        return fs.rename(make_absolute(*a.path1), make_absolute(*a.path2), a.l_flag);
+    case i_symlink:
+        a.s = true;
+        [[fallthrough]];
+    case i_link: {
+        const std::string p2 = make_absolute(*a.path2);
+        if (a.s)
+            return fs.symlink(*a.path1, p2);
+        return fs.hardlink(make_absolute(*a.path1), p2);
+    }
+    case i_rm: {
+        const auto g = sftp::remote_glob(fs, make_absolute_pwd_glob(*a.path1), false, true);
+        for (const auto& p : g.paths) {
+            if (interrupted())
+                break;
+            if (!s_.quiet)
+                print(strprintf("Removing %s\n", p.c_str()));
+            err = fs.remove(p);
+            if (err != 0 && err_abort)
+                break;
+        }
+        return err;
+    }
+    case i_mkdir: {
+        sftp::attrs at;
+        at.flags = sftp::attr::permissions;
+        at.permissions = 0777;
+        return fs.mkdir(make_absolute(*a.path1), at, true);
+    }
+    case i_rmdir:
+        return fs.rmdir(make_absolute(*a.path1));
+    case i_chdir: {
+        const std::string p = make_absolute(a.path1 && !a.path1->empty() ? *a.path1 : startdir_);
+        const auto real = fs.realpath(p);
+        if (!real)
+            return 1;
+        const auto at = fs.stat(*real, false);
+        if (!at)
+            return 1;
+        if (!at->has(sftp::attr::permissions)) {
+            out_.err("Can't change directory: Can't check target");
+            return 1;
+        }
+        if (!S_ISDIR(at->permissions)) {
+            out_.err(strprintf("Can't change directory: \"%s\" is not a directory", real->c_str()));
+            return 1;
+        }
+        pwd_ = *real;
+        return 0;
+    }
+    case i_ls: {
+        if (!a.path1)
+            return do_ls_dir(pwd_, pwd_, a.ls);
+        const bool absolute = !a.path1->empty() && (*a.path1)[0] == '/';
+        return do_globbed_ls(make_absolute_pwd_glob(*a.path1), absolute ? nullptr : &pwd_, a.ls);
+    }
+    case i_df:
+        return do_df(make_absolute(a.path1 ? *a.path1 : pwd_), a.h, a.i);
+    case i_lchdir: {
+        std::string p = a.path1 && !a.path1->empty() ? *a.path1 : "~";
+        if (p == "~" || p.rfind("~/", 0) == 0) {
+            const char* home = std::getenv("HOME");
+            p = std::string(home ? home : "/") + p.substr(1);
+        }
+        if (::chdir(p.c_str()) == -1) {
+            out_.err(strprintf("Couldn't change local directory to \"%s\": %s", p.c_str(), std::strerror(errno)));
+            return 1;
+        }
+        return 0;
+    }
+    case i_lmkdir:
+        if (::mkdir(a.path1->c_str(), 0777) == -1) {
+            out_.err(strprintf("Couldn't create local directory \"%s\": %s", a.path1->c_str(), std::strerror(errno)));
+            return 1;
+        }
+        return 0;
+    case i_lls:
+        local_shell(a.rest.empty() ? "ls" : "ls " + a.rest, out_);
+        return 0;
+    case i_shell:
+        local_shell(a.rest, out_);
+        return 0;
+    case i_lumask:
+        ::umask(mode_t(a.n));
+        print(strprintf("Local umask: %03lo\n", a.n));
+        return 0;
+    case i_chmod: {
+        sftp::attrs at;
+        at.flags = sftp::attr::permissions;
+        at.permissions = std::uint32_t(a.n);
+        const auto g = sftp::remote_glob(fs, make_absolute_pwd_glob(*a.path1), false, true);
+        for (const auto& p : g.paths) {
+            if (interrupted())
+                break;
+            if (!s_.quiet)
+                print(strprintf("Changing mode on %s\n", p.c_str()));
+            err = a.h ? fs.lsetstat(p, at) : fs.setstat(p, at);
+            if (err != 0 && err_abort)
+                break;
+        }
+        return err;
+    }
+    case i_chown:
+    case i_chgrp: {
+        const auto g = sftp::remote_glob(fs, make_absolute_pwd_glob(*a.path1), false, true);
+        for (const auto& p : g.paths) {
+            if (interrupted())
+                break;
+            auto at = a.h ? fs.lstat(p, false) : fs.stat(p, false);
+            if (!at) {
+                if (err_abort) {
+                    err = -1;
+                    break;
+                }
+                continue;
+            }
+            if (!at->has(sftp::attr::uidgid)) {
+                out_.err(strprintf("Can't get current ownership of remote file \"%s\"", p.c_str()));
+                if (err_abort) {
+                    err = -1;
+                    break;
+                }
+                continue;
+            }
+            at->flags &= sftp::attr::uidgid;
+            at->extended.clear();
+            if (a.id == i_chown) {
+                if (!s_.quiet)
+                    print(strprintf("Changing owner on %s\n", p.c_str()));
+                at->uid = std::uint32_t(a.n);
+            } else {
+                if (!s_.quiet)
+                    print(strprintf("Changing group on %s\n", p.c_str()));
+                at->gid = std::uint32_t(a.n);
+            }
+            err = a.h ? fs.lsetstat(p, *at) : fs.setstat(p, *at);
+            if (err != 0 && err_abort)
+                break;
+        }
+        return err;
+    }
+    case i_pwd:
+        print(strprintf("Remote working directory: %s\n", pwd_.c_str()));
+        return 0;
+    case i_lpwd: {
+        char buf[PATH_MAX];
+        if (::getcwd(buf, sizeof buf) == nullptr) {
+            out_.err(strprintf("Couldn't get local cwd: %s", std::strerror(errno)));
+            return -1;
+        }
+        print(strprintf("Local working directory: %s\n", buf));
+        return 0;
+    }
+    case i_quit:
+        return 0;
+    case i_help:
+        help();
+        return 0;
+    case i_version:
+        print(strprintf("SFTP protocol version %u\n", conn_.sess().core().server_version()));
+        return 0;
+    case i_progress:
+        s_.show_progress = !s_.show_progress;
+        print(s_.show_progress ? "Progress meter enabled\n" : "Progress meter disabled\n");
+        return 0;
+    default:
+        out_.err("Command not implemented");
+        return -1;
+    }
+}
+
+void sftp_shell::help()
+{
+    print(help_text);
+}
+
+int sftp_shell::do_get(const std::string& src, const std::optional<std::string>& dst, bool preserve, bool recursive,
+                       bool resume, bool fsync)
+{
+    auto& fs = conn_.fs();
+    const std::string abs_src = make_absolute_pwd_glob(src);
+    out_.dbg(3, strprintf("Looking up %s", abs_src.c_str()));
+    const auto g = sftp::remote_glob(fs, abs_src, true, false);
+    if (g.paths.empty()) {
+        out_.err(strprintf("File \"%s\" not found.", abs_src.c_str()));
+        return -1;
+    }
+    if (g.matched > 1 && dst && !local_is_dir(*dst)) {
+        out_.err(strprintf("Multiple source paths, but destination \"%s\" is not a directory", dst->c_str()));
+        return -1;
+    }
+    sftp::transfer_batch batch(fs, s_.show_progress ? meter_.get() : nullptr);
+    sftp::transfer_flags f;
+    f.preserve = preserve;
+    f.resume = resume;
+    f.fsync = fsync;
+    int err = 0;
+    for (const auto& p : g.paths) {
+        if (interrupted())
+            break;
+        const std::string filename = sftp::path_basename(p);
+        std::string abs_dst;
+        if (g.matched == 1 && dst)
+            abs_dst = local_is_dir(*dst) ? sftp::path_append(*dst, filename) : *dst;
+        else if (dst)
+            abs_dst = sftp::path_append(*dst, filename);
+        else
+            abs_dst = filename;
+        if (!s_.quiet)
+            batch.print(strprintf(resume ? "Resuming %s to %s" : "Fetching %s to %s", p.c_str(), abs_dst.c_str()));
+        if (!p.empty() && p.back() == '/' && recursive) {
+            sftp::tree_options t;
+            t.flags = f;
+            t.print = true;
+            if (batch.download_dir(p, abs_dst, t) == -1)
+                err = -1;
+        } else {
+            batch.download_file(p, abs_dst, std::nullopt, f);
+        }
+    }
+    if (batch.run() != 0)
+        err = -1;
+    return err;
+}
+
+int sftp_shell::do_put(const std::string& src, const std::optional<std::string>& dst, bool preserve, bool recursive,
+                       bool resume, bool fsync)
+{
+    auto& fs = conn_.fs();
+    std::optional<std::string> tmp_dst;
+    if (dst)
+        tmp_dst = make_absolute(*dst);
+    out_.dbg(3, strprintf("Looking up %s", src.c_str()));
+    glob_t g{};
+    if (::glob(src.c_str(), GLOB_NOCHECK | GLOB_MARK, nullptr, &g) != 0) {
+        out_.err(strprintf("File \"%s\" not found.", src.c_str()));
+        ::globfree(&g);
+        return -1;
+    }
+    std::vector<std::string> paths(g.gl_pathv, g.gl_pathv + g.gl_pathc);
+    // glob(3) with GLOB_NOCHECK returns the pattern when nothing matched:
+    // the number of real matches is what exists.
+    std::size_t matched = 0;
+    for (const auto& p : paths) {
+        struct stat st{};
+        if (::stat(p.c_str(), &st) == 0)
+            ++matched;
+    }
+    ::globfree(&g);
+    bool dst_is_dir = false;
+    if (tmp_dst)
+        dst_is_dir = fs.is_dir(*tmp_dst);
+    if (matched > 1 && tmp_dst && !dst_is_dir) {
+        out_.err(strprintf("Multiple paths match, but destination \"%s\" is not a directory", tmp_dst->c_str()));
+        return -1;
+    }
+    sftp::transfer_batch batch(fs, s_.show_progress ? meter_.get() : nullptr);
+    sftp::transfer_flags f;
+    f.preserve = preserve;
+    f.resume = resume;
+    f.fsync = fsync;
+    int err = 0;
+    for (const auto& p : paths) {
+        if (interrupted())
+            break;
+        struct stat sb{};
+        if (::stat(p.c_str(), &sb) == -1) {
+            err = -1;
+            batch.error(strprintf("stat %s: %s", p.c_str(), std::strerror(errno)));
+            continue;
+        }
+        const std::string filename = sftp::path_basename(p);
+        std::string abs_dst;
+        if (paths.size() == 1 && tmp_dst)
+            abs_dst = dst_is_dir ? sftp::path_append(*tmp_dst, filename) : *tmp_dst;
+        else if (tmp_dst)
+            abs_dst = sftp::path_append(*tmp_dst, filename);
+        else
+            abs_dst = make_absolute(filename);
+        if (!s_.quiet)
+            batch.print(strprintf(resume ? "Resuming upload of %s to %s" : "Uploading %s to %s", p.c_str(),
+                                  abs_dst.c_str()));
+        if (S_ISDIR(sb.st_mode) && recursive) {
+            sftp::tree_options t;
+            t.flags = f;
+            t.print = true;
+            if (batch.upload_dir(p, abs_dst, t) == -1)
+                err = -1;
+        } else {
+            batch.upload_file(p, abs_dst, f);
+        }
+    }
+    if (batch.run() != 0)
+        err = -1;
+    return err;
+}
+
+int sftp_shell::do_ls_dir(const std::string& path, const std::string& strip, const ls_flags& f)
+{
+    auto& fs = conn_.fs();
+    auto entries = fs.readdir(path, false);
+    if (!entries)
+        return -1;
+    std::vector<sftp::name_entry>& d = *entries;
+    column_printer* cols = nullptr;
+    std::optional<column_printer> printer;
+    const bool short_view = f.short_view || f.long_view;
+    std::size_t m = 0;
+    for (const auto& e : d)
+        if (e.filename[0] != '.' || f.show_all)
+            m = std::max(m, e.filename.size());
+    m += path_strip(path, &strip).size();
+    printer.emplace(m, short_view ? 80 : terminal_width(), short_view);
+    cols = &*printer;
+    sort_entries(d, f);
+    // Names are fetched for -l, not -n; what the cache holds is shown
+    // either way, as OpenSSH's ruser_name() does.
+    const bool names = f.long_view && !f.numeric && fs.can_get_users_groups();
+    if (names) {
+        std::vector<std::uint32_t> uids, gids;
+        for (const auto& e : d) {
+            uids.push_back(e.attributes.uid);
+            gids.push_back(e.attributes.gid);
+        }
+        fs.prefetch_names(uids, gids);
+    }
+    std::string out;
+    const std::time_t now = std::time(nullptr);
+    for (const auto& e : d) {
+        if (interrupted())
+            break;
+        if (e.filename[0] == '.' && !f.show_all)
+            continue;
+        const std::string fname = path_strip(sftp::path_append(path, e.filename), &strip);
+        if (f.long_view) {
+            if (f.numeric || f.si_units || fs.can_get_users_groups()) {
+                const struct stat st = attrs_to_stat(e.attributes);
+                out += ls_file(fname, st, true, f.si_units, fs.user_name(st.st_uid), fs.group_name(st.st_gid), now) +
+                       "\n";
+            } else {
+                out += e.longname + "\n";
+            }
+        } else {
+            out += cols->add(fname);
+        }
+    }
+    if (!f.long_view)
+        out += cols->finish();
+    print(out);
+    return 0;
+}
+
+int sftp_shell::do_globbed_ls(const std::string& path, const std::string* strip, const ls_flags& f)
+{
+    auto& fs = conn_.fs();
+    const auto g = sftp::remote_glob(fs, path, true, true);
+    if (g.matched == 0) {
+        out_.err(strprintf("Can't ls: \"%s\" not found", path.c_str()));
+        return -1;
+    }
+    if (g.matched == 1 && !g.paths[0].empty() && g.paths[0].back() == '/')
+        return do_ls_dir(g.paths[0], strip ? *strip : std::string(), f);
+    // Files (and directories among several matches, shown with their
+    // '/') listed by name.
+    struct item {
+        std::string path;
+        sftp::attrs a;
+    };
+    std::vector<item> items;
+    std::size_t m = 0;
+    for (const auto& p : g.paths) {
+        std::string target = p;
+        if (target.size() > 1 && target.back() == '/')
+            target.pop_back();
+        // The attributes of what a name leads to (a link shows its target).
+        auto a = fs.stat(target, true);
+        if (!a)
+            a = fs.lstat(target, true);
+        const std::string fname = path_strip(p, strip);
+        m = std::max(m, fname.size());
+        items.push_back({p, a.value_or(sftp::attrs{})});
+    }
+    std::vector<sftp::name_entry> sortable;
+    for (const auto& it : items)
+        sortable.push_back(sftp::name_entry{it.path, {}, it.a});
+    sort_entries(sortable, f);
+    column_printer cols(m, (f.short_view || f.long_view) ? 80 : terminal_width(), f.short_view || f.long_view);
+    if (f.long_view && !f.numeric && fs.can_get_users_groups()) {
+        std::vector<std::uint32_t> uids, gids;
+        for (const auto& e : sortable) {
+            uids.push_back(e.attributes.uid);
+            gids.push_back(e.attributes.gid);
+        }
+        fs.prefetch_names(uids, gids);
+    }
+    std::string out;
+    const std::time_t now = std::time(nullptr);
+    for (const auto& e : sortable) {
+        const std::string fname = path_strip(e.filename, strip);
+        if (f.long_view) {
+            const struct stat st = attrs_to_stat(e.attributes);
+            out += ls_file(fname, st, true, f.si_units, fs.user_name(st.st_uid), fs.group_name(st.st_gid), now) +
+                   "\n";
+        } else {
+            out += cols.add(fname);
+        }
+    }
+    if (!f.long_view)
+        out += cols.finish();
+    print(out);
+    return 0;
+}
+
+int sftp_shell::do_df(const std::string& path, bool human, bool inodes)
+{
+    auto st = conn_.fs().statvfs(path, false);
+    if (!st)
+        return -1;
+    print(df_text(*st, human, inodes));
+    return 0;
+}
+
+void local_shell(const std::string& command, const sftp::output_sink& out)
+{
+    const char* shell = std::getenv("SHELL");
+    if (shell == nullptr || *shell == '\0')
+        shell = "/bin/sh";
+    std::fflush(stdout);
+    const pid_t pid = ::fork();
+    if (pid == -1) {
+        out.err(strprintf("Couldn't fork: %s", std::strerror(errno)));
+        return;
+    }
+    if (pid == 0) {
+        ::signal(SIGINT, SIG_DFL);
+        ::signal(SIGPIPE, SIG_DFL);
+        if (command.empty())
+            ::execl(shell, shell, static_cast<char*>(nullptr));
+        else
+            ::execl(shell, shell, "-c", command.c_str(), static_cast<char*>(nullptr));
+        std::fprintf(stderr, "Couldn't execute \"%s\": %s\n", shell, std::strerror(errno));
+        ::_exit(1);
+    }
+    int status = 0;
+    while (::waitpid(pid, &status, 0) == -1) {
+        if (errno != EINTR) {
+            out.err(strprintf("Couldn't wait for child: %s", std::strerror(errno)));
+            return;
+        }
+    }
+    if (!WIFEXITED(status))
+        out.err("Shell exited abnormally");
+    else if (WEXITSTATUS(status) != 0)
+        out.err(strprintf("Shell exited with status %d", WEXITSTATUS(status)));
+}
+
+} // namespace longhaul::sftp_cli

@@ -1,0 +1,84 @@
+// scp's operands and options as OpenSSH's scp.c reads them.
+#include "ssh/scp/scp_args.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+using namespace longhaul::scp;
+
+namespace {
+
+scp_options parse(std::vector<std::string> a)
+{
+    a.insert(a.begin(), "scp");
+    std::vector<char*> argv;
+    for (auto& s : a)
+        argv.push_back(s.data());
+    return parse_command_line(int(argv.size()), argv.data());
+}
+
+} // namespace
+
+TEST_CASE("scp args: host:path, user@host:path, [v6]:path, local paths")
+{
+    CHECK(find_colon("host:path") == 4);
+    CHECK(find_colon("./a:b") == std::string::npos);
+    CHECK(find_colon("/abs:x") == std::string::npos);
+    CHECK(find_colon(":x") == std::string::npos);
+    CHECK(find_colon("[::1]:p") == 5);
+    auto op = parse_operand("alice@example.org:dir/f");
+    REQUIRE(op);
+    CHECK(op->user == "alice");
+    CHECK(op->host == "example.org");
+    CHECK(op->path == "dir/f");
+    op = parse_operand("u@[fe80::1]:/tmp/x");
+    REQUIRE(op);
+    CHECK(op->host == "fe80::1");
+    CHECK(op->path == "/tmp/x");
+    op = parse_operand("plain/file");
+    REQUIRE(op);
+    CHECK(op->host.empty());
+    CHECK(op->path == "plain/file");
+}
+
+TEST_CASE("scp args: scp:// URIs with a port, escapes, and invalid ones")
+{
+    auto op = parse_operand("scp://bob@h.example:2222/some%20dir/f");
+    REQUIRE(op);
+    CHECK(op->user == "bob");
+    CHECK(op->host == "h.example");
+    CHECK(op->port == 2222);
+    CHECK(op->path == "some dir/f");
+    op = parse_operand("scp://h");
+    REQUIRE(op);
+    CHECK(op->path.empty());
+    CHECK_FALSE(parse_operand("scp://h:99999/x"));
+    CHECK_FALSE(parse_operand("scp://:22/x"));
+}
+
+TEST_CASE("scp args: options, pass-through to ssh, and refusals")
+{
+    auto o = parse({"-rp", "-P", "2200", "-l", "800", "-o", "Compression=yes", "-C", "-q", "-O", "a", "h:b"});
+    CHECK(o.recursive);
+    CHECK(o.preserve);
+    CHECK(o.port == 2200);
+    CHECK(o.limit_kbps == 800);
+    CHECK(o.quiet);
+    CHECK(o.mode == transfer_mode::legacy);
+    CHECK(o.operands == std::vector<std::string>{"a", "h:b"});
+    CHECK(std::find(o.ssh.args.begin(), o.ssh.args.end(), "Compression=yes") != o.ssh.args.end());
+    CHECK(std::find(o.ssh.args.begin(), o.ssh.args.end(), "-C") != o.ssh.args.end());
+    o = parse({"-S", "/opt/ssh", "-X", "buffer=65536", "-X", "nrequests=16", "a", "h:"});
+    CHECK(o.ssh.program == "/opt/ssh");
+    CHECK(o.buffer_size == 65536);
+    CHECK(o.num_requests == 16);
+    CHECK_THROWS_AS(parse({"-Z", "a", "b"}), usage_error);
+    CHECK_THROWS_AS(parse({"-l", "abc", "a", "b"}), usage_error);
+    CHECK_THROWS_AS(parse({"-J", "jump", "a", "h:b"}), option_error);
+    CHECK_THROWS_AS(parse({"-A", "a", "h:b"}), option_error);
+    CHECK_THROWS_AS(parse({"-P"}), usage_error);
+    CHECK(ok_user_name("alice.b-c_d"));
+    CHECK_FALSE(ok_user_name("-oProxyCommand=x"));
+    CHECK_FALSE(ok_user_name("a b"));
+}
