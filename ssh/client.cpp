@@ -208,6 +208,7 @@ transport_config ssh_client::make_transport_config()
         tc.rekey_limit_bytes = static_cast<std::uint64_t>(*cfg_.rekey_limit);
     if (cfg_.rekey_interval)
         tc.rekey_interval = std::chrono::seconds(*cfg_.rekey_interval);
+    tc.crypto_threads = cfg_.crypto_threads.value_or(-1);
     return tc;
 }
 

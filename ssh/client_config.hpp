@@ -93,6 +93,8 @@ struct client_config {
     std::optional<bool> metrics;
     std::optional<std::string> metrics_path;
     std::optional<int> metrics_interval; // seconds
+    // Longhaul: threads that seal and open packets; -1 = auto (self-tuned), 0 = serial.
+    std::optional<int> crypto_threads;
     std::optional<bool> compression;
 
     // Proxying. ProxyJump is kept apart (jump_*), as OpenSSH does: after

@@ -262,6 +262,8 @@ std::string dump_config(const client_config& o)
     d.yes_no("metrics", o.metrics.value_or(false));
     d.line("metricspath", o.metrics_path.value_or(default_metrics_path));
     d.line("metricsinterval", std::to_string(o.metrics_interval.value_or(1)));
+    const int crypto_threads = o.crypto_threads.value_or(-1);
+    d.line("cryptothreads", crypto_threads < 0 ? std::string("auto") : std::to_string(crypto_threads));
     return d.take();
 }
 

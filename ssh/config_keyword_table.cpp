@@ -137,6 +137,7 @@ constexpr keyword keywords[] = {
     {"metrics", kw::metrics},
     {"metricspath", kw::metrics_path},
     {"metricsinterval", kw::metrics_interval},
+    {"cryptothreads", kw::crypto_threads},
     {"fingerprinthash", kw::fingerprint_hash},
     {"updatehostkeys", kw::update_hostkeys},
     {"hostbasedacceptedalgorithms", kw::hostbased_accepted_algorithms},

@@ -3,6 +3,7 @@
 #include "ssh/detail/config_parser.hpp"
 
 #include "common/config_line.hpp"
+#include "common/crypto/crypto_engine.hpp"
 #include "common/match.hpp"
 #include "common/text_parse.hpp"
 #include "ssh/destination.hpp"
@@ -319,6 +320,22 @@ bool process_keyword(line_parser& p, kw op, std::string_view raw, std::string_vi
         if (!v)
             return p.fail("bad size '" + *arg + "': " + why + ".");
         p.set(op == kw::channel_window_max ? c.channel_window_max : c.connection_window_max, *v);
+        return true;
+    }
+
+    case kw::crypto_threads: {
+        const std::string* arg = p.next();
+        if (p.missing_argument(arg))
+            return p.fail("missing argument.");
+        int v = -1;
+        if (*arg != "auto") {
+            auto n = parse_crypto_threads(*arg);
+            if (!n)
+                return p.fail("invalid CryptoThreads '" + *arg + "': auto or 0.." +
+                              std::to_string(crypto_pool::max_threads) + ".");
+            v = *n;
+        }
+        p.set(c.crypto_threads, v);
         return true;
     }
 

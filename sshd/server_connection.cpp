@@ -140,6 +140,7 @@ transport_config server_connection::make_transport_config()
     return tc;
 }
 
+    tc.crypto_threads = cfg_.crypto_threads;
 int server_connection::run()
 {
     log_.verbose("Connection from " + facts_.remote_address + " port " + std::to_string(facts_.remote_port) + " on " +

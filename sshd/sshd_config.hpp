@@ -138,6 +138,8 @@ struct server_config {
     std::uint64_t channel_window_max = 0;
     std::uint64_t connection_window_max = 0;
     int ipqos_interactive = 0x10;  // Debian keeps lowdelay/throughput
+    // Threads that seal and open packets: -1 = auto (self-tuned), 0 = serial.
+    int crypto_threads = -1;
     int ipqos_bulk = 0x08;
     std::vector<std::string> authorized_keys_files{".ssh/authorized_keys", ".ssh/authorized_keys2"};
     std::string authorized_keys_command;      // empty: none

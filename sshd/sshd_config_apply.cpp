@@ -4,6 +4,7 @@
 #include "sshd/sshd_config_syntax.hpp"
 
 #include "common/config_line.hpp"
+#include "common/crypto/crypto_engine.hpp"
 #include "common/name_list.hpp"
 #include "common/match.hpp"
 #include "common/text_parse.hpp"
@@ -556,6 +557,19 @@ bool line_applier::run()
             fatal("unsupported log facility '" + (arg ? *arg : std::string("<NONE>")) + "'");
         if (take())
             cfg_.log_facility = *v;
+        break;
+    }
+    case k::crypto_threads: {
+        const std::string& arg = required_kw();
+        int v = -1;
+        if (arg != "auto") {
+            auto n = parse_crypto_threads(arg);
+            if (!n)
+                fatal("Bad " + kw_ + " '" + arg + "': auto or 0.." + std::to_string(crypto_pool::max_threads));
+            v = *n;
+        }
+        if (take())
+            cfg_.crypto_threads = v;
         break;
     }
     case k::log_level: {

@@ -186,6 +186,7 @@ std::string dump(const server_config& c)
     p.line("pubkeyauthoptions", opts.substr(1));
     // Longhaul's own keywords last, so the lines before them stay OpenSSH's.
     const window_config window = window_limits(c.channel_window_max, c.connection_window_max, physical_memory_bytes());
+    p.line("cryptothreads", c.crypto_threads < 0 ? std::string("auto") : std::to_string(c.crypto_threads));
     p.line("channelwindowmax", std::to_string(window.max_window));
     p.line("connectionwindowmax", std::to_string(window.budget));
     return p.take();

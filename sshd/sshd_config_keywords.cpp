@@ -148,6 +148,8 @@ constexpr sshd_keyword keywords[] = {
     {"permitblacklistedkeys", sshd_kw::deprecated, G},
 };
 
+    // Longhaul's own: threads that seal and open packets (common/crypto/crypto_engine.hpp).
+    {"cryptothreads", sshd_kw::crypto_threads, G},
 template <class T>
 struct named {
     std::string_view name;

@@ -60,6 +60,7 @@ enum class sshd_kw : std::uint8_t {
     rekey_limit,
     channel_window_max,    // Longhaul's own
     connection_window_max, // Longhaul's own
+    crypto_threads,        // Longhaul's own
     tcp_keep_alive,
     allow_tcp_forwarding,
     allow_agent_forwarding,

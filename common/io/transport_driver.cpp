@@ -1,5 +1,7 @@
 #include "common/io/transport_driver.hpp"
 
+#include "common/crypto/crypto_engine.hpp"
+
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
@@ -31,6 +33,11 @@ struct transport_driver::impl : std::enable_shared_from_this<impl> {
     asio::steady_timer timer;
     transport& core;
     bool socket;
+    // Parallel packet crypto (issue 13), when CryptoThreads allows more
+    // than one thread. Lent to the core, which uses it only after user
+    // authentication; its helper threads start with the first batch worth
+    // splitting, so an interactive session never has any.
+    std::unique_ptr<crypto_engine> engine;
     event_handler on_event;
     close_handler on_close;
     std::function<void()> on_drained;
@@ -257,6 +264,13 @@ transport_driver::transport_driver(asio::io_context& io, int fd, transport& core
 transport_driver::transport_driver(asio::io_context& io, int read_fd, int write_fd, transport& core)
     : impl_(std::make_shared<impl>(io, read_fd, write_fd, core))
 {
+    const int configured = core.config().crypto_threads;
+    if (const unsigned threads = crypto_threads_for(configured); threads > 1) {
+        // A number in the configuration forces the pool for every batch; automatic
+        // lets the engine measure whether the pool pays.
+        impl_->engine = std::make_unique<crypto_engine>(threads, configured > 0);
+        core.set_crypto_engine(impl_->engine.get());
+    }
     impl_->stream.non_blocking(true);
     impl_->out.non_blocking(true);
     // Keep at most this much unsent data in the kernel (the rest waits in
@@ -270,6 +284,10 @@ transport_driver::transport_driver(asio::io_context& io, int read_fd, int write_
 
 transport_driver::~transport_driver()
 {
+    // The core may outlive this driver (and the engine may outlive both,
+    // held by pending handlers): it must not keep the engine.
+    if (impl_ && impl_->engine)
+        impl_->core.set_crypto_engine(nullptr);
     if (impl_ && !impl_->finished) {
         impl_->on_event = nullptr;
         impl_->on_close = nullptr;
@@ -288,6 +306,8 @@ void transport_driver::start(event_handler on_event, close_handler on_close)
 void transport_driver::flush() { impl_->flush(); }
 
 std::uint64_t transport_driver::bytes_written() const noexcept { return impl_->written; }
+
+const crypto_engine* transport_driver::crypto() const noexcept { return impl_->engine.get(); }
 
 void transport_driver::close()
 {

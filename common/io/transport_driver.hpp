@@ -24,6 +24,8 @@ class io_context;
 
 namespace longhaul {
 
+class crypto_engine;
+
 class transport_driver {
 public:
     // Called for every transport event. The handler may call send() etc. on
@@ -67,6 +69,9 @@ public:
     int native_handle() const noexcept;
     // Bytes handed to the kernel so far (for the drain rate).
     std::uint64_t bytes_written() const noexcept;
+    // The crypto engine lent to the core (transport_config::crypto_threads
+    // allowing two threads or more), or nullptr: for statistics.
+    const crypto_engine* crypto() const noexcept;
 
 private:
     struct impl;

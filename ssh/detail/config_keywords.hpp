@@ -30,6 +30,8 @@ enum class kw {
     gssapi_renewal_forces_rekey, gssapi_client_identity, gssapi_server_identity, gssapi_kex_algorithms,
     // Longhaul's own (channel windows).
     channel_window_max, connection_window_max, metrics, metrics_path, metrics_interval,
+    // Longhaul's own (parallel packet crypto).
+    crypto_threads,
 };
 
 // The opcode of a lowercased keyword; nullopt for an unknown one.

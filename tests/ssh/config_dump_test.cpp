@@ -100,7 +100,7 @@ void compare(std::vector<std::string> ours, const std::vector<std::string>& open
 {
     // Longhaul's own keywords come last, in this order; OpenSSH has none of them.
     const std::vector<std::string> longhaul = {"channelwindowmax ", "connectionwindowmax ", "metrics ",
-                                               "metricspath ", "metricsinterval "};
+                                               "metricspath ", "metricsinterval ", "cryptothreads "};
     REQUIRE(ours.size() >= longhaul.size());
     const std::size_t first = ours.size() - longhaul.size();
     for (std::size_t i = 0; i < longhaul.size(); ++i)
@@ -139,6 +139,21 @@ std::vector<stored_case> stored_cases()
 }
 
 } // namespace
+
+TEST_CASE("CryptoThreads: auto by default, a number or auto taken, anything else refused")
+{
+    const auto env = root_environment();
+    auto last_line = [&](std::vector<std::string> args) {
+        args.push_back("h");
+        return lines_of(our_dump(args, env)).back();
+    };
+    CHECK(last_line({}) == "cryptothreads auto");
+    CHECK(last_line({"-o", "CryptoThreads=0"}) == "cryptothreads 0");
+    CHECK(last_line({"-o", "CryptoThreads 4"}) == "cryptothreads 4");
+    CHECK(last_line({"-o", "cryptothreads=auto"}) == "cryptothreads auto");
+    for (const char* bad : {"CryptoThreads=-1", "CryptoThreads=65", "CryptoThreads=two", "CryptoThreads="})
+        CHECK_THROWS(our_dump({"-o", bad, "h"}, env));
+}
 
 TEST_CASE("dump_config matches stored ssh -G output line by line")
 {

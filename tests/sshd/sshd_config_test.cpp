@@ -152,6 +152,19 @@ TEST_CASE("sshd_config: OpenSSH 9.2 defaults")
 
 TEST_CASE("sshd_config: first value wins, lists accumulate")
 {
+TEST_CASE("sshd_config: CryptoThreads, auto by default, shown by -T")
+{
+    CHECK(parse("").global().crypto_threads == -1);
+    CHECK(parse("CryptoThreads 3\n").global().crypto_threads == 3);
+    CHECK(parse("CryptoThreads 0\nCryptoThreads 5\n").global().crypto_threads == 0);
+    CHECK(parse("CryptoThreads auto\n").global().crypto_threads == -1);
+    CHECK(dump(parse("").global()).find("\ncryptothreads auto\n") != std::string::npos);
+    CHECK(dump(parse("CryptoThreads 2\n").global()).find("\ncryptothreads 2\n") != std::string::npos);
+    CHECK(error_of("CryptoThreads many\n") != "(no error)");
+    CHECK(error_of("CryptoThreads 65\n") != "(no error)");
+    CHECK(error_of("CryptoThreads\n") != "(no error)");
+}
+
     auto c = parse("PasswordAuthentication no\n"
                    "PasswordAuthentication yes\n"
                    "Port 2222\nPort 2200\n"
