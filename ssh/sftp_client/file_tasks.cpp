@@ -6,8 +6,11 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <functional>
+#include <memory>
 
 namespace longhaul::sftp {
 
@@ -31,6 +34,47 @@ std::uint32_t status_of(const reply& r) noexcept
 bool lost(session& s, const reply& r) noexcept
 {
     return !s.ok() && status_of(r) == static_cast<std::uint32_t>(status_code::connection_lost);
+}
+
+// Resume: before continuing after `n` bytes, the local file and the
+// remote one must agree where it is cheap to look, their first and last
+// 64 KiB of the common part (two READs, whatever the size). A different
+// file of the same name, or one rewritten since the interrupted transfer,
+// is then sent whole instead of being spliced onto a stale prefix.
+void check_prefix(session& s, const bytes& handle, int fd, std::uint64_t n,
+                  std::function<void(bool same, bool lost)> done)
+{
+    const std::uint64_t block = std::min<std::uint64_t>(64 * 1024, s.read_chunk());
+    struct state {
+        int pending = 0;
+        bool same = true;
+        bool lost = false;
+        std::function<void(bool, bool)> done;
+    };
+    auto st = std::make_shared<state>();
+    st->done = std::move(done);
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges{{0, std::min(block, n)}};
+    if (n > block)
+        ranges.emplace_back(n - block, block);
+    st->pending = int(ranges.size());
+    for (const auto& [off, len] : ranges) {
+        s.core().request(read_request{.id = 0, .handle = handle, .offset = off, .length = std::uint32_t(len)},
+                         [st, fd, off = off, &s](const reply& r) {
+                             if (const auto* d = std::get_if<data_reply>(&r)) {
+                                 bytes local(d->data.size());
+                                 const ssize_t got = ::pread(fd, local.data(), local.size(), off_t(off));
+                                 if (d->data.empty() || got != ssize_t(local.size()) ||
+                                     !std::equal(local.begin(), local.end(), d->data.begin()))
+                                     st->same = false;
+                             } else if (lost(s, r)) {
+                                 st->lost = true;
+                             } else {
+                                 st->same = false; // EOF or an error: the remote file is not what we had
+                             }
+                             if (--st->pending == 0)
+                                 st->done(st->same, st->lost);
+                         });
+    }
 }
 
 // --- download ------------------------------------------------------------------
@@ -103,7 +147,9 @@ private:
     void opened()
     {
         const int trunc = (f_.resume || f_.inplace) ? 0 : O_TRUNC;
-        fd_ = ::open(local_.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | trunc, mode_ | S_IWUSR);
+        // Read-write for a resume: check_prefix() reads the part already there.
+        const int access = f_.resume ? O_RDWR : O_WRONLY;
+        fd_ = ::open(local_.c_str(), access | O_CREAT | O_CLOEXEC | trunc, mode_ | S_IWUSR);
         if (fd_ < 0) {
             err(strprintf("open local \"%s\": %s", local_.c_str(), std::strerror(errno)));
             close_remote(-1);
@@ -125,6 +171,33 @@ private:
             }
             offset = std::uint64_t(st.st_size);
         }
+        if (f_.resume && offset > 0) {
+            check_prefix(sess(), handle_, fd_, offset, [this, offset](bool same, bool gone) {
+                if (gone) {
+                    finish(-1);
+                    return;
+                }
+                std::uint64_t from = offset;
+                if (!same) {
+                    info(strprintf("\"%s\" does not match \"%s\" in the part already transferred: "
+                                   "transferring it whole",
+                                   local_.c_str(), remote_.c_str()));
+                    if (::ftruncate(fd_, 0) == -1) {
+                        err(strprintf("local ftruncate \"%s\": %s", local_.c_str(), std::strerror(errno)));
+                        close_remote(-1);
+                        return;
+                    }
+                    from = 0;
+                }
+                start_data(from);
+            });
+            return;
+        }
+        start_data(offset);
+    }
+
+    void start_data(std::uint64_t offset)
+    {
         progress.store(offset);
         meter_size = size_;
         meter_wanted = size_ != 0;
@@ -302,18 +375,21 @@ public:
 private:
     void open_remote()
     {
-        const std::uint32_t pflags = fxf::write | fxf::creat | (f_.resume ? fxf::append : fxf::trunc);
+        // A resume reads the remote prefix back (check_prefix) and writes
+        // at explicit offsets, so the file is opened for both, without
+        // O_APPEND (OpenSSH appends).
+        const std::uint32_t pflags =
+            f_.resume ? (fxf::read | fxf::write | fxf::creat) : (fxf::write | fxf::creat | fxf::trunc);
         sess().core().request(open_request{.id = 0, .path = remote_, .pflags = pflags, .attributes = a_},
                               [this](const reply& r) {
                                   if (const auto* h = std::get_if<handle_reply>(&r)) {
                                       handle_ = h->handle;
-                                      progress.store(offset_);
-                                      meter_size = std::uint64_t(sb_.st_size);
-                                      meter_wanted = true;
-                                      data_started = true;
-                                      job_ = std::make_unique<upload_job>(sess().engine(), handle_, fd_, offset_,
-                                                                          sess().write_chunk(), &progress,
-                                                                          std::uint64_t(sb_.st_size));
+                                      if (f_.resume && offset_ > 0) {
+                                          check_prefix(sess(), handle_, fd_, offset_,
+                                                       [this](bool same, bool gone) { checked(same, gone); });
+                                          return;
+                                      }
+                                      start_data();
                                       return;
                                   }
                                   if (!lost(sess(), r))
@@ -321,6 +397,46 @@ private:
                                                     fx2txt(status_of(r))));
                                   finish(-1);
                               });
+    }
+
+    void checked(bool same, bool gone)
+    {
+        if (gone) {
+            finish(-1);
+            return;
+        }
+        if (same) {
+            start_data();
+            return;
+        }
+        info(strprintf("\"%s\" does not match \"%s\" in the part already transferred: transferring it whole",
+                       remote_.c_str(), local_.c_str()));
+        attrs empty;
+        empty.flags = attr::size;
+        empty.size = 0;
+        sess().core().request(fsetstat_request{.id = 0, .handle = handle_, .attributes = empty}, [this](const reply& r) {
+            if (lost(sess(), r)) {
+                finish(-1);
+                return;
+            }
+            if (status_of(r) != 0) {
+                err(strprintf("remote fsetstat: %s", fx2txt(status_of(r))));
+                finish(-1);
+                return;
+            }
+            offset_ = 0;
+            start_data();
+        });
+    }
+
+    void start_data()
+    {
+        progress.store(offset_);
+        meter_size = std::uint64_t(sb_.st_size);
+        meter_wanted = true;
+        data_started = true;
+        job_ = std::make_unique<upload_job>(sess().engine(), handle_, fd_, offset_, sess().write_chunk(), &progress,
+                                            std::uint64_t(sb_.st_size));
     }
 
     void after_data()

@@ -190,3 +190,41 @@ TEST_CASE("sftp client glob: patterns, marks, no matches, escapes")
     CHECK(has_glob_magic("a*"));
     CHECK_FALSE(has_glob_magic("a\\*"));
 }
+
+TEST_CASE("sftp client resume: a prefix that does not match is transferred again whole, both ways")
+{
+    client_harness h;
+    h.init();
+    const std::string data = client_harness::random_bytes(400000, 11);
+    h.remote.write("/r", data);
+    // The local part differs in its last bytes: a different file.
+    std::string stale = data.substr(0, 200000);
+    stale[199990] ^= 0x55;
+    client_harness::write_file(h.lpath("r"), stale);
+    transfer_flags f;
+    f.resume = true;
+    transfer_batch down(*h.rfs, nullptr);
+    down.download_file("/r", h.lpath("r"), std::nullopt, f);
+    REQUIRE(down.run() == 0);
+    CHECK(client_harness::read_file(h.lpath("r")) == data);
+    REQUIRE(h.infos.size() == 1);
+    CHECK(h.infos[0].find("does not match") != std::string::npos);
+    // A matching prefix is continued, not sent again.
+    client_harness::write_file(h.lpath("r2"), data.substr(0, 300000));
+    transfer_batch down2(*h.rfs, nullptr);
+    down2.download_file("/r", h.lpath("r2"), std::nullopt, f);
+    REQUIRE(down2.run() == 0);
+    CHECK(client_harness::read_file(h.lpath("r2")) == data);
+    CHECK(h.infos.size() == 1);
+    // Upload: the remote part differs at its start.
+    std::string remote_stale = data.substr(0, 100000);
+    remote_stale[3] ^= 0x01;
+    h.remote.write("/u", remote_stale);
+    client_harness::write_file(h.lpath("u"), data);
+    transfer_batch up(*h.rfs, nullptr);
+    up.upload_file(h.lpath("u"), "/u", f);
+    REQUIRE(up.run() == 0);
+    CHECK(h.remote.read("/u") == data);
+    CHECK(h.infos.size() == 2);
+    CHECK(h.errors.empty());
+}
