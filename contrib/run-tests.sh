@@ -7,11 +7,13 @@
 #   asan     build-asan/ (AddressSanitizer + UBSan): the unit tests again,
 #            and the interop scripts labelled "sanitize" against its ssh and
 #            sshd with small volumes; any sanitizer report fails the test;
+#   tsan     the crypto engine's tests under ThreadSanitizer (build-tsan/,
+#            contrib/run-tsan.sh);
 #   fuzz     every libFuzzer target briefly (build-fuzz/, clang).
 # The summary says what ran in each stage and what was skipped and why. A
 # skip fails the run unless --allow-skip (or LONGHAUL_ALLOW_SKIP=1) is given,
 # for machines that lack root, /dev/net/tun, OpenSSH, PAM, tmux or python3.
-# LONGHAUL_SKIP_SANITIZERS=1 and LONGHAUL_SKIP_FUZZ=1 leave a stage out on
+# LONGHAUL_SKIP_SANITIZERS=1, LONGHAUL_SKIP_TSAN=1 and LONGHAUL_SKIP_FUZZ=1 leave a stage out on
 # request; the summary says so. Results: build/test-results/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -102,6 +104,18 @@ if [ "${LONGHAUL_SKIP_SANITIZERS:-0}" != 1 ]; then
         timed "asan tests" run_ctest asan build-asan -L '^(unit|sanitize)$' -j2 || tests_failed=1
 else
     echo "asan: LONGHAUL_SKIP_SANITIZERS=1" >>"$results/omitted"
+fi
+
+if [ "${LONGHAUL_SKIP_TSAN:-0}" != 1 ]; then
+    # The crypto engine's worker threads under ThreadSanitizer (build-tsan/,
+    # only the two test programs that hold the engine's cases).
+    rc=0
+    JOBS=$jobs timed "tsan" contrib/run-tsan.sh "$PWD/build-tsan" >"$results/tsan.log" 2>&1 || rc=$?
+    tail -n 5 "$results/tsan.log"
+    echo "$rc" >"$results/tsan.rc"
+    [ "$rc" = 0 ] || { cat "$results/tsan.log"; tests_failed=1; }
+else
+    echo "tsan: LONGHAUL_SKIP_TSAN=1" >>"$results/omitted"
 fi
 
 if [ "${LONGHAUL_SKIP_FUZZ:-0}" != 1 ]; then

@@ -7,11 +7,12 @@ RESULTS_DIR holds, per ctest run NAME (main: build/, asan: build-asan/),
 NAME.xml (ctest --output-junit), NAME.json (ctest --show-only=json-v1, for
 the labels), NAME.rc (ctest's status) and skips.NAME.log (LONGHAUL_SKIP_LOG:
 every skip its tests recorded, "test: reason"); fuzz.targets / fuzz.rc for
-the fuzz stage; skips.run-tests.log (stages this machine cannot run);
+the fuzz stage; tsan.rc / tsan.log for the ThreadSanitizer stage;
+skips.run-tests.log (stages this machine cannot run);
 omitted (stages left out on request, "stage: why" a line); times (the
 wall seconds of each build and test phase, "phase seconds" a line).
 
-Prints what ran per stage (unit, regress, asan, fuzz), what was skipped and
+Prints what ran per stage (unit, regress, asan, tsan, fuzz), what was skipped and
 why, and exits 1 if a stage failed, or if anything was skipped and
 ALLOW_SKIP is not 1.
 """
@@ -153,6 +154,15 @@ def main():
         add_ctest_stage("unit", "main", lambda l: "unit" in l)
         add_ctest_stage("regress", "main", lambda l: "unit" not in l)
     add_ctest_stage("asan", "asan")
+    if os.path.exists(os.path.join(results, "tsan.rc")):
+        rc = read(os.path.join(results, "tsan.rc")).strip()
+        log = read(os.path.join(results, "tsan.log"))
+        cases = re.findall(r"test cases:\s*(\d+)\s*\|\s*(\d+) passed", log)
+        ran = sum(int(c[1]) for c in cases)
+        state = "passed" if rc == "0" else "FAILED"
+        stage_lines.append(f"  {'tsan':<8} crypto engine tests under ThreadSanitizer: {state} ({ran} doctest cases passed)")
+        if rc != "0":
+            failed.append("tsan")
     if os.path.exists(os.path.join(results, "fuzz.rc")):
         targets = read(os.path.join(results, "fuzz.targets")).split()
         if not targets:  # the stage failed before listing them
