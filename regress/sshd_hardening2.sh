@@ -11,9 +11,10 @@
 #  9. an expired shadow password is refused; client environment variables
 #     cannot override USER/HOME/PATH and their number is capped; keys'
 #     options merge under AuthenticationMethods publickey,publickey;
-# 10. settings this sshd cannot enforce are refused by sshd -t; those it
-#     implements work (RequiredRSASize, UnusedConnectionTimeout,
-#     PerSourceMaxStartups).
+# 10. settings this sshd cannot enforce are refused by sshd -t and sshd;
+#     those it implements work (RequiredRSASize, UnusedConnectionTimeout,
+#     PerSourceMaxStartups/PerSourceNetBlockSize, Match LogLevel); Debian's
+#     stock sshd_config still loads.
 # (8, UseDNS forward confirmation, is a unit test: it needs a resolver the
 # test controls, and /etc/hosts is never edited.)
 # Needs root (test users, a PAM service file): without it, it skips.
@@ -347,6 +348,17 @@ if want 9; then
         [ -n "$n" ] && [ "$n" -gt 0 ] && [ "$n" -le 129 ]
     }
     lh_check "9c. at most 129 client environment variables are taken" check_env_count
+    check_env_bytes() {
+        local big n
+        big=$(head -c 61440 /dev/zero | tr '\0' x)
+        n=$(env LH_B1="$big" LH_B2="$big" LH_B3="$big" LH_B4="$big" LH_B5="$big" LH_B6="$big" \
+            ssh -F /dev/null -p "$port_env9" -o "UserKnownHostsFile=$T/known_hosts.$port_env9" \
+            -o StrictHostKeyChecking=yes -o BatchMode=yes -o IdentitiesOnly=yes -o IdentityAgent=none \
+            -i "$T/id_user" -o "SendEnv=LH_B*" "$user@127.0.0.1" 'env | grep -c "^LH_B"' 2>/dev/null)
+        echo "  6 x 60 KiB sent, $n set"
+        [ -n "$n" ] && [ "$n" -ge 1 ] && [ "$n" -le 4 ]
+    }
+    lh_check "9c. at most 256 KiB of client environment are taken (bounded memory)" check_env_bytes
 
     # (d) The PAM session is closed once (by the root process that opened
     # it), not again by the user's process.
@@ -366,6 +378,181 @@ if want 9; then
         }
         lh_check "9d. the PAM session is opened once and closed once" check_pam_close_once
     fi
+fi
+
+# ---------------------------------------------------------------- 10. settings never ignored
+if want 10; then
+    # (a) What this server cannot enforce yet is refused by sshd -t and by
+    # sshd itself, naming the keyword, in a Match block too.
+    mkdir -p "$T/cfg10"
+    lh_port port_refuse10 # never bound unless a check fails
+    cfg10() { # cfg10 NAME LINES...: a config with our host key and the lines
+        local f=$T/cfg10/$1
+        shift
+        { printf '%s\n' "$@"; echo "HostKey $T/ssh_host_ed25519_key"; echo "ListenAddress 127.0.0.1"
+          echo "Port $port_refuse10"; echo "PidFile none"; } >"$f"
+        echo "$f"
+    }
+    check_refused() {
+        local name=$1 want_msg=$2 f rc out
+        shift 2
+        f=$(cfg10 "$name" "$@")
+        rc=0; out=$("$LH_SSHD" -t -f "$f" 2>&1) || rc=$?
+        [ "$rc" != 0 ] && [[ "$out" == *"$want_msg"* ]] || { echo "  sshd -t: status $rc, said: $out"; return 1; }
+        # sshd itself, not only -t: it must exit at once, not serve.
+        rc=0; out=$(timeout 10 "$LH_SSHD" -D -e -f "$f" 2>&1) || rc=$?
+        [ "$rc" != 0 ] && [ "$rc" != 124 ] && [[ "$out" == *"$want_msg"* ]] ||
+            { echo "  sshd: status $rc, said: $out"; return 1; }
+    }
+    lh_check "10a. ChannelTimeout is refused at start-up" \
+        check_refused ct "line 1: ChannelTimeout is not supported yet" "ChannelTimeout session=5m"
+    lh_check "10a. PerSourcePenalties is refused at start-up" \
+        check_refused psp "line 1: PerSourcePenalties yes is not supported yet" "PerSourcePenalties yes"
+    lh_check "10a. PerSourcePenaltyExemptList is refused at start-up" \
+        check_refused pse "line 1: PerSourcePenaltyExemptList is not supported yet" "PerSourcePenaltyExemptList 10.0.0.0/8"
+    lh_check "10a. ExposeAuthInfo yes inside a Match block is refused at start-up" \
+        check_refused eai "line 3: ExposeAuthInfo yes is not supported yet" "PasswordAuthentication no" "Match User nobody" "  ExposeAuthInfo yes"
+    lh_check "10a. HostKeyAgent is refused at start-up" \
+        check_refused hka "line 1: HostKeyAgent is not supported yet" "HostKeyAgent /run/nonexistent.sock"
+
+    # (b) Debian 12's stock sshd_config (read, never modified) passes sshd -t,
+    # as it does with Debian's own sshd.
+    check_debian_config() {
+        local out rc=0
+        out=$("$LH_SSHD" -t -f /etc/ssh/sshd_config -h "$T/ssh_host_ed25519_key" 2>&1) || rc=$?
+        [ -n "$out" ] && echo "  $out"
+        [ "$rc" = 0 ]
+    }
+    if [ -r /etc/ssh/sshd_config ]; then
+        lh_check "10b. Debian's stock /etc/ssh/sshd_config passes sshd -t" check_debian_config
+    else
+        lh_skip_check "10b. Debian's stock /etc/ssh/sshd_config passes sshd -t" "/etc/ssh/sshd_config not found"
+    fi
+    # Its keywords start a server that logs in; X11Forwarding yes is said to be off.
+    mkdir -p "$T/deb10.d"
+    echo "PrintMotd no" >"$T/deb10.d/local.conf"
+    new_server deb10 port_deb10 "Include $T/deb10.d/*.conf" "KbdInteractiveAuthentication no" \
+        "X11Forwarding yes" "AcceptEnv LANG LC_*"
+    check_debian_keywords() {
+        [ "$(ssh_to "$port_deb10" "$T/id_user" "$user@127.0.0.1" 'echo in' 2>/dev/null)" = in ] &&
+            grep -q "X11Forwarding yes: not supported yet, treated as no" "$T/deb10/sshd.log"
+    }
+    lh_check "10b. Debian's keywords (Include, X11Forwarding yes, PrintMotd, AcceptEnv) start a working server" \
+        check_debian_keywords
+
+    # (c) RequiredRSASize: a 1024-bit RSA user key is refused under 2048 with
+    # OpenSSH's log line, and logs in where the default (1024) applies.
+    "$LH_SSH_KEYGEN" -q -t rsa -b 1024 -N '' -C small-rsa -f "$T/id_rsa1024"
+    new_server rsa10 port_rsa10 "RequiredRSASize 2048"
+    new_server rsa10ok port_rsa10ok
+    cat "$T/id_rsa1024.pub" >"$T/rsa10/authorized_keys"
+    cat "$T/id_rsa1024.pub" >"$T/rsa10ok/authorized_keys"
+    check_required_rsa_size() {
+        [ "$(ssh_to "$port_rsa10ok" "$T/id_rsa1024" "$user@127.0.0.1" 'echo in' 2>/dev/null)" = in ] || {
+            echo "  control: the 1024-bit key did not log in under the default"; return 1; }
+        ssh_to "$port_rsa10" "$T/id_rsa1024" "$user@127.0.0.1" 'echo in' >/dev/null 2>&1 && {
+            echo "  the 1024-bit key logged in under RequiredRSASize 2048"; return 1; }
+        grep -q "refusing RSA key: Invalid key length" "$T/rsa10/sshd.log"
+    }
+    lh_check "10c. RequiredRSASize 2048 refuses a 1024-bit RSA user key (1024 logs in by default)" check_required_rsa_size
+    check_required_rsa_host_key() {
+        local f out rc=0
+        f=$(cfg10 rsahost "RequiredRSASize 3072")
+        sed -i "s|^HostKey .*|HostKey $T/ssh_host_rsa_key|" "$f"
+        out=$("$LH_SSHD" -t -f "$f" 2>&1) || rc=$?
+        [ "$rc" != 0 ] && [[ "$out" == *"Host key $T/ssh_host_rsa_key: Invalid key length"* ]] ||
+            { echo "  status $rc: $out"; return 1; }
+    }
+    lh_check "10c. RequiredRSASize 3072 refuses a 2048-bit RSA host key" check_required_rsa_host_key
+
+    # (d) UnusedConnectionTimeout: a connection with no channel (ssh -N) is
+    # closed after it; one with an open session outlives it.
+    new_server unused10 port_unused10 "UnusedConnectionTimeout 2"
+    check_unused_timeout() {
+        local start end pid i
+        start=$(date +%s)
+        ssh_to "$port_unused10" "$T/id_user" -N "$user@127.0.0.1" >/dev/null 2>&1 &
+        pid=$!
+        for ((i = 0; i < 100; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        end=$(date +%s)
+        if kill -0 "$pid" 2>/dev/null; then
+            kill "$pid"
+            echo "  ssh -N still connected after $((end - start)) s"
+            return 1
+        fi
+        echo "  ssh -N ended after $((end - start)) s"
+        [ $((end - start)) -ge 1 ] &&
+            grep -q "terminating inactive connection from user $user 127.0.0.1 port" "$T/unused10/sshd.log" &&
+            [ "$(ssh_to "$port_unused10" "$T/id_user" "$user@127.0.0.1" 'sleep 4; echo alive' 2>/dev/null)" = alive ]
+    }
+    lh_check "10d. UnusedConnectionTimeout 2 closes a connection without channels; a session outlives it" \
+        check_unused_timeout
+
+    # (e) PerSourceMaxStartups: the third unauthenticated connection from
+    # one address is dropped with OpenSSH's note; another address (its own
+    # /32) is not; a slot comes back when a connection ends. With
+    # PerSourceNetBlockSize 8, 127.0.0.2 shares 127.0.0.1's block.
+    new_server psm10 port_psm10 "PerSourceMaxStartups 2"
+    new_server psn10 port_psn10 "PerSourceMaxStartups 1" "PerSourceNetBlockSize 8"
+    startups_probe() { # startups_probe PORT HOLD: what each connection reads first
+        python3 - "$1" "$2" <<'PY'
+import socket, sys, time
+port, hold = int(sys.argv[1]), int(sys.argv[2])
+def first_line(src):
+    s = socket.socket()
+    s.settimeout(5)
+    s.bind((src, 0))
+    s.connect(("127.0.0.1", port))
+    data = b""
+    try:
+        while not data.endswith(b"\n"):
+            c = s.recv(1)
+            if not c:
+                break
+            data += c
+    except socket.timeout:
+        pass
+    return s, data.decode(errors="replace").strip().split("-")[0] or "(closed)"
+held = [first_line("127.0.0.1") for _ in range(hold)]
+print("held:", " ".join(l for _, l in held))
+print("next:", first_line("127.0.0.1")[1])
+print("other:", first_line("127.0.0.2")[1])
+for s, _ in held:
+    s.close()
+again = "(none)"
+for _ in range(50):
+    again = first_line("127.0.0.1")[1]
+    if again == "SSH":
+        break
+    time.sleep(0.1)
+print("again:", again)
+PY
+    }
+    check_per_source() {
+        local out
+        out=$(startups_probe "$port_psm10" 2) || return 1
+        echo "$out" | sed 's/^/  /'
+        [ "$out" = "$(printf 'held: SSH SSH\nnext: Exceeded MaxStartups\nother: SSH\nagain: SSH')" ] &&
+            grep -q "drop connection #2 from \[127.0.0.1\]:[0-9]* on \[127.0.0.1\]:$port_psm10 past MaxStartups" \
+                "$T/psm10/sshd.log"
+    }
+    lh_check "10e. PerSourceMaxStartups 2: the third startup from an address is dropped, others pass" check_per_source
+    check_net_block() {
+        local out
+        out=$(startups_probe "$port_psn10" 1) || return 1
+        echo "$out" | sed 's/^/  /'
+        [ "$out" = "$(printf 'held: SSH\nnext: Exceeded MaxStartups\nother: Exceeded MaxStartups\nagain: SSH')" ]
+    }
+    lh_check "10e. PerSourceNetBlockSize 8: 127.0.0.2 counts in 127.0.0.1's block" check_net_block
+
+    # (f) A Match block's LogLevel applies to the user's connection.
+    new_server_match loglvl10 port_ll10 "Match User $user
+  LogLevel DEBUG1" "LogLevel INFO"
+    check_match_log_level() {
+        [ "$(ssh_to "$port_ll10" "$T/id_user" "$user@127.0.0.1" 'echo in' 2>/dev/null)" = in ] &&
+            grep -q "debug1: " "$T/loglvl10/sshd.log"
+    }
+    lh_check "10f. LogLevel DEBUG1 in Match User applies to that user's connection" check_match_log_level
 fi
 
 lh_summary

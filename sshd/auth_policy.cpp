@@ -14,6 +14,11 @@
 
 namespace longhaul {
 
+bool rsa_size_allowed(const public_key& key, int required_bits) noexcept
+{
+    return key.type() != key_type::rsa || key.bits() >= required_bits;
+}
+
 log_level to_log_level(syslog_level l) noexcept
 {
     return static_cast<log_level>(static_cast<int>(l));
@@ -89,6 +94,8 @@ user_lookup sshd_auth_policy::lookup(std::string_view user)
         try {
             user_config_ = std::make_unique<server_config>(config_.for_connection(info));
             out.settings = settings_for(*user_config_);
+            if (on_user_config)
+                on_user_config(*user_config_);
         } catch (const config_error& e) {
             log_.error(e.what());
         }
@@ -104,6 +111,8 @@ user_lookup sshd_auth_policy::lookup(std::string_view user)
         out.status = user_status::refused;
         return out;
     }
+    if (on_user_config)
+        on_user_config(*user_config_);
     out.is_root = u->uid == 0;
     out.settings = settings_for(*user_config_);
     out.status = allowed_user(*u, groups_) ? user_status::valid : user_status::refused;
@@ -116,6 +125,11 @@ key_decision sshd_auth_policy::key_allowed(std::string_view, const public_key& k
     if (!account_)
         return d;
     const server_config& c = *user_config_;
+    // RequiredRSASize, before any file is read (OpenSSH's userauth_pubkey()).
+    if (!rsa_size_allowed(key, c.required_rsa_size)) {
+        log_.info("refusing " + std::string(key_type_short_name(key.type())) + " key: Invalid key length");
+        return d;
+    }
     // RevokedKeys first, read as root like OpenSSH's user_key_allowed():
     // a revoked key, or a file that cannot be read, refuses the key
     // whatever authorized_keys says.

@@ -37,6 +37,9 @@ public:
     const std::optional<user_account>& account() const noexcept { return account_; }
     const user_groups& groups() const noexcept { return groups_; }
     server_auth_settings settings_for(const server_config& c) const;
+    // Called with the user's Match-applied configuration once it is known
+    // (valid user or not), as OpenSSH applies LogLevel in mm_getpwnamallow().
+    std::function<void(const server_config&)> on_user_config;
 
 private:
     user_lookup lookup(std::string_view user);
@@ -54,5 +57,9 @@ private:
 };
 
 log_level to_log_level(syslog_level l) noexcept;
+
+// RequiredRSASize: false for an RSA key with a shorter modulus (other key
+// types are not affected).
+bool rsa_size_allowed(const public_key& key, int required_bits) noexcept;
 
 } // namespace longhaul

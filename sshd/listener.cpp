@@ -1,6 +1,5 @@
 #include "sshd/listener.hpp"
 
-#include "common/match.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -70,8 +69,8 @@ int open_listen_socket(const std::string& host, int port, int family, std::strin
     return fd;
 }
 
-listener::listener(std::vector<int> listen_fds, max_startups ms, source_penalties penalties, log_fn log)
-    : listen_fds_(std::move(listen_fds)), max_startups_(ms), penalties_(std::move(penalties)), log_(std::move(log)),
+listener::listener(std::vector<int> listen_fds, max_startups ms, source_limit per_source, log_fn log)
+    : listen_fds_(std::move(listen_fds)), max_startups_(ms), per_source_(std::move(per_source)), log_(std::move(log)),
       rng_(std::random_device{}())
 {
 }
@@ -87,30 +86,16 @@ bool listener::should_drop(const max_startups& ms, int startups, std::mt19937& r
     return std::uniform_real_distribution<double>(0, 100)(rng) < p;
 }
 
-bool listener::penalised(const std::string& source)
+// OpenSSH's drop_connection(): the same line for MaxStartups and
+// PerSourceMaxStartups, and a best-effort note to the client.
+void listener::drop(const accepted_connection& c)
 {
-    auto it = penalty_until_.find(source);
-    if (it == penalty_until_.end())
-        return false;
-    if (std::chrono::steady_clock::now() >= it->second) {
-        penalty_until_.erase(it);
-        return false;
-    }
-    return true;
-}
-
-void listener::penalise(const std::string& source, std::chrono::seconds d)
-{
-    if (!penalties_.enabled || d.count() <= 0)
-        return;
-    for (const auto& pattern : penalties_.exempt)
-        if (addr_match_list(source, pattern) == addr_list_result::positive)
-            return;
-    auto now = std::chrono::steady_clock::now();
-    auto& until = penalty_until_[source];
-    // Penalties accumulate up to the maximum.
-    auto base = until > now ? until : now;
-    until = std::min(base + d, now + penalties_.max);
+    log_("drop connection #" + std::to_string(startups_) + " from [" + address_string(c.peer) +
+         "]:" + std::to_string(address_port(c.peer)) + " on [" + address_string(c.local) + "]:" +
+         std::to_string(address_port(c.local)) + " past MaxStartups");
+    static constexpr char note[] = "Exceeded MaxStartups\r\n";
+    (void)!::write(c.fd, note, sizeof note - 1);
+    ::close(c.fd);
 }
 
 void listener::accept_one(int listen_fd, const serve_fn& serve)
@@ -122,29 +107,25 @@ void listener::accept_one(int listen_fd, const serve_fn& serve)
         return;
     len = sizeof c.local;
     getsockname(c.fd, reinterpret_cast<sockaddr*>(&c.local), &len);
-    const std::string source = address_string(c.peer);
-    const int port = address_port(c.peer);
-    if (penalised(source)) {
-        log_("drop connection #" + std::to_string(startups_) + " from [" + source + "]:" + std::to_string(port) +
-             " on [" + address_string(c.local) + "]:" + std::to_string(address_port(c.local)) + " penalty");
-        ::close(c.fd);
+    if (should_drop(max_startups_, startups_, rng_)) {
+        drop(c);
         return;
     }
-    if (should_drop(max_startups_, startups_, rng_)) {
-        log_("drop connection #" + std::to_string(startups_) + " from [" + source + "]:" + std::to_string(port) +
-             " on [" + address_string(c.local) + "]:" + std::to_string(address_port(c.local)) +
-             " past MaxStartups");
-        ::close(c.fd);
+    const std::string block = per_source_.block_of(c.peer);
+    if (!per_source_.admit(block)) {
+        drop(c);
         return;
     }
     int startup[2];
     if (pipe2(startup, O_CLOEXEC) != 0) {
+        per_source_.release(block);
         ::close(c.fd);
         return;
     }
     pid_t pid = fork();
     if (pid < 0) {
         log_(std::string("fork: ") + std::strerror(errno));
+        per_source_.release(block);
         ::close(c.fd);
         ::close(startup[0]);
         ::close(startup[1]);
@@ -166,8 +147,16 @@ void listener::accept_one(int listen_fd, const serve_fn& serve)
     }
     ::close(startup[1]);
     ::close(c.fd);
-    children_[pid] = child{startup[0], source, false, false};
+    children_[pid] = child{startup[0], block};
     ++startups_;
+}
+
+void listener::end_startup(child& ch)
+{
+    ::close(ch.startup_fd);
+    ch.startup_fd = -1;
+    per_source_.release(ch.block);
+    --startups_;
 }
 
 void listener::startup_readable(pid_t pid)
@@ -177,18 +166,13 @@ void listener::startup_readable(pid_t pid)
         return;
     char b = 0;
     ssize_t n = ::read(it->second.startup_fd, &b, 1);
-    if (n == 1 && b == 'f') {
-        it->second.auth_failed = true;
+    // 'f' (too many authentication failures) is followed by the end.
+    if (n == 1 && b == 'f')
         return;
-    }
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return;
     // Authenticated, or the child ended: either way no longer a startup.
-    if (n == 1 && b == 'a')
-        it->second.authenticated = true;
-    else if (n == 0 && !it->second.authenticated)
-        penalise(it->second.source, it->second.auth_failed ? penalties_.authfail : penalties_.noauth);
-    ::close(it->second.startup_fd);
-    it->second.startup_fd = -1;
-    --startups_;
+    end_startup(it->second);
 }
 
 void listener::reap()
@@ -202,10 +186,8 @@ void listener::reap()
         if (it->second.startup_fd >= 0) {
             // Drain a last byte the child may have written before dying.
             startup_readable(pid);
-            if (it->second.startup_fd >= 0) {
-                ::close(it->second.startup_fd);
-                --startups_;
-            }
+            if (it->second.startup_fd >= 0)
+                end_startup(it->second);
         }
         children_.erase(it);
     }

@@ -1,8 +1,10 @@
 // The sshd listener: accepts connections on every ListenAddress, applies
-// MaxStartups (with random early drop) and per-source penalties, and forks
+// MaxStartups (with random early drop) and PerSourceMaxStartups, and forks
 // one process per connection. It survives anything a client does: client
 // bytes are only ever read in the children.
 #pragma once
+
+#include "sshd/source_limit.hpp"
 
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -20,15 +22,6 @@ struct max_startups {
     int start = 10; // begin dropping at this many unauthenticated connections
     int rate = 30;  // ... with this percent probability, rising linearly
     int full = 100; // ... to 100% at this many
-};
-
-// sshd_config PerSourcePenalties, reduced to what the listener needs.
-struct source_penalties {
-    bool enabled = false;
-    std::chrono::seconds noauth{1};    // connection ended without authenticating
-    std::chrono::seconds authfail{5};  // too many authentication failures
-    std::chrono::seconds max{600};
-    std::vector<std::string> exempt; // address/CIDR patterns
 };
 
 struct accepted_connection {
@@ -52,7 +45,7 @@ public:
     using serve_fn = std::function<int(accepted_connection&)>;
     using log_fn = std::function<void(const std::string&)>;
 
-    listener(std::vector<int> listen_fds, max_startups ms, source_penalties penalties, log_fn log);
+    listener(std::vector<int> listen_fds, max_startups ms, source_limit per_source, log_fn log);
 
     // Accepts until SIGTERM/SIGINT (returns 0) or SIGHUP (returns 1: the caller re-executes).
     // `serve` runs in the forked child; its return value is the child's exit code.
@@ -64,26 +57,23 @@ public:
 private:
     struct child {
         int startup_fd = -1;
-        std::string source;
-        bool authenticated = false;
-        bool auth_failed = false;
+        std::string block; // source_limit's key while a startup
     };
 
     void accept_one(int listen_fd, const serve_fn& serve);
     void reap();
     void startup_readable(pid_t pid);
-    bool penalised(const std::string& source);
-    void penalise(const std::string& source, std::chrono::seconds d);
+    void end_startup(child& ch);
+    void drop(const accepted_connection& c);
 
     std::vector<int> listen_fds_;
     max_startups max_startups_;
-    source_penalties penalties_;
+    source_limit per_source_;
     log_fn log_;
     std::map<pid_t, child> children_;
     int startups_ = 0;
     int signal_fd_ = -1;
     std::mt19937 rng_;
-    std::map<std::string, std::chrono::steady_clock::time_point> penalty_until_;
 };
 
 } // namespace longhaul

@@ -135,6 +135,12 @@ std::vector<std::shared_ptr<const private_key>> load_host_keys(const server_conf
                 log.error("Unable to load host key \"" + path + "\": " + std::string(to_string(k.error())));
             continue;
         }
+        // RequiredRSASize covers the server's own keys too (OpenSSH's
+        // sshkey_check_rsa_length() at start-up).
+        if (!rsa_size_allowed(k->public_part(), cfg.required_rsa_size)) {
+            log.error("Host key " + path + ": Invalid key length");
+            continue;
+        }
         log.debug("private host key #" + std::to_string(keys.size()) + ": " + std::string(k->public_part().type_name()) +
                   " " + k->public_part().fingerprint_sha256());
         keys.push_back(std::make_shared<const private_key>(std::move(*k)));
@@ -226,7 +232,7 @@ int main(int argc, char** argv)
             return 1;
         }
     } else if (!(opt.debug > 0 || opt.log_stderr || opt.test || opt.extended_test)) {
-        log.to_syslog(LOG_AUTH);
+        log.to_syslog(syslog_facility_code(global.log_facility));
     }
     for (const auto& n : config->notices())
         log.log(to_log_level(n.level), n.text);
@@ -257,6 +263,7 @@ int main(int argc, char** argv)
     server_context ctx;
     ctx.config = &*config;
     ctx.log = &log;
+    ctx.log_level_from_config = opt.debug == 0 && !opt.quiet;
     // The PAM service is the name sshd was started as (OpenSSH's
     // SSHD_PAM_SERVICE is __progname): a copy installed as "sshd-test" reads
     // /etc/pam.d/sshd-test.
@@ -334,9 +341,9 @@ int main(int argc, char** argv)
     }
 
     max_startups ms{global.max_startups_begin, global.max_startups_rate, global.max_startups};
-    source_penalties pen;
-    pen.enabled = global.per_source_penalties == "yes";
-    listener l(fds, ms, pen, [&](const std::string& m) { log.info(m); });
+    source_limit per_source(global.per_source_max_startups, global.per_source_netblock_ipv4,
+                            global.per_source_netblock_ipv6);
+    listener l(fds, ms, per_source, [&](const std::string& m) { log.info(m); });
     int rc = l.run(serve);
     for (int fd : fds)
         ::close(fd);

@@ -44,8 +44,10 @@ public:
     server_connection(const server_context& ctx, int read_fd, int write_fd, int startup_fd, connection_facts facts)
         : ctx_(ctx), cfg_(ctx.config->global()), log_(*ctx.log), facts_(std::move(facts)), startup_fd_(startup_fd),
           read_fd_(read_fd), write_fd_(write_fd), policy_(*ctx.config, facts_, log_), signals_(io_),
-          grace_timer_(io_), release_timer_(io_), alive_timer_(io_)
+          grace_timer_(io_), release_timer_(io_), alive_timer_(io_), unused_timer_(io_)
     {
+        if (ctx.log_level_from_config)
+            policy_.on_user_config = [this](const server_config& c) { log_.set_level(to_log_level(c.log_level)); };
     }
 
     int run();
@@ -67,6 +69,7 @@ private:
     void start_channels();
     void reap_children();
     void arm_client_alive();
+    void arm_unused_timeout();
     void report_disconnect(const transport_event& ev);
     std::chrono::steady_clock::time_point account_check_deadline() const;
     void notify_startup(char c);
@@ -83,6 +86,9 @@ private:
     asio::steady_timer grace_timer_;
     asio::steady_timer release_timer_;
     asio::steady_timer alive_timer_;
+    asio::steady_timer unused_timer_;
+    // UnusedConnectionTimeout: when a channel was last open.
+    std::chrono::steady_clock::time_point last_busy_{};
     system_random rng_;
     std::unique_ptr<transport> core_;
     std::unique_ptr<transport_driver> driver_;
@@ -134,13 +140,13 @@ transport_config server_connection::make_transport_config()
         });
     tc.rekey_limit_bytes = cfg_.rekey_limit;
     tc.rekey_interval = std::chrono::seconds(cfg_.rekey_interval);
+    tc.crypto_threads = cfg_.crypto_threads;
     tc.server_sig_algs = sshd_supported_only(sshd_algorithm_list::key, cfg_.pubkey_accepted_algorithms);
     // What OpenSSH's sshd also announces: we verify host-bound publickey requests.
     tc.extra_extensions = {{"publickey-hostbound@openssh.com", "0"}};
     return tc;
 }
 
-    tc.crypto_threads = cfg_.crypto_threads;
 int server_connection::run()
 {
     log_.verbose("Connection from " + facts_.remote_address + " port " + std::to_string(facts_.remote_port) + " on " +
@@ -665,7 +671,10 @@ void server_connection::start_channels()
         session_env_.session_number = session_counter_++;
         auto s = std::make_shared<server_session>(session_env_);
         s->on_finished = [this, id] {
-            asio::post(io_, [this, id] { sessions_.erase(id); });
+            asio::post(io_, [this, id] {
+                sessions_.erase(id);
+                last_busy_ = std::chrono::steady_clock::now();
+            });
         };
         conn_->accept(id);
         runner_->attach(id, s);
@@ -690,6 +699,8 @@ void server_connection::start_channels()
     // A child may have exited before the handler existed.
     reap_children();
     arm_client_alive();
+    last_busy_ = std::chrono::steady_clock::now();
+    arm_unused_timeout();
     driver_->flush();
 }
 
@@ -730,6 +741,31 @@ void server_connection::arm_client_alive()
         driver_->flush();
         (void)interval;
         arm_client_alive();
+    });
+}
+
+// UnusedConnectionTimeout: a connection with no open channel for this long
+// is closed, as OpenSSH's server_loop2() does (no message to the client).
+void server_connection::arm_unused_timeout()
+{
+    const int timeout = session_env_.config->unused_connection_timeout;
+    if (timeout <= 0)
+        return;
+    unused_timer_.expires_at(last_busy_ + std::chrono::seconds(timeout));
+    unused_timer_.async_wait([this, timeout](const boost::system::error_code& ec) {
+        if (ec || done_)
+            return;
+        const auto now = std::chrono::steady_clock::now();
+        if (conn_->channel_count() > 0)
+            last_busy_ = now;
+        if (conn_->channel_count() > 0 || now < last_busy_ + std::chrono::seconds(timeout)) {
+            arm_unused_timeout();
+            return;
+        }
+        log_.info("terminating inactive connection from user " + session_env_.user->name + " " +
+                  facts_.remote_address + " port " + std::to_string(facts_.remote_port));
+        done_ = true;
+        io_.stop();
     });
 }
 

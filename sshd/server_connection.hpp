@@ -24,12 +24,15 @@ struct server_context {
     std::shared_ptr<const moduli_groups> moduli;
     logger* log = nullptr;
     std::string pam_service = "sshd";
+    // A Match block's LogLevel applies to the connection once the user is
+    // known; false when -d or -q fixed the level on the command line.
+    bool log_level_from_config = true;
 };
 
 // Serves one connection to completion; returns the process exit status.
 // `startup_fd` (or -1) gets 'a' once the user authenticated and 'f' when
 // authentication failed for good, for the listener's MaxStartups and
-// penalty accounting.
+// PerSourceMaxStartups accounting.
 int serve_connection(const server_context& ctx, int read_fd, int write_fd, int startup_fd, connection_facts facts);
 
 } // namespace longhaul

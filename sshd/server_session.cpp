@@ -81,6 +81,9 @@ void set_var(std::vector<std::pair<std::string, std::string>>& env, std::string_
 // OpenSSH's session_env_req() ignores env requests once more than 128
 // variables are set (so it keeps 129).
 constexpr std::size_t max_client_env = 128;
+// ... and, beyond OpenSSH, at most this much of names and values in all: 129
+// values of 64 KiB would otherwise be 8 MiB per session.
+constexpr std::size_t max_client_env_bytes = 256 * 1024;
 
 } // namespace
 
@@ -278,10 +281,13 @@ void server_session::on_request(std::string_view name, bool want_reply, byte_spa
             // As OpenSSH's session_env_req(): a client cannot make the
             // session's environment (and this process) grow without bound.
             env_.log->debug2("Ignoring env request " + printable(e->name) + ": too many env vars");
+        } else if (e && client_env_bytes_ + e->name.size() + e->value.size() > max_client_env_bytes) {
+            env_.log->debug2("Ignoring env request " + printable(e->name) + ": too much env data");
         } else if (e) {
             for (const auto& pattern : c.accept_env) {
                 if (match_pattern(e->name, pattern)) {
                     client_env_.emplace_back(e->name, e->value);
+                    client_env_bytes_ += e->name.size() + e->value.size();
                     ok = true;
                     break;
                 }

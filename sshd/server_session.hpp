@@ -58,6 +58,7 @@ private:
     int pty_master_ = -1; // the program's pty master once started
     std::string term_;
     std::vector<std::pair<std::string, std::string>> client_env_;
+    std::size_t client_env_bytes_ = 0; // names and values taken so far
     pid_t pid_ = -1;
     std::optional<int> wait_status_;
     std::shared_ptr<fd_sink> stdin_;

@@ -36,6 +36,8 @@ std::optional<syslog_level> parse_syslog_level(std::string_view name);
 std::string_view syslog_level_name(syslog_level l) noexcept; // "INFO", "DEBUG" (for debug1), ...
 std::optional<syslog_facility> parse_syslog_facility(std::string_view name);
 std::string_view syslog_facility_name(syslog_facility f) noexcept;
+// The <syslog.h> facility for openlog() (LOG_AUTH for auth, ...).
+int syslog_facility_code(syslog_facility f) noexcept;
 
 // One socket to listen on, resolved when the configuration is loaded
 // (OpenSSH resolves ListenAddress names at start-up too).
@@ -86,7 +88,6 @@ struct server_config {
     int max_startups_begin = 10, max_startups_rate = 30, max_startups = 100;
     int per_source_max_startups = INT_MAX; // INT_MAX: none
     int per_source_netblock_ipv4 = 32, per_source_netblock_ipv6 = 128;
-    std::string per_source_penalties;      // parsed only (OpenSSH 9.8); empty: not set
     std::string security_key_provider = "internal";
     std::string gssapi_kex_algorithms =
         "gss-group14-sha256-,gss-group16-sha512-,gss-nistp256-sha256-,gss-curve25519-sha256-,gss-group14-sha1-,gss-gex-sha1-";
@@ -137,9 +138,9 @@ struct server_config {
     // Receive-window limits per channel and per connection, bytes (0: auto).
     std::uint64_t channel_window_max = 0;
     std::uint64_t connection_window_max = 0;
-    int ipqos_interactive = 0x10;  // Debian keeps lowdelay/throughput
     // Threads that seal and open packets: -1 = auto (self-tuned), 0 = serial.
     int crypto_threads = -1;
+    int ipqos_interactive = 0x10;  // Debian keeps lowdelay/throughput
     int ipqos_bulk = 0x08;
     std::vector<std::string> authorized_keys_files{".ssh/authorized_keys", ".ssh/authorized_keys2"};
     std::string authorized_keys_command;      // empty: none

@@ -213,6 +213,12 @@ private:
     bool channel_timeout();
     void rest_of_line(std::string& field, bool command);
     void deprecated(const char* what);
+    // A setting this server cannot enforce yet: refused at start-up (sshd
+    // and sshd -t), in Match blocks too, never accepted and ignored.
+    [[noreturn]] void not_supported(const std::string& setting) const
+    {
+        fatal(setting + " is not supported yet");
+    }
 
     const line_context& ctx_;
     const config_entry& e_;
@@ -442,18 +448,14 @@ bool line_applier::run()
             accumulate(cfg_.host_key_files, derelativise_path(arg));
         break;
     }
-    case k::host_certificate: {
-        const std::string& arg = required("missing file name.");
-        if (active())
-            accumulate(cfg_.host_certificate_files, derelativise_path(arg));
-        break;
-    }
-    case k::host_key_agent: {
-        const std::string& arg = required("missing socket name.");
-        if (take())
-            cfg_.host_key_agent = arg == "SSH_AUTH_SOCK" ? arg : derelativise_path(arg);
-        break;
-    }
+    case k::host_certificate:
+        // Clients would be shown a plain key where the administrator
+        // configured a certificate.
+        (void)required("missing file name.");
+        not_supported(kw_);
+    case k::host_key_agent:
+        (void)required("missing socket name.");
+        not_supported(kw_);
     case k::pid_file: filename(cfg_.pid_file); break;
     case k::moduli_file: filename(cfg_.moduli_file); break;
     case k::xauth_location: filename(cfg_.xauth_location); break;
@@ -521,7 +523,11 @@ bool line_applier::run()
     case k::use_dns: flag(cfg_.use_dns); break;
     case k::allow_agent_forwarding: flag(cfg_.allow_agent_forwarding); break;
     case k::disable_forwarding: flag(cfg_.disable_forwarding); break;
-    case k::expose_auth_info: flag(cfg_.expose_auth_info); break;
+    case k::expose_auth_info:
+        flag(cfg_.expose_auth_info);
+        if (e_.args.size() == 1 && parse_flag(e_.args[0]).value_or(false))
+            not_supported(kw_ + " yes");
+        break;
     case k::stream_local_bind_unlink: flag(cfg_.stream_local_bind_unlink); break;
     case k::debian_banner: flag(cfg_.debian_banner); break;
     case k::permit_user_environment: {
@@ -533,7 +539,13 @@ bool line_applier::run()
         break;
     }
     case k::compression: multistate(cfg_.compression, parse_compression); break;
-    case k::rekey_limit: rekey_limit(); break;
+    case k::rekey_limit:
+        // The transport takes its rekey limits when the connection starts;
+        // a per-user value would be accepted and not applied.
+        if (!e_.conditions.empty())
+            not_supported(kw_ + " in a Match block");
+        rekey_limit();
+        break;
     case k::channel_window_max:
     case k::connection_window_max: {
         const std::string& arg = required_kw();
@@ -545,18 +557,6 @@ bool line_applier::run()
             fatal("Bad " + kw_ + " '" + arg + "': " + why);
         if (take())
             (channel ? cfg_.channel_window_max : cfg_.connection_window_max) = *v;
-        break;
-    }
-    case k::gateway_ports: multistate(cfg_.gateway_ports, parse_gateway_ports); break;
-    case k::allow_tcp_forwarding: multistate(cfg_.allow_tcp_forwarding, parse_forwarding); break;
-    case k::allow_stream_local_forwarding: multistate(cfg_.allow_stream_local_forwarding, parse_forwarding); break;
-    case k::syslog_facility: {
-        const std::string* arg = next();
-        auto v = arg ? parse_syslog_facility(*arg) : std::nullopt;
-        if (!v)
-            fatal("unsupported log facility '" + (arg ? *arg : std::string("<NONE>")) + "'");
-        if (take())
-            cfg_.log_facility = *v;
         break;
     }
     case k::crypto_threads: {
@@ -572,6 +572,18 @@ bool line_applier::run()
             cfg_.crypto_threads = v;
         break;
     }
+    case k::gateway_ports: multistate(cfg_.gateway_ports, parse_gateway_ports); break;
+    case k::allow_tcp_forwarding: multistate(cfg_.allow_tcp_forwarding, parse_forwarding); break;
+    case k::allow_stream_local_forwarding: multistate(cfg_.allow_stream_local_forwarding, parse_forwarding); break;
+    case k::syslog_facility: {
+        const std::string* arg = next();
+        auto v = arg ? parse_syslog_facility(*arg) : std::nullopt;
+        if (!v)
+            fatal("unsupported log facility '" + (arg ? *arg : std::string("<NONE>")) + "'");
+        if (take())
+            cfg_.log_facility = *v;
+        break;
+    }
     case k::log_level: {
         const std::string* arg = next();
         auto v = arg ? parse_syslog_level(*arg) : std::nullopt;
@@ -584,6 +596,9 @@ bool line_applier::run()
     case k::log_verbose:
         if (!log_verbose())
             return false;
+        // Per-function debug logging: not implemented.
+        if (!e_.args.empty() && !iequals(e_.args[0], "none"))
+            not_supported(kw_);
         break;
     case k::allow_users: user_patterns(cfg_.allow_users); break;
     case k::deny_users: user_patterns(cfg_.deny_users); break;
@@ -639,16 +654,17 @@ bool line_applier::run()
             cfg_.per_source_max_startups = value;
         break;
     }
-    case k::per_source_penalties:
-    case k::per_source_penalty_exempt_list: {
-        // OpenSSH 9.8 keywords: kept verbatim, not enforced by this parser.
-        std::string joined;
-        while (const std::string* arg = next())
-            joined += (joined.empty() ? "" : " ") + *arg;
-        if (take() && e_.keyword->id == k::per_source_penalties)
-            cfg_.per_source_penalties = joined;
+    case k::per_source_penalties: {
+        // OpenSSH 9.8's penalty box is not implemented: only "no" (what
+        // this server does) is accepted.
+        const std::string& arg = required_kw();
+        if (!iequals(arg, "no"))
+            not_supported(kw_ + " " + arg);
         break;
     }
+    case k::per_source_penalty_exempt_list:
+        (void)required_kw();
+        not_supported(kw_);
     case k::max_auth_tries: int_value(cfg_.max_auth_tries); break;
     case k::max_sessions: int_value(cfg_.max_sessions); break;
     case k::client_alive_count_max: int_value(cfg_.client_alive_count_max); break;
@@ -716,9 +732,10 @@ bool line_applier::run()
         break;
     }
     case k::security_key_provider: {
+        // Only for FIDO host keys, which this server cannot load.
         const std::string& arg = required_kw();
-        if (take())
-            cfg_.security_key_provider = iequals(arg, "internal") ? arg : derelativise_path(arg);
+        if (!iequals(arg, "internal"))
+            not_supported(kw_ + " " + arg);
         break;
     }
     case k::ipqos: {
@@ -784,6 +801,9 @@ bool line_applier::run()
     case k::channel_timeout:
         if (!channel_timeout())
             return false;
+        // Idle channels would stay open past the administrator's limit.
+        if (!e_.args.empty() && !iequals(e_.args[0], "none"))
+            not_supported(kw_);
         break;
     case k::deprecated: deprecated("Deprecated"); break;
     case k::unsupported: deprecated("Unsupported"); break;

@@ -165,8 +165,6 @@ std::string dump(const server_config& c)
         p.number("persourcemaxstartups", c.per_source_max_startups);
     p.line("persourcenetblocksize",
            std::to_string(c.per_source_netblock_ipv4) + ":" + std::to_string(c.per_source_netblock_ipv6));
-    if (!c.per_source_penalties.empty())
-        p.line("persourcepenalties", c.per_source_penalties);
     p.line("permittunnel", tunnel_name(c.permit_tunnel));
     p.line("ipqos", ipqos_name(c.ipqos_interactive) + " " + ipqos_name(c.ipqos_bulk));
     p.line("rekeylimit", std::to_string(c.rekey_limit) + " " + std::to_string(c.rekey_interval));
@@ -186,9 +184,9 @@ std::string dump(const server_config& c)
     p.line("pubkeyauthoptions", opts.substr(1));
     // Longhaul's own keywords last, so the lines before them stay OpenSSH's.
     const window_config window = window_limits(c.channel_window_max, c.connection_window_max, physical_memory_bytes());
-    p.line("cryptothreads", c.crypto_threads < 0 ? std::string("auto") : std::to_string(c.crypto_threads));
     p.line("channelwindowmax", std::to_string(window.max_window));
     p.line("connectionwindowmax", std::to_string(window.budget));
+    p.line("cryptothreads", c.crypto_threads < 0 ? std::string("auto") : std::to_string(c.crypto_threads));
     return p.take();
 }
 

@@ -2,6 +2,8 @@
 
 #include "common/text_parse.hpp"
 
+#include <syslog.h>
+
 namespace longhaul::detail {
 
 namespace {
@@ -11,7 +13,8 @@ constexpr unsigned A = kw_global | kw_match;
 
 // Debian 12's sshd (OpenSSH 9.2p1 with GSSAPI, Kerberos, PAM and Debian's
 // patches). Where a name is listed twice, the first entry is the canonical
-// spelling. PerSourcePenalties* come from OpenSSH 9.8 and are parsed only.
+// spelling. PerSourcePenalties* come from OpenSSH 9.8: only
+// "PerSourcePenalties no" is accepted (see sshd_config_apply.cpp).
 constexpr sshd_keyword keywords[] = {
     {"usepam", sshd_kw::use_pam, G},
     {"pamauthenticationviakbdint", sshd_kw::deprecated, G},
@@ -145,11 +148,11 @@ constexpr sshd_keyword keywords[] = {
     // Longhaul's own: receive-window limits (channel/window_policy.hpp).
     {"channelwindowmax", sshd_kw::channel_window_max, A},
     {"connectionwindowmax", sshd_kw::connection_window_max, A},
+    // Longhaul's own: threads that seal and open packets (common/crypto/crypto_engine.hpp).
+    {"cryptothreads", sshd_kw::crypto_threads, G},
     {"permitblacklistedkeys", sshd_kw::deprecated, G},
 };
 
-    // Longhaul's own: threads that seal and open packets (common/crypto/crypto_engine.hpp).
-    {"cryptothreads", sshd_kw::crypto_threads, G},
 template <class T>
 struct named {
     std::string_view name;
@@ -257,5 +260,14 @@ std::optional<syslog_facility> parse_syslog_facility(std::string_view name)
 }
 
 std::string_view syslog_facility_name(syslog_facility f) noexcept { return detail::name_of(detail::facility_names, f); }
+
+int syslog_facility_code(syslog_facility f) noexcept
+{
+    // In syslog_facility's order.
+    static constexpr int codes[] = {LOG_DAEMON, LOG_USER,   LOG_AUTH,   LOG_AUTHPRIV, LOG_LOCAL0, LOG_LOCAL1,
+                                    LOG_LOCAL2, LOG_LOCAL3, LOG_LOCAL4, LOG_LOCAL5,   LOG_LOCAL6, LOG_LOCAL7};
+    const auto i = static_cast<std::size_t>(f);
+    return i < std::size(codes) ? codes[i] : LOG_AUTH;
+}
 
 } // namespace longhaul

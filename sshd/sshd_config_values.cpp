@@ -140,8 +140,6 @@ std::vector<std::string> unsupported_settings(const server_config& c)
         note("PermitTunnel " + std::string(detail::tunnel_name(c.permit_tunnel)), "treated as no");
     if (c.gateway_ports != gateway_ports_mode::no)
         note("GatewayPorts " + std::string(detail::gateway_ports_name(c.gateway_ports)), "ignored");
-    if (!c.host_certificate_files.empty())
-        note("HostCertificate", "certificates are ignored");
     if (!c.trusted_user_ca_keys.empty())
         note("TrustedUserCAKeys", "user certificates are refused");
     if (!c.authorized_principals_file.empty() || !c.authorized_principals_command.empty())
@@ -152,14 +150,10 @@ std::vector<std::string> unsupported_settings(const server_config& c)
         note("GSSAPIAuthentication/GSSAPIKeyExchange yes", "treated as no");
     if (c.kerberos_authentication)
         note("KerberosAuthentication yes", "treated as no");
-    if (!c.host_key_agent.empty())
-        note("HostKeyAgent", "ignored");
     if (c.pubkey_auth_touch_required || c.pubkey_auth_verify_required)
         note("PubkeyAuthOptions", "security keys are refused");
     if (c.fingerprint != fingerprint_hash::sha256 && c.fingerprint != fingerprint_hash::md5)
         note("FingerprintHash", "SHA256 is used");
-    if (!c.channel_timeouts.empty())
-        note("ChannelTimeout", "ignored");
     return out;
 }
 

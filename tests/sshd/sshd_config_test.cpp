@@ -7,6 +7,8 @@
 
 #include <doctest/doctest.h>
 
+#include <syslog.h>
+
 #include <algorithm>
 #include <sstream>
 
@@ -150,8 +152,6 @@ TEST_CASE("sshd_config: OpenSSH 9.2 defaults")
     CHECK(g.listen_addresses.size() == 2);
 }
 
-TEST_CASE("sshd_config: first value wins, lists accumulate")
-{
 TEST_CASE("sshd_config: CryptoThreads, auto by default, shown by -T")
 {
     CHECK(parse("").global().crypto_threads == -1);
@@ -165,6 +165,8 @@ TEST_CASE("sshd_config: CryptoThreads, auto by default, shown by -T")
     CHECK(error_of("CryptoThreads\n") != "(no error)");
 }
 
+TEST_CASE("sshd_config: first value wins, lists accumulate")
+{
     auto c = parse("PasswordAuthentication no\n"
                    "PasswordAuthentication yes\n"
                    "Port 2222\nPort 2200\n"
@@ -480,7 +482,7 @@ TEST_CASE("sshd_config: sshd -T output matches OpenSSH's")
     check_against_openssh(hk, "");
     check_against_openssh(hk + "Port 2222\nPort 22\nListenAddress 127.0.0.1\nListenAddress [::1]:2200\n"
                                "LogLevel DEBUG1\nSyslogFacility LOCAL3\nUnusedConnectionTimeout 1h\n"
-                               "ChannelTimeout session=5m\nLogVerbose kex.c:*:1000\n"
+                               "ChannelTimeout none\nLogVerbose none\n"
                                "AllowUsers alice bob@10.0.0.0/8\nAllowUsers carol\nDenyGroups wheel\n"
                                "AcceptEnv LANG LC_*\nSetEnv A=1 B=\"two words\"\n"
                                "Subsystem sftp /usr/lib/openssh/sftp-server -f AUTHPRIV -l INFO\n"
@@ -526,4 +528,68 @@ TEST_CASE("sshd_config: sshd -T output matches OpenSSH's")
     for (const char* spec : {"user=y,lport=22", "user=x,lport=22"}) // fatal for x only, as "reprocess config"
         check_against_openssh(hk + "Match User x\n AuthenticationMethods publickey\n AuthenticationMethods any\n",
                               spec);
+}
+
+TEST_CASE("sshd_config: settings this server cannot enforce are refused, never ignored (issue 12, defect 10)")
+{
+    // Each names the keyword and says "not supported yet", in a Match block too.
+    const std::pair<const char*, const char*> refused[] = {
+        {"ChannelTimeout session=5m\n", "test.cfg line 1: ChannelTimeout is not supported yet"},
+        {"LogVerbose kex.c:*:1000\n", "test.cfg line 1: LogVerbose is not supported yet"},
+        {"ExposeAuthInfo yes\n", "test.cfg line 1: ExposeAuthInfo yes is not supported yet"},
+        {"HostKeyAgent /run/agent.sock\n", "test.cfg line 1: HostKeyAgent is not supported yet"},
+        {"HostCertificate /etc/ssh/host-cert.pub\n", "test.cfg line 1: HostCertificate is not supported yet"},
+        {"PerSourcePenalties yes\n", "test.cfg line 1: PerSourcePenalties yes is not supported yet"},
+        {"PerSourcePenalties authfail:30s\n", "test.cfg line 1: PerSourcePenalties authfail:30s is not supported yet"},
+        {"PerSourcePenaltyExemptList 10.0.0.0/8\n", "test.cfg line 1: PerSourcePenaltyExemptList is not supported yet"},
+        {"SecurityKeyProvider /usr/lib/libsk.so\n", "test.cfg line 1: SecurityKeyProvider /usr/lib/libsk.so is not supported yet"},
+        {"Match User x\n  ChannelTimeout session=1m\n", "test.cfg line 2: ChannelTimeout is not supported yet"},
+        {"Match User x\n  ExposeAuthInfo yes\n", "test.cfg line 2: ExposeAuthInfo yes is not supported yet"},
+        {"Match User x\n  RekeyLimit 1G\n", "test.cfg line 2: RekeyLimit in a Match block is not supported yet"},
+    };
+    for (const auto& [text, message] : refused) {
+        CAPTURE(text);
+        CHECK(error_of(text) == message);
+    }
+    // What asks for nothing new still loads.
+    for (const char* ok : {"ChannelTimeout none\n", "LogVerbose none\n", "ExposeAuthInfo no\n",
+                           "PerSourcePenalties no\n", "SecurityKeyProvider internal\n", "RekeyLimit 1G 1h\n",
+                           "Match User x\n  ExposeAuthInfo no\n"}) {
+        CAPTURE(ok);
+        CHECK(error_of(ok) == "(no error)");
+    }
+}
+
+TEST_CASE("sshd_config: enforced settings of defect 10 parse into what the server uses")
+{
+    const auto loaded = parse("RequiredRSASize 3072\nUnusedConnectionTimeout 90s\nPerSourceMaxStartups 4\n"
+                              "PerSourceNetBlockSize 24:56\nSyslogFacility AUTHPRIV\n");
+    const auto& g = loaded.global();
+    CHECK(g.required_rsa_size == 3072);
+    CHECK(g.unused_connection_timeout == 90);
+    CHECK(g.per_source_max_startups == 4);
+    CHECK(g.per_source_netblock_ipv4 == 24);
+    CHECK(g.per_source_netblock_ipv6 == 56);
+    CHECK(syslog_facility_code(g.log_facility) == LOG_AUTHPRIV);
+    CHECK(syslog_facility_code(parse("").global().log_facility) == LOG_AUTH);
+    CHECK(syslog_facility_code(parse("SyslogFacility LOCAL7\n").global().log_facility) == LOG_LOCAL7);
+    CHECK(syslog_facility_code(parse("SyslogFacility DAEMON\n").global().log_facility) == LOG_DAEMON);
+    // Match blocks may change them per user.
+    auto c = parse("UnusedConnectionTimeout 1h\nMatch User alice\n  UnusedConnectionTimeout 5\n"
+                   "  RequiredRSASize 4096\n");
+    CHECK(c.for_connection(conn("alice")).unused_connection_timeout == 5);
+    CHECK(c.for_connection(conn("alice")).required_rsa_size == 4096);
+    CHECK(c.for_connection(conn("bob")).unused_connection_timeout == 3600);
+}
+
+TEST_CASE("sshd_config: Debian 12's stock sshd_config keywords load")
+{
+    auto c = parse("KbdInteractiveAuthentication no\nUsePAM yes\nX11Forwarding yes\nPrintMotd no\n"
+                   "AcceptEnv LANG LC_*\nSubsystem\tsftp\t/usr/lib/openssh/sftp-server\n");
+    CHECK(c.global().use_pam);
+    CHECK_FALSE(c.global().print_motd);
+    // X11 forwarding is a grant this server does not make yet: off, and said so at start.
+    CHECK_FALSE(c.global().x11_forwarding_enabled());
+    const auto notes = unsupported_settings(c.global());
+    CHECK(std::find(notes.begin(), notes.end(), "X11Forwarding yes: not supported yet, treated as no") != notes.end());
 }
