@@ -59,7 +59,9 @@ std::uint64_t connection::send_blocked_us(channel_id id) const { return find(id)
 
 result<channel_id> connection::allocate(std::string_view type)
 {
-    if (live_ >= cfg_.max_channels)
+    // Every channel's window comes out of the connection's budget: with too
+    // little left for even a small window, no new channel.
+    if (live_ >= cfg_.max_channels || budget_.available() < min_initial_window(cfg_.window))
         return errc::too_large;
     channel_id id = 0;
     while (id < channels_.size() && channels_[id])
@@ -302,9 +304,10 @@ connection_event connection::on_data(byte_span payload, bool extended, steady_ti
     c->info.bytes_in += data.size();
     data_since_tick_ = true;
     if (extended && code != extended_data_stderr) {
-        // Unknown extended data types are discarded (RFC 4254 §5.2) but still
-        // count against and return the window.
-        consumed(recipient, data.size(), now);
+        // Unknown extended data types are discarded (RFC 4254 §5.2). They
+        // used the peer's credit, and no credit comes back for them until
+        // the sink takes real data: junk cannot keep the window turning.
+        c->rx.on_discarded(static_cast<std::uint32_t>(data.size()));
         return {};
     }
     return {.type = connection_event_type::data, .channel = recipient, .data = data, .code = code};
@@ -346,6 +349,10 @@ connection_event connection::on_request(byte_span payload)
     channel* c = peer_channel(recipient, "request");
     if (c == nullptr)
         return {};
+    if (want_reply && c->replies_owed >= cfg_.max_requests_owed) {
+        protocol_error("channel " + std::to_string(recipient) + ": too many requests awaiting a reply");
+        return {};
+    }
     if (want_reply)
         ++c->replies_owed;
     return {.type = connection_event_type::request, .channel = recipient, .name = name, .data = data,
@@ -379,6 +386,10 @@ connection_event connection::on_global_request(byte_span payload)
     auto data = r.rest();
     if (!r.ok()) {
         protocol_error("malformed SSH_MSG_GLOBAL_REQUEST");
+        return {};
+    }
+    if (want_reply && global_replies_owed_ >= cfg_.max_requests_owed) {
+        protocol_error("too many global requests awaiting a reply");
         return {};
     }
     if (want_reply)

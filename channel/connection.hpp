@@ -32,9 +32,15 @@ namespace longhaul {
 
 using channel_id = std::uint32_t;
 
+// Limits on what a peer can make this side hold (bounded memory): the
+// window budget caps credit granted plus data buffered over all channels
+// (window_policy.hpp); these cap the bookkeeping around it.
 struct connection_config {
     window_config window;
     std::size_t max_channels = 8192;
+    // want_reply requests of the peer not yet answered by the program, per
+    // channel and for global requests; one more is a protocol error.
+    std::uint32_t max_requests_owed = 256;
 };
 
 enum class connection_event_type {
@@ -143,6 +149,8 @@ public:
     bool exists(channel_id id) const noexcept;
     const channel_info& info(channel_id id) const;
     std::size_t channel_count() const noexcept { return live_; }
+    // The peer's want_reply global requests the program has not answered yet.
+    std::uint32_t global_replies_owed() const noexcept { return global_replies_owed_; }
     const receive_window& window(channel_id id) const;
     // Time our data on the channel has waited for the peer's window so far.
     std::uint64_t send_blocked_us(channel_id id) const;

@@ -28,8 +28,15 @@ window_config window_limits(std::uint64_t channel_max, std::uint64_t connection_
     return cfg;
 }
 
+std::uint32_t min_initial_window(const window_config& cfg) noexcept
+{
+    return std::min(cfg.initial_window, 2 * cfg.max_packet);
+}
+
 receive_window::receive_window(const window_config& cfg, window_budget& budget) noexcept
-    : cfg_(cfg), budget_(budget), target_(cfg.initial_window), credit_(cfg.initial_window)
+    : cfg_(cfg), budget_(budget),
+      initial_(static_cast<std::uint32_t>(std::min<std::uint64_t>(cfg.initial_window, budget.available()))),
+      target_(initial_), credit_(initial_), granted_(budget.take(initial_))
 {
     stats_.peak_target = target_;
 }
@@ -64,6 +71,15 @@ bool receive_window::on_receive(std::uint32_t n, std::uint64_t now_us) noexcept
         // OpenSSH tolerates a peer overrunning by up to a tenth of the window.
         if (excess_ > target_ / 10)
             return false;
+        // The overrun is buffered like any data: the budget must cover it.
+        const std::uint64_t held = std::uint64_t(backlog_) + n;
+        if (held > granted_) {
+            const std::uint64_t want = held - granted_;
+            const std::uint64_t got = budget_.take(want);
+            granted_ += got;
+            if (got < want)
+                return false;
+        }
     }
     backlog_ += n;
     interval_received_ += n;
@@ -166,10 +182,16 @@ void receive_window::end_interval(std::uint64_t elapsed, std::uint64_t rtt_us) n
     grow_to(aim, why, per_rtt, rtt_us);
 }
 
+void receive_window::on_discarded(std::uint32_t n) noexcept
+{
+    backlog_ -= std::min(n, backlog_);
+    release_unneeded_budget();
+}
+
 void receive_window::shrink_to(std::uint64_t to, window_change::reason why, std::uint64_t per_rtt,
                                std::uint64_t rtt_us) noexcept
 {
-    to = std::max<std::uint64_t>(to, cfg_.initial_window);
+    to = std::max<std::uint64_t>(to, initial_);
     if (to >= target_)
         return;
     const std::uint32_t from = change_ ? change_->from : target_;
@@ -185,11 +207,9 @@ void receive_window::grow_to(std::uint64_t aim, window_change::reason why, std::
     aim = std::min<std::uint64_t>({aim, cfg_.max_window, 4ull * target_});
     if (aim <= target_)
         return;
-    const std::uint64_t initial = cfg_.initial_window;
-    const std::uint64_t need = aim - initial;
-    if (need > granted_)
-        granted_ += budget_.take(need - granted_);
-    const std::uint64_t to = std::min(aim, initial + granted_);
+    if (aim > granted_)
+        granted_ += budget_.take(aim - granted_);
+    const std::uint64_t to = std::min(aim, granted_);
     if (to <= target_) {
         if (!change_ || change_->why != window_change::reason::budget)
             change_ = window_change{target_, target_, window_change::reason::budget, per_rtt, rtt_us};
@@ -206,10 +226,9 @@ void receive_window::release_unneeded_budget() noexcept
     // Budget is held for the target, and for credit the peer still holds
     // even after the target shrank: that credit can still arrive as data.
     const std::uint64_t need = std::max<std::uint64_t>(target_, std::uint64_t(credit_) + backlog_);
-    const std::uint64_t over = need > cfg_.initial_window ? need - cfg_.initial_window : 0;
-    if (over < granted_) {
-        budget_.give_back(granted_ - over);
-        granted_ = over;
+    if (need < granted_) {
+        budget_.give_back(granted_ - need);
+        granted_ = need;
     }
 }
 
@@ -231,11 +250,11 @@ std::uint32_t receive_window::on_consumed(std::uint32_t n, std::uint64_t now_us,
 
 void receive_window::on_tick(std::uint64_t now_us) noexcept
 {
-    if (target_ > cfg_.initial_window && now_us - last_data_us_ >= idle_shrink_us) {
+    if (target_ > initial_ && now_us - last_data_us_ >= idle_shrink_us) {
         // Credit already given cannot be taken back; the target drops and no
         // new credit is returned until what the peer holds falls below it.
-        change_ = window_change{change_ ? change_->from : target_, cfg_.initial_window, window_change::reason::idle, 0, 0};
-        target_ = cfg_.initial_window;
+        change_ = window_change{change_ ? change_->from : target_, initial_, window_change::reason::idle, 0, 0};
+        target_ = initial_;
         interval_start_us_ = 0;
         previous_per_rtt_ = 0;
     }

@@ -3,10 +3,13 @@
 // the sink consumed; it says how much credit to return (WINDOW_ADJUST).
 //
 // Invariant: credit the peer holds + bytes received but not yet consumed
-// never exceed the target window (beyond the small overrun OpenSSH peers are
-// allowed), so a channel's memory is bounded by its target, and everything
-// above the initial window -- target or credit already granted, whichever is
-// larger -- is drawn from a budget shared by all channels of the connection.
+// never exceed what the channel holds of a budget shared by all channels of
+// the connection: its whole window, initial window included, or the credit
+// already granted when the target shrank below it, whichever is larger. A
+// peer's small overrun (tolerated as OpenSSH does) is drawn from the budget
+// too, and refused when the budget cannot cover it. So the sum over all
+// channels of credit granted and data buffered never exceeds the budget: a
+// hard per-connection cap, however many channels the peer opens.
 //
 // The target follows the measured bandwidth-delay product. Every round trip
 // (the RTT the driver measures, from TCP_INFO or the SSH layer's own probes)
@@ -66,6 +69,7 @@ public:
     }
     void give_back(std::uint64_t n) noexcept { used_ = n < used_ ? used_ - n : 0; }
     std::uint64_t used() const noexcept { return used_; }
+    std::uint64_t available() const noexcept { return limit_ > used_ ? limit_ - used_ : 0; }
     std::uint64_t limit() const noexcept { return limit_; }
 
 private:
@@ -99,19 +103,32 @@ struct window_stats {
     }
 };
 
+// The smallest initial window a channel may open with when the budget is
+// short: two packets. Below that the connection refuses new channels.
+std::uint32_t min_initial_window(const window_config& cfg) noexcept;
+
 class receive_window {
 public:
+    // Takes its initial window from the budget: cfg.initial_window, or what
+    // the budget has left if that is less (the caller checks that at least
+    // min_initial_window() is left).
     receive_window(const window_config& cfg, window_budget& budget) noexcept;
     ~receive_window();
     receive_window(const receive_window&) = delete;
     receive_window& operator=(const receive_window&) = delete;
 
     // The window we open with (CHANNEL_OPEN / OPEN_CONFIRMATION).
-    std::uint32_t initial() const noexcept { return cfg_.initial_window; }
+    std::uint32_t initial() const noexcept { return initial_; }
 
     // `n` bytes arrived. False when the peer sent more than its credit
-    // (beyond a small tolerance, as OpenSSH allows for old peers).
+    // (beyond a small tolerance, as OpenSSH allows for old peers, and only
+    // as far as the budget covers it).
     bool on_receive(std::uint32_t n, std::uint64_t now_us) noexcept;
+
+    // `n` bytes that arrived were thrown away unread (an extended data type
+    // nobody reads): they leave the backlog, but no credit goes back for them
+    // now, so a peer cannot keep the window turning with data nobody takes.
+    void on_discarded(std::uint32_t n) noexcept;
 
     // The sink took `n` bytes. `rtt_us` is the connection's current round-trip
     // estimate (0: unknown, no growth). Returns the credit to send in
@@ -124,7 +141,7 @@ public:
     std::uint32_t credit() const noexcept { return credit_; }
     std::uint32_t target() const noexcept { return target_; }
     std::uint32_t backlog() const noexcept { return backlog_; }
-    // Budget this channel holds now (target or outstanding credit above the initial window).
+    // Budget this channel holds now: its window, or credit and backlog when larger.
     std::uint64_t budget_held() const noexcept { return granted_; }
     const window_stats& stats() const noexcept { return stats_; }
     // The last change of the target not yet reported, if any.
@@ -144,11 +161,12 @@ private:
 
     const window_config& cfg_;
     window_budget& budget_;
+    std::uint32_t initial_;      // this channel's initial window (and the floor it shrinks to)
     std::uint32_t target_;
     std::uint32_t credit_;       // what the peer may still send
     std::uint32_t backlog_ = 0;  // received, not yet consumed by the sink
     std::uint32_t excess_ = 0;   // bytes received beyond credit (tolerated up to a bound)
-    std::uint64_t granted_ = 0;  // budget held: max(target, credit + backlog) above the initial window
+    std::uint64_t granted_ = 0;  // budget held: at least max(target, credit + backlog)
     std::uint64_t last_data_us_ = 0;
     // The current measurement interval (about one RTT).
     std::uint64_t interval_start_us_ = 0;

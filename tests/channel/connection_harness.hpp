@@ -4,6 +4,8 @@
 #include "channel/connection.hpp"
 #include "tests/transport/harness.hpp"
 
+#include <optional>
+
 namespace longhaul::test {
 
 struct recorded_event {
@@ -18,14 +20,15 @@ struct recorded_event {
 
 class connection_pair {
 public:
-    explicit connection_pair(connection_config cfg = {}) : tp({}, {})
+    // The server gets `server_cfg` when given (limits tested from one side).
+    explicit connection_pair(connection_config cfg = {}, std::optional<connection_config> server_cfg = {}) : tp({}, {})
     {
         tp.run();
         REQUIRE(tp.client->established());
         tp.client->user_authenticated();
         tp.server->user_authenticated();
         client = std::make_unique<connection>(*tp.client, cfg);
-        server = std::make_unique<connection>(*tp.server, cfg);
+        server = std::make_unique<connection>(*tp.server, server_cfg.value_or(cfg));
         tp.keep_payloads = false;
         tp.on_payload = [this](bool at_server, const transport_event& ev) {
             connection& c = at_server ? *server : *client;

@@ -211,7 +211,10 @@ TEST_CASE("connection: data after EOF is a protocol error")
 
 TEST_CASE("connection: a thousand channels open, carry data and close")
 {
-    connection_pair p;
+    // Every window comes out of the budget: a thousand 2 MiB windows need 2 GiB.
+    connection_config cfg;
+    cfg.window.budget = 4ull << 30;
+    connection_pair p(cfg);
     std::vector<channel_id> ids;
     for (int i = 0; i < 1000; ++i)
         ids.push_back(*p.client->open("session"));
@@ -416,4 +419,108 @@ TEST_CASE("window_report: the metrics file's columns")
         return n;
     };
     CHECK(words(metrics_header()) == words(line) + 1); // "#" starts the header
+}
+
+TEST_CASE("connection: the window budget caps the peer's channels, initial windows included")
+{
+    connection_config server_cfg;
+    server_cfg.window.budget = 7ull << 20; // three 2 MiB windows and a 1 MiB one
+    connection_pair p({}, server_cfg);
+    p.on_event = [&](bool at_server, const connection_event& e) {
+        if (at_server && e.type == cet::open_request)
+            p.server->accept(e.channel);
+    };
+    for (int i = 0; i < 6; ++i)
+        REQUIRE(p.client->open("session").has_value());
+    p.run();
+    CHECK(p.server->channel_count() == 4);
+    CHECK(p.server->budget().used() == 7ull << 20);
+    CHECK(p.server->window(3).initial() == 1u << 20);
+    // The rest were refused for lack of resources, and the connection lives on.
+    CHECK(p.count(p.server_events, cet::open_request) == 4);
+    REQUIRE(p.count(p.client_events, cet::open_failed) == 2);
+    CHECK(p.client_events.back().code == static_cast<std::uint32_t>(open_failure_reason::resource_shortage));
+    CHECK_FALSE(p.tp.server_log.disconnected);
+    // A channel that ends gives its window back: the next open succeeds.
+    p.on_event = [&](bool at_server, const connection_event& e) {
+        if (at_server && e.type == cet::open_request)
+            p.server->accept(e.channel);
+        if (at_server && e.type == cet::close)
+            p.server->close(e.channel);
+    };
+    p.client->close(0);
+    p.run();
+    CHECK(p.server->budget().used() == 5ull << 20);
+    REQUIRE(p.client->open("session").has_value());
+    p.run();
+    CHECK(p.server->channel_count() == 4);
+    CHECK(p.count(p.client_events, cet::open_failed) == 2);
+}
+
+TEST_CASE("connection: max_channels caps the channel table")
+{
+    connection_config server_cfg;
+    server_cfg.max_channels = 3;
+    connection_pair p({}, server_cfg);
+    p.on_event = [&](bool at_server, const connection_event& e) {
+        if (at_server && e.type == cet::open_request)
+            p.server->accept(e.channel);
+    };
+    for (int i = 0; i < 5; ++i)
+        REQUIRE(p.client->open("session").has_value());
+    p.run();
+    CHECK(p.server->channel_count() == 3);
+    CHECK(p.count(p.server_events, cet::open_request) == 3);
+    CHECK(p.count(p.client_events, cet::open_failed) == 2);
+    CHECK_FALSE(p.tp.server_log.disconnected);
+}
+
+TEST_CASE("connection: unanswered want_reply requests are bounded")
+{
+    connection_config server_cfg;
+    server_cfg.max_requests_owed = 4;
+    {
+        connection_pair p({}, server_cfg);
+        for (int i = 0; i < 4; ++i)
+            p.client->send_global_request("keepalive@openssh.com", true);
+        p.run();
+        CHECK(p.server->global_replies_owed() == 4);
+        CHECK_FALSE(p.tp.server_log.disconnected);
+        p.server->reply_global(false); // answering makes room
+        p.client->send_global_request("keepalive@openssh.com", true);
+        p.client->send_global_request("keepalive@openssh.com", false); // no reply owed: not counted
+        p.run();
+        CHECK_FALSE(p.tp.server_log.disconnected);
+        p.client->send_global_request("keepalive@openssh.com", true);
+        p.run();
+        CHECK(p.tp.server_log.disconnected);
+        CHECK(p.tp.server_log.disconnect_text == "too many global requests awaiting a reply");
+    }
+    {
+        connection_pair p({}, server_cfg);
+        auto [c, s] = p.open_session();
+        for (int i = 0; i < 5; ++i)
+            p.client->send_request(c, "env", true, env_request{"A", "b"}.encode());
+        p.run();
+        CHECK(p.tp.server_log.disconnected);
+        CHECK(p.tp.server_log.disconnect_text == "channel " + std::to_string(s) + ": too many requests awaiting a reply");
+    }
+}
+
+TEST_CASE("connection: unknown extended data is discarded and returns no credit by itself")
+{
+    connection_pair p;
+    auto [c, s] = p.open_session();
+    const std::uint32_t remote = p.client->info(c).remote_id;
+    const std::uint32_t credit_before = p.server->window(s).credit();
+    const std::size_t server_events_before = p.server_events.size();
+    bytes m;
+    wire_writer(m).u8(msg::channel_extended_data).u32(remote).u32(7).string(bytes(30000, 'x'));
+    REQUIRE(p.tp.client->send(m).has_value());
+    p.run();
+    CHECK(p.server_events.size() == server_events_before); // nothing reported
+    CHECK(p.server->window(s).credit() == credit_before - 30000);
+    CHECK(p.server->window(s).backlog() == 0);
+    CHECK(p.count(p.client_events, cet::window_opened) == 0); // no WINDOW_ADJUST for junk
+    CHECK_FALSE(p.tp.server_log.disconnected);
 }

@@ -206,7 +206,7 @@ TEST_CASE("window_policy: an idle channel shrinks back, keeping budget for credi
     REQUIRE(change.has_value());
     CHECK(change->why == window_change::reason::idle);
     // The peer may still send all the credit it holds: that memory stays reserved.
-    CHECK(budget.used() == std::max<std::uint64_t>(outstanding, cfg.initial_window) - cfg.initial_window);
+    CHECK(budget.used() == std::max<std::uint64_t>(outstanding + w.backlog(), cfg.initial_window));
     // As that credit arrives and is consumed, the budget comes back.
     std::uint64_t now = sim.now + receive_window::idle_shrink_us + 2;
     std::uint32_t left = w.credit();
@@ -218,13 +218,13 @@ TEST_CASE("window_policy: an idle channel shrinks back, keeping budget for credi
         now += 10;
     }
     w.on_tick(now);
-    CHECK(budget.used() == 0);
+    CHECK(budget.used() == cfg.initial_window); // its window, no more
 }
 
 TEST_CASE("window_policy: 100 channels never exceed the budget, counting credit already granted")
 {
     window_config cfg;
-    cfg.budget = 64ull << 20;
+    cfg.budget = 256ull << 20; // 200 MiB of initial windows, 56 MiB to grow into
     window_budget budget(cfg.budget);
     std::vector<std::unique_ptr<receive_window>> ws;
     std::vector<std::unique_ptr<path_sim>> sims;
@@ -237,14 +237,15 @@ TEST_CASE("window_policy: 100 channels never exceed the budget, counting credit 
             s->step();
         std::uint64_t held = 0;
         for (auto& w : ws) {
-            held += std::max<std::uint64_t>(w->target(), std::uint64_t(w->credit()) + w->backlog()) - cfg.initial_window;
+            held += std::max<std::uint64_t>(w->target(), std::uint64_t(w->credit()) + w->backlog());
             CHECK(std::uint64_t(w->credit()) + w->backlog() <= w->target());
         }
         REQUIRE(held <= cfg.budget);
+        REQUIRE(held <= budget.used());
         REQUIRE(budget.used() <= cfg.budget);
     }
     // Some channels grew and the budget is what stopped the rest.
-    CHECK(budget.used() > cfg.budget / 2);
+    CHECK(budget.used() > cfg.budget - cfg.budget / 8);
 }
 
 TEST_CASE("window_policy: no overflow near 2^32 - 1")
@@ -331,4 +332,62 @@ TEST_CASE("window_policy: a sink that slows down brings an overgrown window back
     CHECK(saw_sink_change);
     CHECK(w.target() <= 4 * cfg.initial_window);
     CHECK(w.target() < grown / 8);
+}
+
+TEST_CASE("window_policy: initial windows come out of the budget; a short budget gives smaller ones")
+{
+    window_config cfg;
+    cfg.budget = 5ull << 20; // two full 2 MiB windows and half of a third
+    window_budget budget(cfg.budget);
+    receive_window a(cfg, budget), b(cfg, budget);
+    CHECK(a.initial() == cfg.initial_window);
+    CHECK(budget.used() == 2ull * cfg.initial_window);
+    receive_window c(cfg, budget);
+    CHECK(c.initial() == 1u << 20);
+    CHECK(c.credit() == 1u << 20);
+    CHECK(budget.available() == 0);
+    // The connection refuses a channel below two packets of window.
+    CHECK(min_initial_window(cfg) == 2 * cfg.max_packet);
+    CHECK(budget.available() < min_initial_window(cfg));
+    // An idle channel that shrinks never hands back the budget of credit the
+    // peer still holds: the sum stays what was granted.
+    a.on_tick(receive_window::idle_shrink_us * 2);
+    CHECK(budget.used() == 5ull << 20);
+}
+
+TEST_CASE("window_policy: an overrun the budget cannot cover is refused")
+{
+    window_config cfg;
+    cfg.initial_window = 100000;
+    cfg.budget = 100000; // exactly the window: no room for the tolerated overrun
+    window_budget budget(cfg.budget);
+    receive_window w(cfg, budget);
+    CHECK(w.on_receive(100000, 1));
+    CHECK_FALSE(w.on_receive(5000, 2));
+    CHECK(budget.used() == 100000);
+    // With room in the budget the same overrun is taken, and accounted for.
+    window_budget roomy(200000);
+    receive_window v(cfg, roomy);
+    CHECK(v.on_receive(100000, 1));
+    CHECK(v.on_receive(5000, 2));
+    CHECK(roomy.used() == 105000);
+    CHECK(v.budget_held() == 105000);
+}
+
+TEST_CASE("window_policy: discarded data returns no credit by itself")
+{
+    window_config cfg;
+    window_budget budget(cfg.budget);
+    receive_window w(cfg, budget);
+    const std::uint32_t initial = w.credit();
+    CHECK(w.on_receive(512 * 1024, 1));
+    w.on_discarded(512 * 1024);
+    CHECK(w.backlog() == 0);
+    CHECK(w.credit() == initial - 512 * 1024); // the peer's credit stays used up
+    CHECK(budget.used() == cfg.initial_window);
+    // Real data the sink takes later brings the window back to its target.
+    CHECK(w.on_receive(1024, 2));
+    const std::uint32_t back = w.on_consumed(1024, 3, 0);
+    CHECK(back == 512 * 1024 + 1024);
+    CHECK(w.credit() == initial);
 }
