@@ -80,10 +80,13 @@ int run(const sftp_options& o)
     }
     if (!o.quiet)
         to_stderr(o.sftp_direct.empty() ? "Connected to " + o.host + "." : "Attached to " + o.sftp_direct + ".");
-    struct sigaction sa{};
-    sa.sa_handler = on_sigint;
-    ::sigemptyset(&sa.sa_mask);
-    ::sigaction(SIGINT, &sa, nullptr);
+    // ^C interrupts a command (a transfer stops and the prompt returns);
+    // at the prompt it is ignored, as in OpenSSH's sftp.
+    struct sigaction on_command{}, at_prompt{};
+    on_command.sa_handler = on_sigint;
+    ::sigemptyset(&on_command.sa_mask);
+    at_prompt.sa_handler = SIG_IGN;
+    ::sigemptyset(&at_prompt.sa_mask);
     conn->sess().set_interrupt(&interrupted);
 
     shell_settings s;
@@ -102,6 +105,7 @@ int run(const sftp_options& o)
         return 1;
     bool done = false;
     if (!o.file1.empty()) {
+        ::sigaction(SIGINT, &on_command, nullptr);
         err = shell.initial_path(o.file1, o.file2, done);
         if (done || err != 0) {
             conn->close();
@@ -112,6 +116,7 @@ int run(const sftp_options& o)
     if (interactive)
         editor = std::make_unique<line_editor>(shell);
     for (;;) {
+        ::sigaction(SIGINT, &at_prompt, nullptr);
         interrupted.store(false);
         std::string line;
         if (editor) {
@@ -130,6 +135,7 @@ int run(const sftp_options& o)
             }
             line = buf;
         }
+        ::sigaction(SIGINT, &on_command, nullptr);
         err = shell.run_line(line);
         if (!conn->sess().ok()) {
             log_line(conn->sess().core().failure().empty() ? "Connection closed" : conn->sess().core().failure());
