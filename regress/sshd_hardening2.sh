@@ -351,10 +351,12 @@ if want 9; then
     check_env_bytes() {
         local big n
         big=$(head -c 61440 /dev/zero | tr '\0' x)
-        n=$(env LH_B1="$big" LH_B2="$big" LH_B3="$big" LH_B4="$big" LH_B5="$big" LH_B6="$big" \
+        # A prefix nothing else uses: the asan stage exports LH_BULK_MB,
+        # which SendEnv=LH_B* would send too.
+        n=$(env LHBIGENV1="$big" LHBIGENV2="$big" LHBIGENV3="$big" LHBIGENV4="$big" LHBIGENV5="$big" LHBIGENV6="$big" \
             ssh -F /dev/null -p "$port_env9" -o "UserKnownHostsFile=$T/known_hosts.$port_env9" \
             -o StrictHostKeyChecking=yes -o BatchMode=yes -o IdentitiesOnly=yes -o IdentityAgent=none \
-            -i "$T/id_user" -o "SendEnv=LH_B*" "$user@127.0.0.1" 'env | grep -c "^LH_B"' 2>/dev/null)
+            -i "$T/id_user" -o "SendEnv=LHBIGENV*" "$user@127.0.0.1" 'env | grep -c "^LHBIGENV"' 2>/dev/null)
         echo "  6 x 60 KiB sent, $n set"
         [ -n "$n" ] && [ "$n" -ge 1 ] && [ "$n" -le 4 ]
     }
