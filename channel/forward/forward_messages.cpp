@@ -1,0 +1,240 @@
+#include "channel/forward/forward_messages.hpp"
+
+#include "common/wire.hpp"
+
+#include <sys/un.h>
+
+namespace longhaul::forward {
+
+const std::size_t max_socket_path = sizeof(sockaddr_un::sun_path) - 1;
+
+namespace {
+
+// A string field read as OpenSSH's sshpkt_get_cstring reads it (no NUL
+// inside). Its length bound is checked after the whole message parsed (see
+// finish()), so it is read here up to the packet limit.
+std::string cstring(wire_reader& r)
+{
+    const std::string_view s = r.text(max_wire_string);
+    if (!r.ok())
+        return {};
+    if (s.find('\0') != std::string_view::npos) {
+        r.fail(errc::malformed);
+        return {};
+    }
+    return std::string(s);
+}
+
+std::uint16_t read_port(wire_reader& r, bool& too_large)
+{
+    const std::uint32_t p = r.u32();
+    if (p > 0xffff)
+        too_large = true;
+    return static_cast<std::uint16_t>(p);
+}
+
+// Structural errors (truncation, trailing bytes, NUL) first: a message
+// that does not parse is a protocol error whatever its values. Then the
+// bounds on values.
+template <class T>
+result<T> finish(wire_reader& r, T value, bool too_large)
+{
+    if (auto f = r.finish(); !f)
+        return f.error() == errc::incomplete ? errc::malformed : f.error();
+    if (too_large)
+        return errc::too_large;
+    return value;
+}
+
+bool over(const std::string& s, std::size_t max) { return s.size() > max; }
+
+} // namespace
+
+bytes direct_tcpip_open::encode() const
+{
+    bytes out;
+    wire_writer(out).string(host).u32(port).string(originator).u32(originator_port);
+    return out;
+}
+
+result<direct_tcpip_open> direct_tcpip_open::decode(byte_span data)
+{
+    wire_reader r(data);
+    direct_tcpip_open m;
+    bool big = false;
+    m.host = cstring(r);
+    m.port = read_port(r, big);
+    m.originator = cstring(r);
+    m.originator_port = read_port(r, big);
+    big = big || over(m.host, max_forward_host) || over(m.originator, max_forward_host);
+    return finish(r, std::move(m), big);
+}
+
+bytes forwarded_tcpip_open::encode() const
+{
+    bytes out;
+    wire_writer(out).string(address).u32(port).string(originator).u32(originator_port);
+    return out;
+}
+
+result<forwarded_tcpip_open> forwarded_tcpip_open::decode(byte_span data)
+{
+    wire_reader r(data);
+    forwarded_tcpip_open m;
+    bool big = false;
+    m.address = cstring(r);
+    m.port = read_port(r, big);
+    m.originator = cstring(r);
+    m.originator_port = read_port(r, big);
+    big = big || over(m.address, max_forward_host) || over(m.originator, max_forward_host);
+    return finish(r, std::move(m), big);
+}
+
+bytes direct_streamlocal_open::encode() const
+{
+    bytes out;
+    wire_writer(out).string(path).string(originator).u32(originator_port);
+    return out;
+}
+
+result<direct_streamlocal_open> direct_streamlocal_open::decode(byte_span data)
+{
+    wire_reader r(data);
+    direct_streamlocal_open m;
+    bool big = false;
+    m.path = cstring(r);
+    m.originator = cstring(r);
+    m.originator_port = read_port(r, big);
+    big = big || over(m.path, max_socket_path) || over(m.originator, max_forward_host);
+    return finish(r, std::move(m), big);
+}
+
+bytes forwarded_streamlocal_open::encode() const
+{
+    bytes out;
+    wire_writer(out).string(path).string(reserved);
+    return out;
+}
+
+result<forwarded_streamlocal_open> forwarded_streamlocal_open::decode(byte_span data)
+{
+    wire_reader r(data);
+    forwarded_streamlocal_open m;
+    m.path = cstring(r);
+    m.reserved = cstring(r);
+    const bool big = over(m.path, max_socket_path) || over(m.reserved, max_forward_host);
+    return finish(r, std::move(m), big);
+}
+
+bytes tcpip_forward_request::encode() const
+{
+    bytes out;
+    wire_writer(out).string(address).u32(port);
+    return out;
+}
+
+result<tcpip_forward_request> tcpip_forward_request::decode(byte_span data)
+{
+    wire_reader r(data);
+    tcpip_forward_request m;
+    bool big = false;
+    m.address = cstring(r);
+    m.port = read_port(r, big);
+    big = big || over(m.address, max_forward_host);
+    return finish(r, std::move(m), big);
+}
+
+bytes tcpip_forward_reply::encode() const
+{
+    bytes out;
+    wire_writer(out).u32(port);
+    return out;
+}
+
+result<tcpip_forward_reply> tcpip_forward_reply::decode(byte_span data)
+{
+    wire_reader r(data);
+    tcpip_forward_reply m;
+    bool big = false;
+    m.port = read_port(r, big);
+    return finish(r, m, big);
+}
+
+bytes streamlocal_forward_request::encode() const
+{
+    bytes out;
+    wire_writer(out).string(path);
+    return out;
+}
+
+result<streamlocal_forward_request> streamlocal_forward_request::decode(byte_span data)
+{
+    wire_reader r(data);
+    streamlocal_forward_request m;
+    m.path = cstring(r);
+    const bool big = over(m.path, max_socket_path);
+    return finish(r, std::move(m), big);
+}
+
+namespace {
+
+template <class T>
+result<forward_open> open_of(byte_span data)
+{
+    auto r = T::decode(data);
+    if (!r)
+        return r.error();
+    return forward_open(std::move(*r));
+}
+
+template <class T, forward_request_kind Kind>
+result<forward_request> request_of(byte_span data)
+{
+    auto r = T::decode(data);
+    if (!r)
+        return r.error();
+    return forward_request{Kind, std::move(*r)};
+}
+
+struct open_entry {
+    std::string_view type;
+    result<forward_open> (*decode)(byte_span);
+};
+constexpr open_entry open_table[] = {
+    {direct_tcpip_type, open_of<direct_tcpip_open>},
+    {forwarded_tcpip_type, open_of<forwarded_tcpip_open>},
+    {direct_streamlocal_type, open_of<direct_streamlocal_open>},
+    {forwarded_streamlocal_type, open_of<forwarded_streamlocal_open>},
+};
+
+using k = forward_request_kind;
+struct request_entry {
+    std::string_view name;
+    result<forward_request> (*decode)(byte_span);
+};
+constexpr request_entry request_table[] = {
+    {tcpip_forward_name, request_of<tcpip_forward_request, k::tcpip_forward>},
+    {cancel_tcpip_forward_name, request_of<tcpip_forward_request, k::cancel_tcpip_forward>},
+    {streamlocal_forward_name, request_of<streamlocal_forward_request, k::streamlocal_forward>},
+    {cancel_streamlocal_forward_name, request_of<streamlocal_forward_request, k::cancel_streamlocal_forward>},
+};
+
+} // namespace
+
+result<forward_open> decode_forward_open(std::string_view type, byte_span data)
+{
+    for (const auto& e : open_table)
+        if (e.type == type)
+            return e.decode(data);
+    return errc::unsupported;
+}
+
+result<forward_request> decode_forward_request(std::string_view name, byte_span data)
+{
+    for (const auto& e : request_table)
+        if (e.name == name)
+            return e.decode(data);
+    return errc::unsupported;
+}
+
+} // namespace longhaul::forward
