@@ -100,10 +100,10 @@ std::string refused_streamlocal_forward_log(std::string_view originator, int ori
            std::to_string(originator_port) + ", target " + printable(target);
 }
 
-std::string denied_connect_log(std::string_view host, int port)
+std::string denied_connect_log(std::string_view remote_ip, int remote_port, std::string_view host, int port)
 {
-    return "Received request to connect to host " + cut(host) + " port " + std::to_string(port) +
-           ", but the request was denied.";
+    return "Received request from " + cut(remote_ip) + " port " + std::to_string(remote_port) +
+           " to connect to host " + cut(host) + " port " + std::to_string(port) + ", but the request was denied.";
 }
 
 std::string denied_connect_path_log(std::string_view path)

@@ -73,13 +73,14 @@ bool remote_forward_matches(std::optional<std::string_view> listen_address, int 
                             std::string_view reported_host, int reported_port) noexcept;
 
 // sshd's log lines (logit, INFO) and the client debug messages for
-// refusals, in OpenSSH's words; peer text is made printable and cut as
-// OpenSSH cuts it (%.100s).
+// refusals, in OpenSSH 9.2's words (each compared with Debian's sshd's
+// log); peer text is made printable and cut as OpenSSH cuts it (%.100s).
 std::string refused_local_forward_log(std::string_view originator, int originator_port, std::string_view target,
                                       int target_port);
 std::string refused_streamlocal_forward_log(std::string_view originator, int originator_port,
                                             std::string_view target);
-std::string denied_connect_log(std::string_view host, int port);
+// (OpenSSH 9.2 names the client in the host:port line, not in the path one.)
+std::string denied_connect_log(std::string_view remote_ip, int remote_port, std::string_view host, int port);
 std::string denied_connect_path_log(std::string_view path);
 std::string denied_remote_forward_log(std::string_view remote_ip, int remote_port, std::string_view listen_host,
                                       int listen_port);

@@ -68,6 +68,9 @@ TEST_CASE("permissions: parsing as sshd_config and authorized_keys store them")
     }
 }
 
+// The case rules (exact host for open lists, the request lowercased for
+// listen lists), "localhost" against 127.0.0.1 and the wildcard host were
+// also tried against Debian's sshd 9.2 (ssh -W / -R with ExitOnForwardFailure).
 TEST_CASE("permissions: open lists (PermitOpen, permitopen=, PermitRemoteOpen)")
 {
     struct row {
