@@ -63,6 +63,16 @@ result<channel_id> connection::allocate(std::string_view type)
     // little left for even a small window, no new channel.
     if (live_ >= cfg_.max_channels || budget_.available() < min_initial_window(cfg_.window))
         return errc::too_large;
+    if (!peer_sender_known_) {
+        // Channels open only after authentication, so the peer's
+        // identification is known by now: the window policy takes its kind
+        // of sender into account (window_for_peer) from the first channel.
+        const std::string& software = transport_.peer_identification().software;
+        if (!software.empty()) {
+            cfg_.window = window_for_peer(cfg_.window, software);
+            peer_sender_known_ = true;
+        }
+    }
     channel_id id = 0;
     while (id < channels_.size() && channels_[id])
         ++id;

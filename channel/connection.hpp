@@ -155,6 +155,9 @@ public:
     // Time our data on the channel has waited for the peer's window so far.
     std::uint64_t send_blocked_us(channel_id id) const;
     const window_budget& budget() const noexcept { return budget_; }
+    // The limits in force; the window's follow the peer's kind of sender
+    // once the first channel exists (window_for_peer).
+    const connection_config& config() const noexcept { return cfg_; }
     transport& core() noexcept { return transport_; }
 
 private:
@@ -192,6 +195,7 @@ private:
     rtt_probe probe_;
     std::uint64_t now_us_ = 0;                 // the latest time the core was given
     bool data_since_tick_ = false;             // channel data moved since the last tick
+    bool peer_sender_known_ = false;           // cfg_.window adjusted to the peer's software
     mutable_byte_span pending_room_;           // the prepared data packet, header included
     std::size_t pending_header_ = 0;
     channel_id pending_channel_ = 0;

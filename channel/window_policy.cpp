@@ -28,6 +28,28 @@ window_config window_limits(std::uint64_t channel_max, std::uint64_t connection_
     return cfg;
 }
 
+peer_sender classify_sender(std::string_view software) noexcept
+{
+    // "OpenSSH_9.2p1", "OpenSSH_for_Windows_8.1"; HPN-SSH says
+    // "OpenSSH_10.2p1_hpn18.8.0" or "OpenSSH_8.9p1-hpn15v2".
+    constexpr std::string_view openssh = "OpenSSH";
+    if (software.substr(0, openssh.size()) != openssh)
+        return peer_sender::other;
+    for (std::size_t i = 0; i + 3 <= software.size(); ++i) {
+        const auto lower = [&](std::size_t k) { return static_cast<char>(software[i + k] | 0x20); };
+        if (lower(0) == 'h' && lower(1) == 'p' && lower(2) == 'n')
+            return peer_sender::other;
+    }
+    return peer_sender::openssh;
+}
+
+window_config window_for_peer(window_config cfg, std::string_view peer_software) noexcept
+{
+    if (classify_sender(peer_software) == peer_sender::openssh)
+        cfg.max_spare = openssh_max_spare;
+    return cfg;
+}
+
 std::uint32_t min_initial_window(const window_config& cfg) noexcept
 {
     return std::min(cfg.initial_window, 2 * cfg.max_packet);
@@ -130,7 +152,10 @@ void receive_window::end_interval(std::uint64_t elapsed, std::uint64_t rtt_us) n
     // is the limit never catches up, so even its smallest backlog is large.
     if (interval_backlog_ >= std::max<std::uint64_t>(t / 8, 4ull * cfg_.max_packet))
         kind = window_limit::sink;
-    else if (per_rtt * 10 >= t * window_limited_tenths)
+    else if (per_rtt * 10 >= t * window_limited_tenths &&
+             (cfg_.max_spare == 0 || t < per_rtt + cfg_.max_spare / 2))
+        // With spare credit bounded, a large window is mostly in flight by
+        // design: the sender was held back only if it used most of the spare.
         kind = window_limit::window;
 
     stats_.active_us += counted;
@@ -168,6 +193,20 @@ void receive_window::end_interval(std::uint64_t elapsed, std::uint64_t rtt_us) n
     if (kind == window_limit::window) {
         aim = std::max(aim, 4 * per_rtt);
         why = window_change::reason::window_limited;
+    }
+    if (cfg_.max_spare != 0) {
+        // A sender that buffers its credit: at most one round trip's
+        // delivery in flight plus max_spare held. Growth is then additive,
+        // max_spare per two round trips (what a round trip delivers was
+        // sent under the window of the one before); after a drop in rate
+        // the window comes down with it, so the credit held stays bounded.
+        const std::uint64_t bound = per_rtt + cfg_.max_spare;
+        if (target_ > bound) {
+            steady_intervals_ = 0;
+            shrink_to(bound, window_change::reason::spare_bound, per_rtt, rtt_us);
+            return;
+        }
+        aim = std::min(aim, bound);
     }
     // Slow start overshoots: once the rate has been flat for a few round
     // trips and the window is well above twice the rate, halve it toward

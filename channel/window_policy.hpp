@@ -30,10 +30,19 @@
 // Growth stops at the per-channel cap and at the shared budget; a channel
 // idle for a while shrinks back to its initial window. Nothing here depends
 // on the kernel's buffers having grown first (HPN-SSH's failure mode).
+//
+// Spare credit: what the window grants beyond what one round trip delivers
+// is credit the sender holds while TCP, not the window, limits it. A sender
+// that reads its source as far as its credit allows buffers all of it, and
+// OpenSSH's sender pays for a large buffer (window_for_peer() below): for
+// such a peer the target stays within one round trip's delivery plus
+// `max_spare`, so the window still follows the bandwidth-delay product
+// while the sender's unsent data stays small.
 #pragma once
 
 #include <cstdint>
 #include <optional>
+#include <string_view>
 
 namespace longhaul {
 
@@ -42,7 +51,31 @@ struct window_config {
     std::uint32_t max_packet = 32 * 1024;           // the largest data packet we accept
     std::uint32_t max_window = 64 * 1024 * 1024;    // growth cap per channel
     std::uint64_t budget = 256ull * 1024 * 1024;    // all channels' growth together
+    // Credit beyond one round trip's delivery the peer may hold (0: no
+    // bound). Set by window_for_peer() for senders that buffer their credit.
+    std::uint32_t max_spare = 0;
 };
+
+// Senders whose cost grows with the credit they hold unsent. OpenSSH's
+// channel reads its source while its input buffer is below the peer's
+// window, into an sshbuf that grows in 256-byte steps through
+// recallocarray (allocate, copy, wipe and free the old block) up to
+// CHAN_INPUT_MAX (16 MiB), and packs the whole buffer on every read once
+// it nears that size: a multi-megabyte copy per 32 KiB read, which stalls
+// the sender for seconds (docs/PERFORMANCE.md, issue 9). HPN-SSH grows its
+// buffers in large steps and is not one of these; nor is Longhaul.
+enum class peer_sender { other, openssh };
+peer_sender classify_sender(std::string_view peer_software) noexcept;
+
+// The spare credit allowed to an OpenSSH sender: its input buffer then
+// stays under a quarter of CHAN_INPUT_MAX, so its size (data plus the
+// consumed space not yet packed away, up to twice the data) never reaches
+// the forced pack, and its step-by-step growth copies little.
+constexpr std::uint32_t openssh_max_spare = 4 * 1024 * 1024;
+
+// `cfg` for a peer whose identification gave `peer_software` (e.g.
+// "OpenSSH_9.2p1"): max_spare set for an OpenSSH sender, unchanged otherwise.
+window_config window_for_peer(window_config cfg, std::string_view peer_software) noexcept;
 
 // The window limits from ChannelWindowMax and ConnectionWindowMax (0:
 // "auto"). The automatic rule: the connection's budget is 1/16 of physical
@@ -83,7 +116,7 @@ enum class window_limit { network, window, sink };
 // Why the target changed (for -v lines).
 struct window_change {
     std::uint32_t from = 0, to = 0;
-    enum class reason { lead, window_limited, settled, sink_limited, idle, budget } why = reason::lead;
+    enum class reason { lead, window_limited, settled, sink_limited, idle, budget, spare_bound } why = reason::lead;
     std::uint64_t per_rtt = 0; // bytes consumed per round trip when measured
     std::uint64_t rtt_us = 0;
 };

@@ -36,6 +36,9 @@ std::string describe_window_change(channel_id id, const window_change& c, std::u
     case window_change::reason::settled: out += "rate settled, " + rate; break;
     case window_change::reason::sink_limited: out += "sink-limited, the sink took " + rate; break;
     case window_change::reason::idle: out += "idle, growth returned"; break;
+    case window_change::reason::spare_bound:
+        out += "spare credit bounded (the peer buffers what it holds), " + rate;
+        break;
     case window_change::reason::budget:
         out = "channel " + std::to_string(id) + ": window " + mib(c.from) + " stays: connection budget of " +
               mib(budget_limit) + " in use, " + rate;

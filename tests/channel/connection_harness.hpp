@@ -20,8 +20,11 @@ struct recorded_event {
 
 class connection_pair {
 public:
-    // The server gets `server_cfg` when given (limits tested from one side).
-    explicit connection_pair(connection_config cfg = {}, std::optional<connection_config> server_cfg = {}) : tp({}, {})
+    // The server gets `server_cfg` when given (limits tested from one side);
+    // the transports' configurations set what each side says it is.
+    explicit connection_pair(connection_config cfg = {}, std::optional<connection_config> server_cfg = {},
+                             transport_config client_transport = {}, transport_config server_transport = {})
+        : tp(std::move(client_transport), std::move(server_transport))
     {
         tp.run();
         REQUIRE(tp.client->established());

@@ -395,6 +395,29 @@ TEST_CASE("window_report: the words of the -v lines")
     c.to = 2 * 1024 * 1024;
     c.from = 32 * 1024 * 1024;
     CHECK(describe_window_change(1, c, 0) == "channel 1: window 32.0 MiB -> 2.0 MiB: idle, growth returned");
+    c.why = window_change::reason::spare_bound;
+    c.to = 7 * 1024 * 1024;
+    CHECK(describe_window_change(1, c, 0) == "channel 1: window 32.0 MiB -> 7.0 MiB: spare credit bounded (the peer "
+                                             "buffers what it holds), 3.0 MiB per 100.4 ms round trip");
+}
+
+TEST_CASE("connection: the window policy follows the peer's kind of sender from the first channel")
+{
+    // The client says it is OpenSSH: the server's windows bound the credit
+    // that sender may hold; the client's, facing Longhaul's sshd, do not.
+    transport_config openssh;
+    openssh.software_version = "OpenSSH_9.2p1";
+    connection_pair p({}, {}, openssh);
+    CHECK(p.server->config().window.max_spare == 0); // nothing is known before a channel exists
+    p.open_session();
+    CHECK(p.server->config().window.max_spare == openssh_max_spare);
+    CHECK(p.client->config().window.max_spare == 0);
+    // An HPN-SSH peer is not bounded.
+    transport_config hpn;
+    hpn.software_version = "OpenSSH_10.2p1_hpn18.8.0";
+    connection_pair q({}, {}, hpn);
+    q.open_session();
+    CHECK(q.server->config().window.max_spare == 0);
 }
 
 TEST_CASE("window_report: the metrics file's columns")

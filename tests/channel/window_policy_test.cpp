@@ -34,6 +34,7 @@ struct path_sim {
     std::uint64_t steps = 0, window_limited_steps = 0;
     std::uint64_t below_cwnd_steps = 0; // the receiver's target smaller than the sender's cwnd
     std::uint64_t delivered = 0;
+    std::uint64_t max_held = 0; // the most credit the sender held unsent (its input buffer)
 
     path_sim(std::uint64_t rtt, std::uint64_t rate, std::uint64_t cap, receive_window& w)
         : rtt_us(rtt), rate_bytes_per_s(rate), cwnd_cap(cap), rx(w)
@@ -84,6 +85,7 @@ struct path_sim {
             to_receiver.push_back({now + rtt_us / 2, n});
             acks_back.push_back({now + rtt_us, n});
         }
+        max_held = std::max(max_held, sender_window);
     }
 
     // Round trips until the receiver's target first reaches `bytes`; -1 if not within `max_rtts`.
@@ -390,4 +392,123 @@ TEST_CASE("window_policy: discarded data returns no credit by itself")
     const std::uint32_t back = w.on_consumed(1024, 3, 0);
     CHECK(back == 512 * 1024 + 1024);
     CHECK(w.credit() == initial);
+}
+
+TEST_CASE("window_policy: which peers buffer their credit as OpenSSH's sender does")
+{
+    CHECK(classify_sender("OpenSSH_9.2p1") == peer_sender::openssh);
+    CHECK(classify_sender("OpenSSH_10.5p1") == peer_sender::openssh);
+    CHECK(classify_sender("OpenSSH_for_Windows_8.1") == peer_sender::openssh);
+    // HPN-SSH grows its buffers in large steps; Longhaul buffers little.
+    CHECK(classify_sender("OpenSSH_10.2p1_hpn18.8.0") == peer_sender::other);
+    CHECK(classify_sender("OpenSSH_8.9p1-hpn15v2") == peer_sender::other);
+    CHECK(classify_sender("OpenSSH_7.6p1-HPN14v15") == peer_sender::other);
+    CHECK(classify_sender("Longhaul_0.1") == peer_sender::other);
+    CHECK(classify_sender("dropbear_2022.83") == peer_sender::other);
+    CHECK(classify_sender("OpenSS") == peer_sender::other);
+    CHECK(classify_sender("") == peer_sender::other);
+
+    const window_config base = big_config();
+    const window_config openssh = window_for_peer(base, "OpenSSH_9.2p1");
+    CHECK(openssh.max_spare == openssh_max_spare);
+    CHECK(openssh.max_window == base.max_window);
+    CHECK(openssh.budget == base.budget);
+    CHECK(openssh.initial_window == base.initial_window);
+    for (const char* other : {"Longhaul_0.1", "OpenSSH_10.2p1_hpn18.8.0", "PuTTY_Release_0.78", ""}) {
+        CAPTURE(other);
+        CHECK(window_for_peer(base, other).max_spare == 0);
+    }
+}
+
+TEST_CASE("window_policy: an OpenSSH sender holds little spare credit, and the window still reaches the BDP")
+{
+    const window_config cfg = window_for_peer(big_config(), "OpenSSH_9.2p1");
+    for (std::uint64_t rtt_ms : {10, 50, 100, 200}) {
+        for (std::uint64_t mbit : {100, 1000, 5000}) {
+            CAPTURE(rtt_ms);
+            CAPTURE(mbit);
+            window_budget budget(cfg.budget);
+            receive_window w(cfg, budget);
+            const std::uint64_t rate = mbit * 1'000'000 / 8;
+            const std::uint64_t bdp = rate * rtt_ms / 1000;
+            path_sim sim(rtt_ms * 1000, rate, bdp + bdp / 4, w);
+            int tcp_rtts = 0;
+            for (std::uint64_t c = 10 * 1448; c < bdp; c *= 2)
+                ++tcp_rtts;
+            // Beyond max_spare of credit the growth is additive: max_spare
+            // on top of what the last round trip delivered, and what it
+            // delivered was sent under the window of the round trip before:
+            // max_spare per two round trips. (The price at 5 Gbit/s x 200 ms,
+            // 60 round trips; an OpenSSH sender is CPU-bound far below that.)
+            const int additive = static_cast<int>(2 * bdp / cfg.max_spare);
+            const int reached = sim.rtts_to_reach(std::max<std::uint64_t>(bdp, cfg.initial_window), 100);
+            CHECK(reached >= 0);
+            // (A measured round trip ends with the first data after one RTT:
+            // a little longer than one.)
+            CHECK(reached <= (tcp_rtts + additive) * 9 / 8 + 2);
+            for (int i = 0; i < 20 * 64; ++i)
+                sim.step();
+            sim.steps = sim.window_limited_steps = 0;
+            for (int i = 0; i < 20 * 64; ++i)
+                sim.step();
+            // What the sender held unsent never passed the bound by more than
+            // a credit step and the rounding of one measured round trip.
+            CHECK(sim.max_held <= cfg.max_spare + cfg.max_spare / 4);
+            // Once there, the window holds what is in flight and the spare:
+            // the network, not the window, is the limit.
+            CHECK(w.target() >= bdp);
+            CHECK(w.target() <= bdp + bdp / 4 + cfg.max_spare + cfg.max_spare / 4);
+            CHECK(sim.window_limited_steps == 0);
+            CHECK(budget.used() == w.budget_held());
+        }
+    }
+}
+
+TEST_CASE("window_policy: without the bound, the same sender would hold tens of MiB (the case it exists for)")
+{
+    // The unchanged policy for Longhaul, HPN-SSH and unknown peers: at 1 Gbit/s
+    // and 200 ms it leads with about one bandwidth-delay product of spare
+    // credit, more than OpenSSH's 16 MiB channel input buffer.
+    const window_config cfg = big_config();
+    window_budget budget(cfg.budget);
+    receive_window w(cfg, budget);
+    const std::uint64_t rate = 125'000'000, bdp = rate / 5;
+    path_sim sim(200'000, rate, bdp + bdp / 4, w);
+    for (int i = 0; i < 30 * 64; ++i)
+        sim.step();
+    CHECK(sim.max_held > 16u << 20);
+    CHECK(w.target() >= 2 * bdp);
+}
+
+TEST_CASE("window_policy: when an OpenSSH sender's rate drops, the window comes down with it")
+{
+    const window_config cfg = window_for_peer(big_config(), "OpenSSH_9.2p1");
+    window_budget budget(cfg.budget);
+    receive_window w(cfg, budget);
+    const std::uint64_t rate = 125'000'000, bdp = rate / 10; // 1 Gbit/s, 100 ms
+    path_sim sim(100'000, rate, bdp + bdp / 4, w);
+    for (int i = 0; i < 20 * 64; ++i)
+        sim.step();
+    REQUIRE(w.target() >= bdp);
+    (void)w.take_change();
+    // The path now carries a quarter of that (a loss, a competing flow).
+    sim.rate_bytes_per_s = rate / 4;
+    sim.cwnd_cap = (bdp + bdp / 4) / 4;
+    sim.cwnd = std::min(sim.cwnd, sim.cwnd_cap);
+    sim.max_held = 0;
+    bool saw_spare_bound = false;
+    for (int i = 0; i < 20 * 64; ++i) {
+        sim.step();
+        if (auto c = w.take_change())
+            saw_spare_bound |= c->why == window_change::reason::spare_bound;
+    }
+    CHECK(saw_spare_bound);
+    CHECK(w.target() <= bdp / 4 + cfg.max_spare + cfg.max_spare / 4);
+    CHECK(w.target() >= bdp / 4);
+    // The credit granted before the drop drains; new credit stays within the bound.
+    sim.max_held = 0;
+    for (int i = 0; i < 10 * 64; ++i)
+        sim.step();
+    CHECK(sim.max_held <= cfg.max_spare + cfg.max_spare / 4);
+    CHECK(budget.used() == w.budget_held());
 }
