@@ -3,7 +3,7 @@
 // the remote exit status.
 #pragma once
 
-#include "common/io/fd_pump.hpp"
+#include "channel/io/fd_pump.hpp"
 #include "common/log.hpp"
 #include "ssh/escape.hpp"
 #include "ssh/terminal.hpp"

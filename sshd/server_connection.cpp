@@ -1,8 +1,8 @@
 #include "sshd/server_connection.hpp"
 
 #include "channel/connection.hpp"
+#include "channel/io/connection_runner.hpp"
 #include "common/auth/server_auth.hpp"
-#include "common/io/connection_runner.hpp"
 #include "common/physical_memory.hpp"
 #include "common/random.hpp"
 #include "common/text.hpp"

@@ -4,7 +4,7 @@
 // an order that never loses trailing output.
 #pragma once
 
-#include "common/io/fd_pump.hpp"
+#include "channel/io/fd_pump.hpp"
 #include "common/log.hpp"
 #include "sshd/auth_policy.hpp"
 #include "sshd/pty.hpp"

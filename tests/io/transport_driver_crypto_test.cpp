@@ -4,9 +4,9 @@
 // sealed and opened on the engines' pools after authentication.
 #include "common/io/transport_driver.hpp"
 
+#include "channel/io/fd_pump.hpp"
 #include "common/crypto/crypto_engine.hpp"
 #include "common/crypto/hash.hpp"
-#include "common/io/fd_pump.hpp"
 #include "tests/transport/harness.hpp"
 
 #include <boost/asio/io_context.hpp>

@@ -1,7 +1,7 @@
 // fd_source/fd_sink over real sockets and pipes: a client and a server
 // transport joined by a socketpair in one io_context, a channel between
 // them, bytes from a pipe on one side to a pipe on the other.
-#include "common/io/fd_pump.hpp"
+#include "channel/io/fd_pump.hpp"
 
 #include "common/crypto/hash.hpp"
 #include "tests/transport/harness.hpp"

@@ -1,4 +1,4 @@
-#include "common/io/connection_runner.hpp"
+#include "channel/io/connection_runner.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>

@@ -10,7 +10,7 @@
 // ready: they are read and written directly.
 #pragma once
 
-#include "common/io/connection_runner.hpp"
+#include "channel/io/connection_runner.hpp"
 
 #include <functional>
 #include <memory>

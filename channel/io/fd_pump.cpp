@@ -1,4 +1,4 @@
-#include "common/io/fd_pump.hpp"
+#include "channel/io/fd_pump.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
