@@ -1,7 +1,7 @@
 #include "sshd/revoked_keys.hpp"
 
+#include "common/keys/fingerprint.hpp"
 #include "common/keys/revocation_file.hpp"
-#include "sshd/randomart.hpp"
 
 namespace longhaul {
 

@@ -5,6 +5,7 @@
 // and habits (sshd -t, sshd -T -C ...) carry over unchanged.
 #pragma once
 
+#include "common/keys/fingerprint.hpp"
 #include "common/result.hpp"
 
 #include <sys/socket.h>
@@ -29,7 +30,6 @@ enum class ignore_rhosts_mode { no, yes, shosts_only };
 enum class tunnel_mode { no, point_to_point, ethernet, yes };
 enum class syslog_level { quiet, fatal, error, info, verbose, debug1, debug2, debug3 };
 enum class syslog_facility { daemon, user, auth, authpriv, local0, local1, local2, local3, local4, local5, local6, local7 };
-enum class fingerprint_hash { md5, sha1, sha256, sha384, sha512 }; // what logs show; md5/sha256 implemented
 
 // "DEBUG1" -> debug1 and so on, case-insensitive, as LogLevel accepts them.
 std::optional<syslog_level> parse_syslog_level(std::string_view name);

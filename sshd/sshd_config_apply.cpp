@@ -5,10 +5,10 @@
 
 #include "common/config_line.hpp"
 #include "common/crypto/crypto_engine.hpp"
-#include "common/name_list.hpp"
+#include "common/keys/fingerprint.hpp"
 #include "common/match.hpp"
+#include "common/name_list.hpp"
 #include "common/text_parse.hpp"
-#include "sshd/randomart.hpp"
 #include "sshd/sshd_algorithms.hpp"
 
 #include <cctype>

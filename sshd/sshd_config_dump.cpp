@@ -3,9 +3,9 @@
 #include "sshd/sshd_config_internal.hpp"
 
 #include "channel/window_policy.hpp"
+#include "common/keys/fingerprint.hpp"
 #include "common/physical_memory.hpp"
 #include "common/text_parse.hpp"
-#include "sshd/randomart.hpp"
 
 #include <cstdio>
 

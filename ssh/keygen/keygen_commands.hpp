@@ -1,8 +1,8 @@
-// ssh-keygen's operations (the subset sshd administrators need), with
+// ssh-keygen's operations (the subset users and sshd administrators need), with
 // OpenSSH 9.2's prompts, messages, output and exit statuses.
 #pragma once
 
-#include "sshd/sshd_config.hpp"
+#include "common/keys/fingerprint.hpp"
 
 #include <optional>
 #include <stdexcept>

@@ -1,4 +1,4 @@
-#include "sshd/randomart.hpp"
+#include "common/keys/fingerprint.hpp"
 
 #include "common/crypto/hash.hpp"
 #include "common/keys/base64.hpp"

@@ -5,12 +5,16 @@
 
 #include "common/bytes.hpp"
 #include "common/keys/public_key.hpp"
-#include "sshd/sshd_config.hpp"
 
+#include <optional>
 #include <string>
 #include <string_view>
 
 namespace longhaul {
+
+// FingerprintHash (sshd_config) and ssh-keygen -E: what logs show; md5 and
+// sha256 are what OpenSSH's programs offer, the rest are for completeness.
+enum class fingerprint_hash { md5, sha1, sha256, sha384, sha512 };
 
 std::string_view fingerprint_hash_name(fingerprint_hash h) noexcept; // "SHA256", "MD5", ...
 std::optional<fingerprint_hash> parse_fingerprint_hash(std::string_view name); // case-insensitive

@@ -3,9 +3,9 @@
 // public key export (-e -m) and KRL queries (-Q [-l]). Other OpenSSH options
 // (KRL generation -k among them) are refused with a message rather than
 // misbehaving.
+#include "common/keys/fingerprint.hpp"
 #include "common/text_parse.hpp"
-#include "sshd/keygen_commands.hpp"
-#include "sshd/randomart.hpp"
+#include "ssh/keygen/keygen_commands.hpp"
 
 #include <unistd.h>
 

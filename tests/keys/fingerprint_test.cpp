@@ -1,13 +1,27 @@
-#include "sshd/randomart.hpp"
+#include "common/keys/fingerprint.hpp"
 
 #include "common/keys/key_lines.hpp"
-#include "tests/sshd/sshd_test_util.hpp"
 
 #include <doctest/doctest.h>
 
+#include <fstream>
+#include <sstream>
+
 using namespace longhaul;
 
-TEST_CASE("randomart: ssh-keygen -lv output for every hash and key type")
+namespace {
+
+std::string read_file(const std::string& path)
+{
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream out;
+    out << in.rdbuf();
+    return out.str();
+}
+
+} // namespace
+
+TEST_CASE("fingerprint: ssh-keygen -lv output for every hash and key type")
 {
     const std::string dir = std::string(LONGHAUL_TEST_DATA) + "/sshd/";
     for (const char* name : {"ed25519", "rsa2048", "ecdsa521"}) {
@@ -18,7 +32,7 @@ TEST_CASE("randomart: ssh-keygen -lv output for every hash and key type")
             std::string hash(fingerprint_hash_name(h));
             for (auto& c : hash)
                 c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-            const std::string want = longhaul::test::read_file(dir + name + "." + hash + ".lv");
+            const std::string want = read_file(dir + name + "." + hash + ".lv");
             const std::string got = std::to_string(line->key.bits()) + " " + key_fingerprint(line->key, h) + " " +
                                     line->comment + " (" + std::string(key_type_short_name(line->key.type())) + ")\n" +
                                     key_randomart(line->key, h) + "\n";
@@ -28,7 +42,7 @@ TEST_CASE("randomart: ssh-keygen -lv output for every hash and key type")
     }
 }
 
-TEST_CASE("randomart: the walk, its clamping at the walls and the borders")
+TEST_CASE("fingerprint: the walk, its clamping at the walls and the borders")
 {
     // An all-zero digest walks diagonally up-left from the centre, along the
     // top wall, and stays in the corner where it ends.

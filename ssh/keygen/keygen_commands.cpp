@@ -1,19 +1,19 @@
-#include "sshd/keygen_commands.hpp"
+#include "ssh/keygen/keygen_commands.hpp"
 
 #include "common/file_read.hpp"
 #include "common/keys/base64.hpp"
+#include "common/keys/fingerprint.hpp"
 #include "common/keys/key_file.hpp"
 #include "common/keys/key_lines.hpp"
 #include "common/keys/krl.hpp"
 #include "common/keys/revocation.hpp"
 #include "common/keys/revocation_file.hpp"
-#include "sshd/randomart.hpp"
-#include "sshd/user_account.hpp"
 
 #include <fcntl.h>
 #include <openssl/encoder.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <termios.h>
 #include <unistd.h>
@@ -22,6 +22,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <vector>
 
 namespace longhaul {
 
@@ -39,12 +40,24 @@ std::string hostname()
     return buf;
 }
 
-user_account me()
+// The invoking user's name and home directory (default key paths, key
+// comments), from the password database as OpenSSH's ssh-keygen takes them.
+struct local_user {
+    std::string name;
+    std::string home;
+};
+
+local_user me()
 {
-    auto u = lookup_user(::getuid());
-    if (!u)
-        fatal("No user exists for uid " + std::to_string(::getuid()));
-    return *u;
+    passwd pw{};
+    passwd* found = nullptr;
+    std::vector<char> buf(16384);
+    const uid_t uid = ::getuid();
+    while (::getpwuid_r(uid, &pw, buf.data(), buf.size(), &found) == ERANGE && buf.size() < (1u << 20))
+        buf.resize(buf.size() * 2);
+    if (found == nullptr)
+        fatal("No user exists for uid " + std::to_string(uid));
+    return {pw.pw_name, pw.pw_dir};
 }
 
 // OpenSSH's ssh_err() wording for the failures key loading can have.
