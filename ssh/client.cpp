@@ -1,25 +1,13 @@
 #include "ssh/client.hpp"
 
-#include "channel/connection.hpp"
-#include "channel/io/connection_runner.hpp"
-#include "common/auth/agent_client.hpp"
-#include "common/auth/client_auth.hpp"
-#include "common/keys/key_file.hpp"
 #include "common/match.hpp"
 #include "common/physical_memory.hpp"
-#include "common/random.hpp"
 #include "common/text.hpp"
-#include "ssh/connect.hpp"
+#include "ssh/detail/ssh_client.hpp"
 #include "ssh/host_key_check.hpp"
 #include "ssh/known_hosts.hpp"
 #include "ssh/prompt.hpp"
-#include "ssh/session.hpp"
-#include "ssh/terminal.hpp"
 #include "ssh/tokens.hpp"
-
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/signal_set.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -32,9 +20,7 @@
 
 extern char** environ;
 
-namespace longhaul {
-
-namespace asio = boost::asio;
+namespace longhaul::detail {
 
 namespace {
 
@@ -84,61 +70,7 @@ std::vector<std::pair<std::string, std::string>> session_environment(const clien
     return out;
 }
 
-class ssh_client {
-public:
-    explicit ssh_client(client_invocation& inv)
-        : inv_(inv), cfg_(*inv.cfg), log_(*inv.log), signals_(io_), banner_timer_(io_), alive_timer_(io_)
-    {
-        sink_ = [this](log_level l, std::string_view m) { log_.log(l, m); };
-    }
-
-    int run();
-
-private:
-    bool connect_stream();
-    transport_config make_transport_config();
-    void on_transport_event(const transport_event& ev);
-    void on_host_key(const public_key& key);
-    void on_first_kex();
-    void log_algorithms();
-    void pump_auth();
-    void answer_prompt(const client_auth_event& ev);
-    void sign_with_agent(const client_auth_event& ev);
-    void on_authenticated();
-    void start_session();
-    void on_escape(escape_action a);
-    void report_disconnect(const transport_event& ev);
-    void arm_keepalive();
-    void finish(int status);
-    std::vector<client_identity> collect_identities();
-
-    client_invocation& inv_;
-    client_config& cfg_;
-    logger& log_;
-    log_sink sink_;
-    asio::io_context io_;
-    asio::signal_set signals_;
-    asio::steady_timer banner_timer_;
-    asio::steady_timer alive_timer_;
-    system_random rng_;
-    connected_stream stream_;
-    std::string host_;
-    int port_ = 22;
-    std::unique_ptr<transport> core_;
-    std::unique_ptr<transport_driver> driver_;
-    std::unique_ptr<connection> conn_;
-    std::unique_ptr<connection_runner> runner_;
-    std::unique_ptr<client_auth> auth_;
-    std::optional<agent_client> agent_;
-    std::shared_ptr<client_session> session_;
-    std::unique_ptr<raw_terminal> raw_;
-    bool kex_done_ = false;
-    bool version_seen_ = false;
-    bool finished_ = false;
-    int status_ = 255;
-    std::uint64_t last_bytes_in_ = 0;
-    int alive_misses_ = 0;
-};
+} // namespace
 
 bool ssh_client::connect_stream()
 {
@@ -225,7 +157,8 @@ int ssh_client::run()
     connection_config cc;
     cc.window = window_limits(cfg_.channel_window_max.value_or(0), cfg_.connection_window_max.value_or(0),
                               physical_memory_bytes());
-    conn_ = std::make_unique<connection>(*core_, cc);
+    layer_ = std::make_unique<session_layer>(*core_, session_role::client);
+    conn_ = &layer_->open_connection(cc);
     runner_ = std::make_unique<connection_runner>(io_, *driver_, *conn_);
     runner_->set_logger(&log_);
     if (cfg_.metrics.value_or(false)) {
@@ -234,12 +167,14 @@ int ssh_client::run()
                                      std::chrono::seconds(cfg_.metrics_interval.value_or(1)), error))
             log_.error(error);
     }
-    runner_->on_global_request = [this](std::string_view name, bool want_reply, byte_span) {
+    // No global request of the server is served yet (forwarded-tcpip
+    // listeners will be entries of this table).
+    layer_->global_requests().set_unknown([this](connection& conn, std::string_view name, bool want_reply, byte_span) {
         log_.debug("client_input_global_request: rtype " + printable(name) + " want_reply " +
                    std::to_string(want_reply));
         if (want_reply)
-            conn_->reply_global(false);
-    };
+            conn.reply_global(false);
+    });
     runner_->on_global_reply = [this](bool, byte_span) { alive_misses_ = 0; };
 
     // ConnectTimeout also bounds the banner exchange, as in ssh.
@@ -309,6 +244,24 @@ void ssh_client::finish(int status)
 
 void ssh_client::on_transport_event(const transport_event& ev)
 {
+    on_session_event(layer_->handle(ev, std::chrono::steady_clock::now()));
+    pump_session();
+}
+
+void ssh_client::on_session_event(const session_event& e)
+{
+    switch (e.type) {
+    case session_event_type::transport: report_transport_event(*e.transport); break;
+    case session_event_type::first_kex: on_first_kex(); break;
+    case session_event_type::client_auth: on_auth_event(*e.client_auth); break;
+    case session_event_type::authenticated: on_authenticated(); break;
+    case session_event_type::channel: runner_->dispatch(e.channel); break;
+    default: break;
+    }
+}
+
+void ssh_client::report_transport_event(const transport_event& ev)
+{
     switch (ev.type) {
     case transport_event_type::banner_line: log_.debug("kex_exchange_identification: banner line: " + std::string(ev.text)); break;
     case transport_event_type::peer_version:
@@ -318,35 +271,7 @@ void ssh_client::on_transport_event(const transport_event& ev)
                    printable(core_->peer_identification().software));
         break;
     case transport_event_type::host_key: on_host_key(*ev.host_key); break;
-    case transport_event_type::kex_complete:
-        if (!kex_done_) {
-            kex_done_ = true;
-            on_first_kex();
-        } else {
-            log_.debug("rekey completed");
-        }
-        break;
-    case transport_event_type::ext_info:
-        if (auth_)
-            auth_->update_session(client_auth_session_from(*core_));
-        pump_auth();
-        break;
-    case transport_event_type::payload: {
-        const std::uint8_t type = ev.payload[0];
-        if (type == msg::service_request || type == msg::service_accept || (type >= 50 && type < 80)) {
-            if (auth_) {
-                auth_->handle(ev.payload, ev.seq);
-                pump_auth();
-            } else {
-                core_->send_unimplemented(ev.seq);
-            }
-        } else if (msg::is_connection_message(type) && auth_ && auth_->authenticated()) {
-            runner_->handle_payload(ev.payload);
-        } else {
-            core_->send_unimplemented(ev.seq);
-        }
-        break;
-    }
+    case transport_event_type::kex_complete: log_.debug("rekey completed"); break;
     case transport_event_type::debug:
         if (ev.always_display)
             log_.info(std::string(ev.text));
@@ -418,187 +343,23 @@ void ssh_client::on_host_key(const public_key& key)
     core_->accept_host_key();
 }
 
-void ssh_client::log_algorithms()
+void ssh_client::pump_session()
 {
-    const auto& a = core_->algorithms();
-    log_.debug("kex: algorithm: " + a.kex);
-    log_.debug("kex: host key algorithm: " + a.host_key);
-    log_.debug("kex: server->client cipher: " + a.cipher_s2c + " MAC: " + (a.mac_s2c.empty() ? "<implicit>" : a.mac_s2c) +
-               " compression: " + a.compression_s2c);
-    log_.debug("kex: client->server cipher: " + a.cipher_c2s + " MAC: " + (a.mac_c2s.empty() ? "<implicit>" : a.mac_c2s) +
-               " compression: " + a.compression_c2s);
-}
-
-std::vector<client_identity> ssh_client::collect_identities()
-{
-    std::vector<client_identity> files;
-    if (cfg_.pubkey_authentication.value_or(pubkey_authentication::all) == pubkey_authentication::no)
-        return files;
-    for (const auto& f : cfg_.identity_files) {
-        std::string path;
-        try {
-            path = expand_identity_path(f.path, cfg_, *inv_.env);
-        } catch (const std::exception& e) {
-            log_.error(e.what());
-            continue;
-        }
-        client_identity id = identity_from_key_file(path, f.user_provided);
-        // As ssh: a private key others can read is refused, loudly.
-        id.load = [inner = id.load, path, this](std::optional<std::string_view> passphrase) -> result<private_key> {
-            auto warning = private_key_permission_warning(path);
-            if (!warning.empty()) {
-                for (const auto& line : warning)
-                    log_.error(line);
-                return errc::bad_permissions;
-            }
-            return inner(passphrase);
-        };
-        files.push_back(std::move(id));
-    }
-    // OpenSSH's pubkey_prepare: agent keys first (file keys the agent holds
-    // are used through it), then the remaining files; IdentitiesOnly drops
-    // agent keys that no IdentityFile names.
-    std::vector<client_identity> out;
-    std::string sock;
-    const std::string agent_setting = cfg_.identity_agent.value_or("SSH_AUTH_SOCK");
-    if (agent_setting == "SSH_AUTH_SOCK") {
-        if (const char* s = std::getenv("SSH_AUTH_SOCK"))
-            sock = s;
-    } else if (agent_setting != "none") {
-        sock = agent_setting;
-        if (sock.size() > 1 && sock[0] == '$')
-            if (const char* s = std::getenv(sock.c_str() + 1))
-                sock = s;
-    }
-    if (!sock.empty()) {
-        auto a = agent_client::connect(sock);
-        if (!a) {
-            log_.debug("get_agent_identities: ssh_get_authentication_socket: " + std::string(to_string(a.error())));
-        } else {
-            agent_.emplace(std::move(*a));
-            auto ids = agent_->request_identities();
-            if (ids) {
-                for (const auto& id : *ids) {
-                    if (!id.key)
-                        continue;
-                    auto match = std::find_if(files.begin(), files.end(), [&](const client_identity& f) {
-                        return f.key && *f.key == *id.key;
-                    });
-                    if (match != files.end()) {
-                        client_identity ci = identity_from_agent(id);
-                        ci.name = match->name;
-                        ci.user_provided = match->user_provided;
-                        files.erase(match);
-                        out.push_back(std::move(ci));
-                    } else if (!cfg_.identities_only.value_or(false)) {
-                        out.push_back(identity_from_agent(id));
-                    }
-                }
-            }
-        }
-    }
-    for (auto& f : files)
-        out.push_back(std::move(f));
-    return out;
-}
-
-void ssh_client::on_first_kex()
-{
-    log_algorithms();
-    client_auth_config ac;
-    ac.user = cfg_.user.value_or(inv_.env->local_user);
-    ac.host = host_;
-    ac.host_key_alias = cfg_.host_key_alias.value_or("");
-    ac.remote_ip = stream_.peer_address;
-    ac.remote_port = port_;
-    ac.via_proxy = stream_.proxy_pid > 0;
-    ac.preferred_authentications = cfg_.preferred_authentications.value_or(ac.preferred_authentications);
-    ac.pubkey_authentication =
-        cfg_.pubkey_authentication.value_or(pubkey_authentication::all) != pubkey_authentication::no;
-    ac.hostbound = cfg_.pubkey_authentication.value_or(pubkey_authentication::all) != pubkey_authentication::unbound;
-    ac.password_authentication = cfg_.password_authentication.value_or(true);
-    ac.kbd_interactive_authentication = cfg_.kbd_interactive_authentication.value_or(true);
-    ac.kbd_interactive_devices = cfg_.kbd_interactive_devices.value_or("");
-    ac.number_of_password_prompts = cfg_.number_of_password_prompts.value_or(3);
-    ac.batch_mode = cfg_.batch_mode.value_or(false);
-    if (cfg_.pubkey_accepted_algorithms)
-        ac.pubkey_accepted_algorithms = *cfg_.pubkey_accepted_algorithms;
-    ac.identities = collect_identities();
-    auth_ = std::make_unique<client_auth>(std::move(ac), client_auth_session_from(*core_));
-    auth_->start();
-    pump_auth();
-}
-
-void ssh_client::pump_auth()
-{
-    if (!auth_)
-        return;
     for (;;) {
         if (finished_)
             return;
-        client_auth_event ev = auth_->poll();
-        switch (ev.type) {
-        case client_auth_event_type::none: driver_->flush(); return;
-        case client_auth_event_type::send: (void)core_->send(ev.payload); break;
-        case client_auth_event_type::log: log_.log(to_log_level(ev.level), ev.text); break;
-        case client_auth_event_type::banner:
-            if (log_.enabled(log_level::info)) {
-                (void)!::write(STDERR_FILENO, ev.text.data(), ev.text.size());
-            }
-            break;
-        case client_auth_event_type::prompt: answer_prompt(ev); break;
-        case client_auth_event_type::sign: sign_with_agent(ev); break;
-        case client_auth_event_type::authenticated: on_authenticated(); break;
-        case client_auth_event_type::failed:
-            log_.error(ev.text);
-            finish(255);
-            return;
-        case client_auth_event_type::disconnect:
-            core_->disconnect(ev.reason, ev.text);
-            log_.error(ev.text);
-            finish(255);
+        const session_event e = layer_->poll(std::chrono::steady_clock::now());
+        if (e.type == session_event_type::none) {
+            driver_->flush();
             return;
         }
+        on_session_event(e);
     }
-}
-
-void ssh_client::answer_prompt(const client_auth_event& ev)
-{
-    if (ev.kind == prompt_kind::kbdint) {
-        if (!ev.name.empty())
-            std::cerr << ev.name << "\n";
-        if (!ev.instruction.empty())
-            std::cerr << ev.instruction << "\n";
-    }
-    std::vector<secret_bytes> answers;
-    for (const auto& p : ev.prompts) {
-        auto a = read_passphrase(p.text, p.echo ? prompt_echo::on : prompt_echo::off);
-        if (!a) {
-            auth_->cancel_prompt();
-            return;
-        }
-        answers.push_back(std::move(*a));
-    }
-    auth_->answer_prompt(std::move(answers));
-}
-
-void ssh_client::sign_with_agent(const client_auth_event& ev)
-{
-    if (!agent_ || ev.identity == nullptr || !ev.identity->key) {
-        auth_->signature_failed("agent unavailable");
-        return;
-    }
-    auto sig = agent_->sign(ev.identity->key->blob(), ev.data, ev.agent_flags);
-    if (!sig) {
-        auth_->signature_failed(to_string(sig.error()));
-        return;
-    }
-    auth_->answer_signature(*sig);
 }
 
 void ssh_client::on_authenticated()
 {
-    core_->user_authenticated();
+    // The session layer told the transport (compression, automatic rekeys).
     runner_->start_timers();
     arm_keepalive();
     if (cfg_.fork_after_authentication.value_or(false)) {
@@ -753,11 +514,13 @@ void ssh_client::arm_keepalive()
     });
 }
 
-} // namespace
+} // namespace longhaul::detail
+
+namespace longhaul {
 
 int run_client(client_invocation& inv)
 {
-    ssh_client c(inv);
+    detail::ssh_client c(inv);
     return c.run();
 }
 

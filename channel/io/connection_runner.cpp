@@ -3,6 +3,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "channel/channel_types.hpp"
 #include "channel/window_report.hpp"
 
 #include <algorithm>
@@ -128,28 +129,17 @@ channel_handler* connection_runner::handler(channel_id id)
     return it == handlers_.end() ? nullptr : it->second.get();
 }
 
-void connection_runner::handle_payload(byte_span payload)
-{
-    dispatch(conn_.handle(payload, std::chrono::steady_clock::now()));
-}
-
 void connection_runner::dispatch(const connection_event& e)
 {
     using t = connection_event_type;
     if (e.type == t::none)
         return;
     if (e.type == t::open_request) {
-        if (on_open_request)
-            on_open_request(e.channel, e.name, e.data);
-        else
-            conn_.reject(e.channel, open_failure_reason::administratively_prohibited, "open failed");
+        refuse_channel_open(conn_, e.channel, e.name, e.data);
         return;
     }
     if (e.type == t::global_request) {
-        if (on_global_request)
-            on_global_request(e.name, e.want_reply, e.data);
-        else if (e.want_reply)
-            conn_.reply_global(false);
+        refuse_global_request(conn_, e.name, e.want_reply, e.data);
         return;
     }
     if (e.type == t::global_reply) {

@@ -57,12 +57,13 @@ public:
     void detach(channel_id id);
     channel_handler* handler(channel_id id);
 
-    // A payload event with a connection-protocol message number.
-    void handle_payload(byte_span payload);
+    // A connection event for a channel (or a global reply), as the session
+    // layer returns it: goes to the channel's handler. The peer's channel
+    // opens and global requests are answered by the session layer's
+    // tables (channel/channel_types.hpp); given here they are refused.
+    void dispatch(const connection_event& e);
 
-    // Server side: a peer CHANNEL_OPEN; accept (and attach) or reject.
-    std::function<void(channel_id, std::string_view type, byte_span data)> on_open_request;
-    std::function<void(std::string_view name, bool want_reply, byte_span data)> on_global_request;
+    // Replies to our global requests (keepalives).
     std::function<void(bool success, byte_span data)> on_global_reply;
 
     // Backpressure: above the high-water mark sources stop reading; they are
@@ -92,7 +93,6 @@ public:
     bool enable_metrics(const std::string& path, std::chrono::seconds interval, std::string& error);
 
 private:
-    void dispatch(const connection_event& e);
     void drained();
     void sample_rtt();
     void sample_drain_rate();

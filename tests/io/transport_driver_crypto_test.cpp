@@ -7,6 +7,7 @@
 #include "channel/io/fd_pump.hpp"
 #include "common/crypto/crypto_engine.hpp"
 #include "common/crypto/hash.hpp"
+#include "tests/channel/io/runner_endpoint.hpp"
 #include "tests/transport/harness.hpp"
 
 #include <boost/asio/io_context.hpp>
@@ -20,17 +21,7 @@ using namespace longhaul;
 
 namespace {
 
-struct crypto_endpoint {
-    crypto_endpoint(boost::asio::io_context& io, int fd, transport_config cfg, random_source& rng)
-        : core(cfg, rng, std::chrono::steady_clock::now()), driver(io, fd, core), conn(core),
-          runner(io, driver, conn)
-    {
-    }
-    transport core;
-    transport_driver driver;
-    connection conn;
-    connection_runner runner;
-};
+using crypto_endpoint = test::runner_endpoint;
 
 struct crypto_sink : channel_handler {
     std::shared_ptr<fd_sink> sink;
@@ -87,10 +78,10 @@ TEST_CASE("transport_driver with CryptoThreads 2: 24 MiB through a channel, byte
                 ep.runner.attach(*id, src);
             }
             if (ev.type == transport_event_type::payload)
-                ep.runner.handle_payload(ev.payload);
+                ep.handle_payload(ev.payload);
         };
     };
-    server.runner.on_open_request = [&](channel_id id, std::string_view, byte_span) {
+    server.channel_types.add("session", [&](connection&, channel_id id, std::string_view, byte_span) {
         server.conn.accept(id);
         snk->sink = std::make_shared<fd_sink>(server.runner, id, private_nonblocking_fd(out_pipe[1], true), true);
         snk->sink->on_drained = [&] {
@@ -99,7 +90,7 @@ TEST_CASE("transport_driver with CryptoThreads 2: 24 MiB through a channel, byte
             server.driver.flush();
         };
         server.runner.attach(id, snk);
-    };
+    });
     client.driver.start(on_event(client, true), [](std::error_code) {});
     server.driver.start(on_event(server, false), [](std::error_code) {});
 

@@ -4,6 +4,7 @@
 #include "channel/io/fd_pump.hpp"
 
 #include "common/crypto/hash.hpp"
+#include "tests/channel/io/runner_endpoint.hpp"
 #include "tests/transport/harness.hpp"
 
 #include <boost/asio/io_context.hpp>
@@ -18,17 +19,7 @@ using namespace longhaul;
 
 namespace {
 
-struct endpoint {
-    endpoint(boost::asio::io_context& io, int fd, transport_config cfg, random_source& rng)
-        : core(cfg, rng, std::chrono::steady_clock::now()), driver(io, fd, core), conn(core),
-          runner(io, driver, conn)
-    {
-    }
-    transport core;
-    transport_driver driver;
-    connection conn;
-    connection_runner runner;
-};
+using endpoint = test::runner_endpoint;
 
 struct sink_handler : channel_handler {
     std::shared_ptr<fd_sink> sink;
@@ -81,11 +72,11 @@ TEST_CASE("fd_pump: 32 MiB from a pipe through a channel into a slow pipe reader
                 ep.runner.attach(*id, src);
             }
             if (ev.type == transport_event_type::payload)
-                ep.runner.handle_payload(ev.payload);
+                ep.handle_payload(ev.payload);
             (void)done;
         };
     };
-    server.runner.on_open_request = [&](channel_id id, std::string_view, byte_span) {
+    server.channel_types.add("session", [&](connection&, channel_id id, std::string_view, byte_span) {
         server.conn.accept(id);
         snk->sink = std::make_shared<fd_sink>(server.runner, id, private_nonblocking_fd(out_pipe[1], true), true);
         snk->sink->on_drained = [&] {
@@ -93,7 +84,7 @@ TEST_CASE("fd_pump: 32 MiB from a pipe through a channel into a slow pipe reader
             server.driver.flush();
         };
         server.runner.attach(id, snk);
-    };
+    });
     client.driver.start(on_event(client, true), [](std::error_code) {});
     server.driver.start(on_event(server, false), [](std::error_code) {});
 

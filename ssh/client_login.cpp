@@ -1,0 +1,185 @@
+// User authentication for the ssh client: the client_auth configuration
+// from ssh_config, identities in OpenSSH's order (agent keys, then files),
+// passphrase and password prompts, agent signatures. The session layer
+// drives the machine; this answers what only the program can.
+#include "ssh/detail/ssh_client.hpp"
+
+#include "common/keys/key_file.hpp"
+#include "common/text.hpp"
+#include "ssh/prompt.hpp"
+#include "ssh/tokens.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <iostream>
+
+namespace longhaul::detail {
+
+void ssh_client::log_algorithms()
+{
+    const auto& a = core_->algorithms();
+    log_.debug("kex: algorithm: " + a.kex);
+    log_.debug("kex: host key algorithm: " + a.host_key);
+    log_.debug("kex: server->client cipher: " + a.cipher_s2c + " MAC: " + (a.mac_s2c.empty() ? "<implicit>" : a.mac_s2c) +
+               " compression: " + a.compression_s2c);
+    log_.debug("kex: client->server cipher: " + a.cipher_c2s + " MAC: " + (a.mac_c2s.empty() ? "<implicit>" : a.mac_c2s) +
+               " compression: " + a.compression_c2s);
+}
+
+std::vector<client_identity> ssh_client::collect_identities()
+{
+    std::vector<client_identity> files;
+    if (cfg_.pubkey_authentication.value_or(pubkey_authentication::all) == pubkey_authentication::no)
+        return files;
+    for (const auto& f : cfg_.identity_files) {
+        std::string path;
+        try {
+            path = expand_identity_path(f.path, cfg_, *inv_.env);
+        } catch (const std::exception& e) {
+            log_.error(e.what());
+            continue;
+        }
+        client_identity id = identity_from_key_file(path, f.user_provided);
+        // As ssh: a private key others can read is refused, loudly.
+        id.load = [inner = id.load, path, this](std::optional<std::string_view> passphrase) -> result<private_key> {
+            auto warning = private_key_permission_warning(path);
+            if (!warning.empty()) {
+                for (const auto& line : warning)
+                    log_.error(line);
+                return errc::bad_permissions;
+            }
+            return inner(passphrase);
+        };
+        files.push_back(std::move(id));
+    }
+    // OpenSSH's pubkey_prepare: agent keys first (file keys the agent holds
+    // are used through it), then the remaining files; IdentitiesOnly drops
+    // agent keys that no IdentityFile names.
+    std::vector<client_identity> out;
+    std::string sock;
+    const std::string agent_setting = cfg_.identity_agent.value_or("SSH_AUTH_SOCK");
+    if (agent_setting == "SSH_AUTH_SOCK") {
+        if (const char* s = std::getenv("SSH_AUTH_SOCK"))
+            sock = s;
+    } else if (agent_setting != "none") {
+        sock = agent_setting;
+        if (sock.size() > 1 && sock[0] == '$')
+            if (const char* s = std::getenv(sock.c_str() + 1))
+                sock = s;
+    }
+    if (!sock.empty()) {
+        auto a = agent_client::connect(sock);
+        if (!a) {
+            log_.debug("get_agent_identities: ssh_get_authentication_socket: " + std::string(to_string(a.error())));
+        } else {
+            agent_.emplace(std::move(*a));
+            auto ids = agent_->request_identities();
+            if (ids) {
+                for (const auto& id : *ids) {
+                    if (!id.key)
+                        continue;
+                    auto match = std::find_if(files.begin(), files.end(), [&](const client_identity& f) {
+                        return f.key && *f.key == *id.key;
+                    });
+                    if (match != files.end()) {
+                        client_identity ci = identity_from_agent(id);
+                        ci.name = match->name;
+                        ci.user_provided = match->user_provided;
+                        files.erase(match);
+                        out.push_back(std::move(ci));
+                    } else if (!cfg_.identities_only.value_or(false)) {
+                        out.push_back(identity_from_agent(id));
+                    }
+                }
+            }
+        }
+    }
+    for (auto& f : files)
+        out.push_back(std::move(f));
+    return out;
+}
+
+void ssh_client::on_first_kex()
+{
+    log_algorithms();
+    client_auth_config ac;
+    ac.user = cfg_.user.value_or(inv_.env->local_user);
+    ac.host = host_;
+    ac.host_key_alias = cfg_.host_key_alias.value_or("");
+    ac.remote_ip = stream_.peer_address;
+    ac.remote_port = port_;
+    ac.via_proxy = stream_.proxy_pid > 0;
+    ac.preferred_authentications = cfg_.preferred_authentications.value_or(ac.preferred_authentications);
+    ac.pubkey_authentication =
+        cfg_.pubkey_authentication.value_or(pubkey_authentication::all) != pubkey_authentication::no;
+    ac.hostbound = cfg_.pubkey_authentication.value_or(pubkey_authentication::all) != pubkey_authentication::unbound;
+    ac.password_authentication = cfg_.password_authentication.value_or(true);
+    ac.kbd_interactive_authentication = cfg_.kbd_interactive_authentication.value_or(true);
+    ac.kbd_interactive_devices = cfg_.kbd_interactive_devices.value_or("");
+    ac.number_of_password_prompts = cfg_.number_of_password_prompts.value_or(3);
+    ac.batch_mode = cfg_.batch_mode.value_or(false);
+    if (cfg_.pubkey_accepted_algorithms)
+        ac.pubkey_accepted_algorithms = *cfg_.pubkey_accepted_algorithms;
+    ac.identities = collect_identities();
+    layer_->start_client_auth(std::move(ac));
+}
+
+void ssh_client::on_auth_event(const client_auth_event& ev)
+{
+    switch (ev.type) {
+    case client_auth_event_type::log: log_.log(to_log_level(ev.level), ev.text); break;
+    case client_auth_event_type::banner:
+        if (log_.enabled(log_level::info)) {
+            (void)!::write(STDERR_FILENO, ev.text.data(), ev.text.size());
+        }
+        break;
+    case client_auth_event_type::prompt: answer_prompt(ev); break;
+    case client_auth_event_type::sign: sign_with_agent(ev); break;
+    case client_auth_event_type::failed:
+        log_.error(ev.text);
+        finish(255);
+        break;
+    case client_auth_event_type::disconnect: // the session layer told the transport
+        log_.error(ev.text);
+        finish(255);
+        break;
+    default: break;
+    }
+}
+
+void ssh_client::answer_prompt(const client_auth_event& ev)
+{
+    if (ev.kind == prompt_kind::kbdint) {
+        if (!ev.name.empty())
+            std::cerr << ev.name << "\n";
+        if (!ev.instruction.empty())
+            std::cerr << ev.instruction << "\n";
+    }
+    std::vector<secret_bytes> answers;
+    for (const auto& p : ev.prompts) {
+        auto a = read_passphrase(p.text, p.echo ? prompt_echo::on : prompt_echo::off);
+        if (!a) {
+            layer_->client_auth_machine()->cancel_prompt();
+            return;
+        }
+        answers.push_back(std::move(*a));
+    }
+    layer_->client_auth_machine()->answer_prompt(std::move(answers));
+}
+
+void ssh_client::sign_with_agent(const client_auth_event& ev)
+{
+    if (!agent_ || ev.identity == nullptr || !ev.identity->key) {
+        layer_->client_auth_machine()->signature_failed("agent unavailable");
+        return;
+    }
+    auto sig = agent_->sign(ev.identity->key->blob(), ev.data, ev.agent_flags);
+    if (!sig) {
+        layer_->client_auth_machine()->signature_failed(to_string(sig.error()));
+        return;
+    }
+    layer_->client_auth_machine()->answer_signature(*sig);
+}
+
+} // namespace longhaul::detail

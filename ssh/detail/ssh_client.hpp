@@ -1,0 +1,88 @@
+// The state of one ssh client connection (run_client() in ssh/client.hpp),
+// its member functions split by responsibility between ssh/client.cpp
+// (connecting, the transport and session-layer events, the session
+// channel, escapes, keepalives) and ssh/client_login.cpp (user
+// authentication: identities, the agent, prompts).
+#pragma once
+
+#include "channel/io/connection_runner.hpp"
+#include "channel/session/session_layer.hpp"
+#include "common/auth/agent_client.hpp"
+#include "common/random.hpp"
+#include "ssh/client.hpp"
+#include "ssh/connect.hpp"
+#include "ssh/escape.hpp"
+#include "ssh/session.hpp"
+#include "ssh/terminal.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <memory>
+#include <optional>
+
+namespace longhaul::detail {
+
+namespace asio = boost::asio;
+
+class ssh_client {
+public:
+    explicit ssh_client(client_invocation& inv)
+        : inv_(inv), cfg_(*inv.cfg), log_(*inv.log), signals_(io_), banner_timer_(io_), alive_timer_(io_)
+    {
+        sink_ = [this](log_level l, std::string_view m) { log_.log(l, m); };
+    }
+
+    int run();
+
+private:
+    bool connect_stream();
+    transport_config make_transport_config();
+    void on_transport_event(const transport_event& ev);
+    void on_session_event(const session_event& e);
+    void report_transport_event(const transport_event& ev);
+    void on_auth_event(const client_auth_event& ev);
+    void on_host_key(const public_key& key);
+    void on_first_kex();
+    void log_algorithms();
+    void pump_session();
+    void answer_prompt(const client_auth_event& ev);
+    void sign_with_agent(const client_auth_event& ev);
+    void on_authenticated();
+    void start_session();
+    void on_escape(escape_action a);
+    void report_disconnect(const transport_event& ev);
+    void arm_keepalive();
+    void finish(int status);
+    std::vector<client_identity> collect_identities();
+
+    client_invocation& inv_;
+    client_config& cfg_;
+    logger& log_;
+    log_sink sink_;
+    asio::io_context io_;
+    asio::signal_set signals_;
+    asio::steady_timer banner_timer_;
+    asio::steady_timer alive_timer_;
+    system_random rng_;
+    connected_stream stream_;
+    std::string host_;
+    int port_ = 22;
+    std::unique_ptr<transport> core_;
+    std::unique_ptr<transport_driver> driver_;
+    // Transport, authentication and connection glue; conn_ is its connection.
+    std::unique_ptr<session_layer> layer_;
+    connection* conn_ = nullptr;
+    std::unique_ptr<connection_runner> runner_;
+    std::optional<agent_client> agent_;
+    std::shared_ptr<client_session> session_;
+    std::unique_ptr<raw_terminal> raw_;
+    bool version_seen_ = false;
+    bool finished_ = false;
+    int status_ = 255;
+    std::uint64_t last_bytes_in_ = 0;
+    int alive_misses_ = 0;
+};
+
+} // namespace longhaul::detail
