@@ -1,9 +1,11 @@
 // A stateful target for the server as a whole: a client core and a server
 // core run a real key exchange in memory, then the client core seals each
-// message of the input's sequence and the server opens it and routes it as
-// sshd does (sshd/server_connection.cpp): the ssh-userauth service to a
-// server_auth machine until authentication succeeds, then 80..127 to a
-// connection core whose events are answered as sshd's sessions would
+// message of the input's sequence and the server opens it and routes it
+// through the session layer sshd uses (channel/session/session_layer.hpp):
+// the ssh-userauth service to a server_auth machine until authentication
+// succeeds (failure replies held for their minimum delay on the fuzz
+// clock), then 80..127 to a connection core whose events (table entries
+// for opens and global requests) are answered as sshd's sessions would
 // (accepting sessions, decoding pty-req, env, exec, window-change...,
 // consuming data, sending output). Everything the server sends goes back to
 // the client core, so rekeys (started by the server's RekeyLimit or by the
@@ -25,8 +27,8 @@
 #include "fuzz/fuzz_channel.hpp"
 #include "fuzz/fuzz_common.hpp"
 
+#include "channel/session/session_layer.hpp"
 #include "common/auth/messages.hpp"
-#include "common/auth/server_auth.hpp"
 
 using namespace longhaul;
 using namespace longhaul::fuzz;
@@ -41,37 +43,33 @@ const private_key& user_key()
 
 class server_program {
 public:
-    server_program(transport& t, std::uint8_t answers) : t_(t), answers_(answers), auth_(make_config(t), make_policy())
+    server_program(transport& t, std::uint8_t answers) : answers_(answers), layer_(t, session_role::server)
     {
+        // Every channel type and global request goes to the harness's
+        // answers (sshd's own entries refuse all but "session").
+        layer_.channel_types().set_unknown([this](connection& c, channel_id id, std::string_view type, byte_span data) {
+            answer(c, peer_asks(connection_event_type::open_request, id, type, false, data));
+        });
+        layer_.global_requests().set_unknown([this](connection& c, std::string_view name, bool want_reply, byte_span data) {
+            answer(c, peer_asks(connection_event_type::global_request, 0, name, want_reply, data));
+        });
+        // Authentication starts after the first key exchange, as in sshd.
+        layer_.start_server_auth(make_config(t), make_policy());
     }
 
     void on_event(const transport_event& ev, steady_time now)
     {
-        if (ev.type != transport_event_type::payload || ev.payload.empty())
-            return;
-        const std::uint8_t type = ev.payload[0];
-        if (!authenticated_) {
-            if (type == msg::service_request || type == msg::service_accept || (type >= 50 && type < 80)) {
-                auth_.handle(ev.payload, ev.seq);
-                pump_auth();
-            } else {
-                // Nothing but authentication before authentication.
-                check(!conn_);
-                t_.send_unimplemented(ev.seq);
-            }
-        } else if (msg::is_connection_message(type)) {
-            auto cev = conn_->handle(ev.payload, now);
-            answer_connection_event(*conn_, cev, (answers_ & 4) ? ++count_ : 0, now);
-            check_channels(*conn_);
-        } else if (!(type >= 50 && type < 80)) {
-            t_.send_unimplemented(ev.seq);
-        }
+        now_ = now;
+        act(layer_.handle(ev, now));
+        pump();
     }
 
     void tick(steady_time now)
     {
-        if (conn_)
-            conn_->tick(now);
+        now_ = now;
+        pump(); // held authentication replies whose delay has passed
+        if (layer_.conn())
+            layer_.conn()->tick(now);
     }
 
     bool authenticated() const noexcept { return authenticated_; }
@@ -104,42 +102,73 @@ private:
         return p;
     }
 
-    void pump_auth()
+    // The event the connection core reported, rebuilt from a table entry's arguments.
+    static connection_event peer_asks(connection_event_type type, channel_id id, std::string_view name, bool want_reply,
+                                      byte_span data)
     {
-        for (auto ev = auth_.poll(); ev.type != server_auth_event_type::none; ev = auth_.poll()) {
-            switch (ev.type) {
-            case server_auth_event_type::send: (void)t_.send(ev.payload); break;
-            case server_auth_event_type::disconnect: t_.disconnect(ev.reason, ev.text); break;
-            case server_auth_event_type::check_password:
-                auth_.answer_password((answers_ & 1) == 0 && as_string_view(ev.password.span()) == "pw");
-                break;
-            case server_auth_event_type::kbdint_start:
-            case server_auth_event_type::kbdint_respond: {
-                kbdint_reply r;
-                r.result = (answers_ & 2) || ev.type == server_auth_event_type::kbdint_respond
-                               ? kbdint_reply::kind::success
-                               : kbdint_reply::kind::prompts;
-                r.prompts = {{"Password: ", false}};
-                auth_.answer_kbdint(r);
-                break;
-            }
-            case server_auth_event_type::unimplemented: t_.send_unimplemented(ev.seq); break;
-            case server_auth_event_type::authenticated:
-                check(ev.user == "alice");
-                authenticated_ = true;
-                t_.user_authenticated();
-                conn_.emplace(t_);
-                return;
-            default: break;
-            }
+        connection_event e;
+        e.type = type;
+        e.channel = id;
+        e.name = name;
+        e.want_reply = want_reply;
+        e.data = data;
+        return e;
+    }
+
+    void pump()
+    {
+        for (auto e = layer_.poll(now_); e.type != session_event_type::none; e = layer_.poll(now_))
+            act(e);
+    }
+
+    void answer(connection& c, const connection_event& e)
+    {
+        // The connection layer is reached only after an authentication the
+        // harness accounted for.
+        check(authenticated_);
+        answer_connection_event(c, e, (answers_ & 4) ? ++count_ : 0, now_);
+        check_channels(c);
+    }
+
+    void act(const session_event& e)
+    {
+        switch (e.type) {
+        case session_event_type::server_auth: answer_auth(*e.server_auth); break;
+        case session_event_type::authenticated:
+            check(e.server_auth->user == "alice");
+            authenticated_ = true;
+            layer_.open_connection({});
+            break;
+        case session_event_type::channel: answer(*layer_.conn(), e.channel); break;
+        default: break;
         }
     }
 
-    transport& t_;
+    void answer_auth(const server_auth_event& ev)
+    {
+        server_auth& auth = *layer_.server_auth_machine();
+        switch (ev.type) {
+        case server_auth_event_type::check_password:
+            auth.answer_password((answers_ & 1) == 0 && as_string_view(ev.password.span()) == "pw");
+            break;
+        case server_auth_event_type::kbdint_start:
+        case server_auth_event_type::kbdint_respond: {
+            kbdint_reply r;
+            r.result = (answers_ & 2) || ev.type == server_auth_event_type::kbdint_respond
+                           ? kbdint_reply::kind::success
+                           : kbdint_reply::kind::prompts;
+            r.prompts = {{"Password: ", false}};
+            auth.answer_kbdint(r);
+            break;
+        }
+        default: break;
+        }
+    }
+
     std::uint8_t answers_;
-    server_auth auth_;
+    session_layer layer_;
+    steady_time now_{};
     bool authenticated_ = false;
-    std::optional<connection> conn_;
     std::uint32_t count_ = 0;
 };
 
@@ -162,7 +191,6 @@ std::optional<bytes> signed_request(byte_span body, byte_span session_id)
 
 void run(std::uint8_t selector, std::uint8_t options, std::uint8_t answers, byte_span messages)
 {
-    // Authentication starts after the first key exchange, as in sshd.
     auto p = established_pair(selector, options, false);
     server_program srv(*p->server, answers);
     auto handler = [&](const transport_event& ev) { srv.on_event(ev, p->now); };
