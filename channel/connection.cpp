@@ -85,26 +85,39 @@ result<channel_id> connection::allocate(std::string_view type)
     return id;
 }
 
+channel_summary connection::summary_of(channel_id id, const channel& c) const
+{
+    channel_summary s;
+    s.id = id;
+    s.type = c.info.type;
+    s.bytes_in = c.info.bytes_in;
+    s.bytes_out = c.info.bytes_out;
+    s.lifetime_us = now_us_ > c.created_us ? now_us_ - c.created_us : 0;
+    s.receive = c.rx.stats();
+    s.send_blocked_us = c.send_blocked_us;
+    s.rtt_us = rtt_us();
+    s.transport_rtt_us = transport_rtt_us_;
+    s.probe_rtt_us = probe_.srtt_us();
+    s.probe_min_rtt_us = probe_.min_us();
+    return s;
+}
+
+void connection::report_open_channels() const
+{
+    if (!on_channel_released)
+        return;
+    for (channel_id id = 0; id < channels_.size(); ++id)
+        if (channels_[id])
+            on_channel_released(summary_of(id, *channels_[id]));
+}
+
 void connection::release(channel_id id)
 {
     channel* c = find(id);
     if (c == nullptr)
         return;
-    if (on_channel_released) {
-        channel_summary s;
-        s.id = id;
-        s.type = c->info.type;
-        s.bytes_in = c->info.bytes_in;
-        s.bytes_out = c->info.bytes_out;
-        s.lifetime_us = now_us_ > c->created_us ? now_us_ - c->created_us : 0;
-        s.receive = c->rx.stats();
-        s.send_blocked_us = c->send_blocked_us;
-        s.rtt_us = rtt_us();
-        s.transport_rtt_us = transport_rtt_us_;
-        s.probe_rtt_us = probe_.srtt_us();
-        s.probe_min_rtt_us = probe_.min_us();
-        on_channel_released(s);
-    }
+    if (on_channel_released)
+        on_channel_released(summary_of(id, *c));
     channels_[id].reset();
     --live_;
     while (!channels_.empty() && !channels_.back())

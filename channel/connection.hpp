@@ -145,6 +145,11 @@ public:
     // Each RTT probe answered: the sample, and TCP's estimate at the time (0: none).
     std::function<void(std::uint64_t probe_us, std::uint64_t transport_us)> on_rtt_sample;
 
+    // The connection is over (closed or cut off): reports each channel still
+    // open through on_channel_released, as if it had closed, so a transfer
+    // cut short still leaves its summary. The channels stay allocated.
+    void report_open_channels() const;
+
     // --- state ---
     bool exists(channel_id id) const noexcept;
     const channel_info& info(channel_id id) const;
@@ -166,6 +171,7 @@ private:
     channel* peer_channel(std::uint32_t id, std::string_view what);
     result<channel_id> allocate(std::string_view type);
     void release(channel_id id);
+    channel_summary summary_of(channel_id id, const channel& c) const;
     void protocol_error(std::string message);
     void send_message(const bytes& m);
     void report_window_change(channel_id id, receive_window& rx);

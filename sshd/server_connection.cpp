@@ -87,6 +87,8 @@ int server_connection::run()
                        io_.stop();
                    });
     io_.run();
+    if (runner_)
+        runner_->stop();
     if (sessions_)
         sessions_->hang_up();
     if (pam_session_open_) {

@@ -110,6 +110,10 @@ void connection_runner::write_metrics()
 
 void connection_runner::stop()
 {
+    if (timer_->stopped)
+        return;
+    // Channels the connection's end cut off still leave their summary.
+    conn_.report_open_channels();
     timer_->stopped = true;
     timer_->timer.cancel();
 }

@@ -382,6 +382,30 @@ TEST_CASE("connection: the summary of a released channel counts time blocked by 
     CHECK(line.find("send blocked by peer window 0.25 s") != std::string::npos);
 }
 
+TEST_CASE("connection: a channel the connection's end cuts off still reports its summary")
+{
+    connection_pair p;
+    std::vector<channel_summary> released;
+    p.server->on_channel_released = [&](const channel_summary& s) { released.push_back(s); };
+    auto [c, s] = p.open_session();
+    REQUIRE(p.client->send_data(c, as_bytes("partial upload")));
+    p.run();
+    // No close from the client: its end of the connection went away.
+    p.server->report_open_channels();
+    REQUIRE(released.size() == 1);
+    CHECK(released[0].id == s);
+    CHECK(released[0].bytes_in == 14);
+    CHECK(p.server->exists(s)); // reported, not released
+    // Closed channels are not reported again.
+    p.client->close(c);
+    p.run();
+    p.server->close(s);
+    p.run();
+    REQUIRE(released.size() == 2);
+    p.server->report_open_channels();
+    CHECK(released.size() == 2);
+}
+
 TEST_CASE("window_report: the words of the -v lines")
 {
     window_change c{2 * 1024 * 1024, 8 * 1024 * 1024, window_change::reason::window_limited, 3 * 1024 * 1024, 100'400};
