@@ -12,6 +12,13 @@ doctest-dev libpam0g-dev libcrypt-dev clang libclang-rt-14-dev
 openssh-client openssh-server libpam-modules libpam-runtime passwd tmux bsdutils python3
 iproute2 iperf3 iputils-ping procps psmisc util-linux coreutils diffutils netcat-openbsd"
 
+# OpenSSH's sshd (the reference peer in the tests) needs its privilege
+# separation directory, which the package's service creates when it starts:
+# a machine where it never ran (a container, a CI image) lacks it.
+if [ "$(id -u)" -eq 0 ] && [ ! -d /run/sshd ]; then
+    mkdir -p /run/sshd && chmod 0755 /run/sshd
+fi
+
 missing=""
 for p in $packages; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
