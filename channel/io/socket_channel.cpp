@@ -1,0 +1,185 @@
+#include "channel/io/socket_channel.hpp"
+
+#include "channel/io/fd_pump.hpp"
+
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+namespace longhaul {
+
+socket_channel::socket_channel(int fd) : fd_(fd)
+{
+    ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) | O_NONBLOCK);
+}
+
+socket_channel::socket_channel(int in_fd, int out_fd) : fd_(-1), in_fd_(in_fd), out_fd_(out_fd) {}
+
+socket_channel::~socket_channel()
+{
+    if (from_socket_)
+        from_socket_->stop();
+    close_socket();
+}
+
+void socket_channel::close_socket()
+{
+    for (int* fd : {&fd_, &in_fd_, &out_fd_}) {
+        if (*fd >= 0)
+            ::close(*fd);
+        *fd = -1;
+    }
+}
+
+void socket_channel::start()
+{
+    if (started_ || finished_ || (fd_ < 0 && in_fd_ < 0))
+        return;
+    started_ = true;
+    // Each pump owns a duplicate, so that either may close its own at its
+    // end while this keeps the socket itself for shutdown(SHUT_WR): closing
+    // one of several descriptors of a socket sends no FIN. The
+    // two-descriptor form hands its own over.
+    int rd = in_fd_, wr = out_fd_;
+    in_fd_ = out_fd_ = -1;
+    if (fd_ >= 0) {
+        rd = ::fcntl(fd_, F_DUPFD_CLOEXEC, 3);
+        wr = ::fcntl(fd_, F_DUPFD_CLOEXEC, 3);
+    }
+    if (rd < 0 || wr < 0) {
+        if (rd >= 0)
+            ::close(rd);
+        if (wr >= 0)
+            ::close(wr);
+        read_done_ = write_done_ = true;
+        maybe_close();
+        return;
+    }
+    std::weak_ptr<socket_channel> self = weak_from_this();
+    to_socket_ = std::make_shared<fd_sink>(*runner, id, wr, true);
+    to_socket_->on_drained = [self] {
+        auto s = self.lock();
+        if (!s)
+            return;
+        if (s->fd_ >= 0)
+            ::shutdown(s->fd_, SHUT_WR);
+        s->write_done_ = true;
+        s->maybe_close();
+    };
+    to_socket_->on_error = [self](int) {
+        // The socket stopped taking data (reset): nothing more can arrive either.
+        if (auto s = self.lock()) {
+            s->write_done_ = s->read_done_ = true;
+            s->maybe_close();
+        }
+    };
+    from_socket_ = std::make_shared<fd_source>(*runner, id, rd, 0, true);
+    from_socket_->on_eof = [self](int error) {
+        auto s = self.lock();
+        if (!s)
+            return;
+        s->read_done_ = true;
+        if (error != 0)
+            s->write_done_ = true; // a reset socket takes nothing more
+        else if (!s->close_sent_ && !s->closed_by_peer_)
+            s->runner->conn().send_eof(s->id);
+        s->runner->flush();
+        s->maybe_close();
+    };
+    from_socket_->start();
+}
+
+void socket_channel::stop()
+{
+    finished_ = true;
+    if (from_socket_)
+        from_socket_->stop();
+    to_socket_.reset(); // its pending wait holds only a weak reference
+    close_socket();
+}
+
+void socket_channel::on_open_confirmed(byte_span)
+{
+    if (before_start && !before_start()) {
+        read_done_ = write_done_ = true;
+        maybe_close();
+        return;
+    }
+    start();
+}
+
+void socket_channel::on_open_failed(std::uint32_t reason, std::string_view text)
+{
+    if (on_refused)
+        on_refused(reason, text); // may still write to the socket (a SOCKS failure reply)
+    close_socket();
+    finished_ = true;
+    if (on_finished)
+        on_finished();
+}
+
+void socket_channel::on_data(byte_span data, std::uint32_t extended)
+{
+    // Forwarded channels carry no extended data; OpenSSH drops it too.
+    if (extended != 0 || !to_socket_) {
+        runner->consumed(id, data.size());
+        return;
+    }
+    to_socket_->write(data);
+}
+
+void socket_channel::on_eof()
+{
+    if (to_socket_)
+        to_socket_->eof(); // on_drained shuts the write side
+    else
+        write_done_ = true;
+}
+
+void socket_channel::on_close()
+{
+    closed_by_peer_ = true;
+    if (from_socket_)
+        from_socket_->stop();
+    read_done_ = true;
+    // What arrived before the close still reaches the socket (OpenSSH
+    // drains its output buffer too); on_drained then ends the channel.
+    if (to_socket_ && !write_done_)
+        to_socket_->eof();
+    else
+        write_done_ = true;
+    maybe_close();
+}
+
+void socket_channel::on_writable()
+{
+    if (from_socket_)
+        from_socket_->pump();
+}
+
+void socket_channel::maybe_close()
+{
+    if (finished_ || !read_done_ || !write_done_)
+        return;
+    if (!close_sent_) {
+        close_sent_ = true;
+        runner->conn().close(id);
+        runner->flush();
+    }
+    if (closed_by_peer_ || !runner->conn().exists(id))
+        finish();
+}
+
+void socket_channel::finish()
+{
+    if (finished_)
+        return;
+    finished_ = true;
+    if (from_socket_)
+        from_socket_->stop();
+    close_socket();
+    if (on_finished)
+        on_finished();
+}
+
+} // namespace longhaul
