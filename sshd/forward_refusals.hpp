@@ -1,9 +1,9 @@
-// sshd's answers to forwarding requests while forwarding is not served
+// sshd's answers to remote forwarding requests while they are not served
 // (issue 11): tcpip-forward and streamlocal-forward@openssh.com are
-// refused with a VERBOSE line, as before the tables existed. The
-// forwarding work replaces these entries with real ones (each kind in its
-// own file, on the cores in channel/forward/); direct-tcpip and the other
-// channel types have no entry, so the table's unknown handler refuses them.
+// refused with a VERBOSE line. The forwarding work replaces these entries
+// with real ones (each kind in its own file, on the cores in
+// channel/forward/), as direct_forwarding did for direct-tcpip and
+// direct-streamlocal@openssh.com.
 #pragma once
 
 #include "channel/channel_types.hpp"

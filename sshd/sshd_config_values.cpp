@@ -126,11 +126,16 @@ std::vector<std::string> unsupported_settings(const server_config& c)
         out.push_back(setting + ": not supported yet, " + effect);
     };
     if (!c.disable_forwarding) {
-        if (c.allow_tcp_forwarding != forwarding_mode::no)
-            note("AllowTcpForwarding " + std::string(detail::forwarding_name(c.allow_tcp_forwarding)), "treated as no");
-        if (c.allow_stream_local_forwarding != forwarding_mode::no)
-            note("AllowStreamLocalForwarding " + std::string(detail::forwarding_name(c.allow_stream_local_forwarding)),
-                 "treated as no");
+        // Local forwarding (direct-tcpip, direct-streamlocal) is served;
+        // remote forwarding (tcpip-forward, streamlocal-forward) not yet.
+        auto forwarding = [&](const char* keyword, forwarding_mode m) {
+            if (m == forwarding_mode::yes)
+                note(std::string(keyword) + " yes", "remote forwarding refused (treated as local)");
+            else if (m == forwarding_mode::remote)
+                note(std::string(keyword) + " remote", "treated as no");
+        };
+        forwarding("AllowTcpForwarding", c.allow_tcp_forwarding);
+        forwarding("AllowStreamLocalForwarding", c.allow_stream_local_forwarding);
         if (c.allow_agent_forwarding)
             note("AllowAgentForwarding yes", "treated as no");
         if (c.x11_forwarding)

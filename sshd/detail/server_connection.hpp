@@ -11,6 +11,7 @@
 #include "sshd/pam_backend.hpp"
 #include "sshd/password_backend.hpp"
 #include "sshd/server_connection.hpp"
+#include "sshd/direct_forwarding.hpp"
 #include "sshd/server_session.hpp"
 #include "sshd/session_channels.hpp"
 
@@ -98,6 +99,7 @@ private:
     std::unique_ptr<connection_runner> runner_;
     session_environment session_env_;
     std::unique_ptr<session_channels> sessions_;
+    std::unique_ptr<direct_forwarding> direct_forwards_; // -L, -D, -W through this server
     bool authenticated_ = false;
     bool done_ = false;
     int alive_misses_ = 0;
