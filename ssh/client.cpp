@@ -230,6 +230,8 @@ void ssh_client::finish(int status)
     alive_timer_.cancel();
     boost::system::error_code ignored;
     signals_.cancel(ignored);
+    if (forwards_)
+        forwards_->stop();
     if (runner_)
         runner_->stop();
     if (core_ && !core_->closed())
@@ -374,11 +376,52 @@ void ssh_client::on_authenticated()
         setsid();
         io_.notify_fork(asio::io_context::fork_child);
     }
+    if (!start_forwards())
+        return;
+    if (cfg_.stdio_forward_host)
+        return; // the stdio forward is the session
     if (cfg_.session_type.value_or(session_type::normal) == session_type::none) {
         log_.debug("Not requesting a session (SessionType none / -N)");
         return;
     }
     start_session();
+}
+
+bool ssh_client::start_forwards()
+{
+    client_forwards::settings fs;
+    fs.gateway_ports = cfg_.gateway_ports.value_or(false);
+    fs.stream_local_bind_mask = cfg_.stream_local_bind_mask.value_or(0177);
+    fs.stream_local_bind_unlink = cfg_.stream_local_bind_unlink.value_or(false);
+    forwards_ = std::make_unique<client_forwards>(*runner_, log_, fs);
+    const bool exit_on_failure = cfg_.exit_on_forward_failure.value_or(false);
+    if (cfg_.stdio_forward_host) {
+        if (!forwards_->start_stdio(*cfg_.stdio_forward_host, cfg_.stdio_forward_port,
+                                    [this](int status) { finish(status); })) {
+            finish(255);
+            return false;
+        }
+        return true;
+    }
+    for (const auto& f : cfg_.local_forwards) {
+        if (f.listen_path)
+            log_.debug("Local forwarding listening on path " + printable(*f.listen_path) + ".");
+        else
+            log_.debug("Local connections to " + printable(f.listen_host.value_or("LOCALHOST")) + ":" +
+                       std::to_string(f.listen_port) + " forwarded to remote address " +
+                       (f.is_dynamic() ? std::string("socks") : printable(f.connect_path.value_or(
+                                                                     f.connect_host.value_or("")))) +
+                       (f.connect_path || f.is_dynamic() ? "" : ":" + std::to_string(f.connect_port)));
+        if (!forwards_->listen(f)) {
+            if (exit_on_failure) {
+                log_.error("Could not request local forwarding.");
+                finish(255);
+                return false;
+            }
+            log_.error("Could not request local forwarding.");
+        }
+    }
+    return true;
 }
 
 void ssh_client::start_session()

@@ -20,8 +20,7 @@ struct unsupported_flag {
     const char* what;
 };
 constexpr unsupported_flag unsupported_flags[] = {
-    {'L', "local port forwarding (-L)"},  {'R', "remote port forwarding (-R)"},
-    {'D', "dynamic forwarding (-D)"},     {'W', "stdio forwarding (-W)"},
+    {'R', "remote port forwarding (-R)"},
     {'J', "ProxyJump (-J)"},              {'M', "connection multiplexing (-M)"},
     {'S', "control sockets (-S)"},        {'O', "multiplexing control (-O)"},
     {'A', "agent forwarding (-A)"},       {'X', "X11 forwarding (-X)"},
@@ -34,8 +33,6 @@ constexpr unsupported_flag unsupported_flags[] = {
 void warn_unsupported_config(const client_config& cfg, logger& log)
 {
     auto warn = [&](const char* what) { log.info(std::string(what) + " is not supported yet; ignored"); };
-    if (!cfg.local_forwards.empty())
-        warn("LocalForward/DynamicForward");
     if (!cfg.remote_forwards.empty())
         warn("RemoteForward");
     if (cfg.forward_agent.value_or(false))

@@ -10,6 +10,7 @@
 #include "common/auth/agent_client.hpp"
 #include "common/random.hpp"
 #include "ssh/client.hpp"
+#include "ssh/client_forwards.hpp"
 #include "ssh/connect.hpp"
 #include "ssh/escape.hpp"
 #include "ssh/session.hpp"
@@ -51,6 +52,8 @@ private:
     void sign_with_agent(const client_auth_event& ev);
     void on_authenticated();
     void start_session();
+    // -W, -L, -D: false when the client is finishing (ExitOnForwardFailure).
+    bool start_forwards();
     void on_escape(escape_action a);
     void report_disconnect(const transport_event& ev);
     void arm_keepalive();
@@ -77,6 +80,7 @@ private:
     std::unique_ptr<connection_runner> runner_;
     std::optional<agent_client> agent_;
     std::shared_ptr<client_session> session_;
+    std::unique_ptr<client_forwards> forwards_;
     std::unique_ptr<raw_terminal> raw_;
     bool version_seen_ = false;
     bool finished_ = false;

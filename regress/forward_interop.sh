@@ -1,0 +1,279 @@
+#!/usr/bin/env bash
+# Local forwarding (issue 11) between Longhaul and Debian's OpenSSH, both
+# ways and Longhaul with itself: ssh -W, -L (to a port and to a Unix
+# socket, from a port and from a Unix socket) and -D (SOCKS5) to echo
+# servers, with checksummed data both ways and half-closes, two
+# connections at once, a refused connect; sshd's refusals under
+# AllowTcpForwarding, DisableForwarding, PermitOpen, permitopen= and
+# restrict, logged as Debian's sshd logs them; ssh's messages and exit
+# codes for a refused forward and a port in use (ExitOnForwardFailure), as
+# Debian's ssh prints them.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+BUILD=${LONGHAUL_BUILD_DIR:?LONGHAUL_BUILD_DIR must point at the build directory}
+HERE=$(cd "$(dirname "$0")" && pwd)
+DEBIAN_SSHD=/usr/sbin/sshd
+LH_SSHD=$BUILD/bin/sshd
+[ -x "$LH_SSHD" ] || lh_fail "sshd not built ($LH_SSHD)"
+LH_SSH=$BUILD/bin/ssh
+[ -x "$LH_SSH" ] || lh_fail "ssh not built ($LH_SSH)"
+DEBIAN_SSH=/usr/bin/ssh
+[ -x "$DEBIAN_SSH" ] || lh_skip "OpenSSH's ssh client not found at $DEBIAN_SSH"
+[ -x "$DEBIAN_SSHD" ] || lh_skip "OpenSSH's sshd not found at $DEBIAN_SSHD"
+command -v python3 >/dev/null || lh_skip "python3 not found"
+[ -x "$LH_SSH_KEYGEN" ] || lh_skip "ssh-keygen not found"
+BULK_MB=${LH_BULK_MB:-32}
+T=$LH_TMP
+
+lh_make_host_keys "$T"
+for k in id id_restrict id_permitopen; do "$LH_SSH_KEYGEN" -q -t ed25519 -N '' -f "$T/$k"; done
+lh_port ECHO_PORT
+lh_port OTHER_PORT   # a second echo server, outside the permitted targets
+lh_port CLOSED_PORT  # reserved and never listened on
+{
+    cat "$T/id.pub"
+    echo "restrict $(cat "$T/id_restrict.pub")"
+    echo "permitopen=\"127.0.0.1:$OTHER_PORT\" $(cat "$T/id_permitopen.pub")"
+} >"$T/authorized_keys"
+python3 "$HERE/echo_server.py" "$ECHO_PORT" &
+LH_PIDS+=($!)
+python3 "$HERE/echo_server.py" "$OTHER_PORT" &
+LH_PIDS+=($!)
+# A Unix-socket echo server for direct-streamlocal.
+SOCK=$T/echo.sock
+python3 - "$SOCK" <<'EOF' &
+import os, socket, sys, threading
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(sys.argv[1]); os.chmod(sys.argv[1], 0o666); s.listen(16)
+def serve(c):
+    with c:
+        while True:
+            d = c.recv(65536)
+            if not d:
+                break
+            c.sendall(d)
+        c.shutdown(socket.SHUT_WR)
+while True:
+    c, _ = s.accept()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
+EOF
+LH_PIDS+=($!)
+accepts() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+lh_wait_until 10 accepts "$ECHO_PORT" || lh_fail "the echo server did not start"
+lh_wait_until 10 accepts "$OTHER_PORT" || lh_fail "the second echo server did not start"
+lh_wait_until 10 test -S "$SOCK" || lh_fail "the Unix-socket echo server did not start"
+
+head -c "$((BULK_MB << 20))" /dev/urandom >"$T/src"
+WANT=$(sha256sum <"$T/src" | cut -d' ' -f1)
+me=$(id -un)
+
+# start NAME SSHD [sshd_config lines...]: an sshd in $T/NAME on its own port.
+start() {
+    local name=$1 sshd=$2
+    shift 2
+    mkdir -p "$T/$name"
+    cp "$T"/ssh_host_* "$T/authorized_keys" "$T/$name/"
+    lh_port PORT
+    LH_SSHD=$sshd lh_start_sshd "$T/$name" "$PORT" "$@" "PermitRootLogin prohibit-password"
+    DIR=$T/$name
+}
+ssh_o() {
+    echo -F /dev/null -p "$PORT" -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o BatchMode=yes \
+        -o IdentitiesOnly=yes -o IdentityAgent=none
+}
+
+# through_w KEY TARGET_PORT: the bulk data through ssh -W to the echo
+# server and back (stdin's EOF half-closes the forward; the echo server's
+# EOF ends ssh).
+through_w() {
+    local key=$1 port=$2 got
+    # shellcheck disable=SC2046
+    got=$("$SSH" $(ssh_o) -i "$T/$key" -W "127.0.0.1:$port" "$me@127.0.0.1" <"$T/src" 2>"$T/w.err" | sha256sum | cut -d' ' -f1)
+    [ "$got" = "$WANT" ] || { cat "$T/w.err" >&2; return 1; }
+}
+# refused KEY TARGET_PORT: ssh -W fails as OpenSSH's does, "stdio
+# forwarding failed" and status 255.
+refused() {
+    local key=$1 port=$2 rc=0
+    # shellcheck disable=SC2046
+    "$SSH" $(ssh_o) -i "$T/$key" -W "127.0.0.1:$port" "$me@127.0.0.1" </dev/null >/dev/null 2>"$T/w.err" || rc=$?
+    [ "$rc" = 255 ] && grep -q "stdio forwarding failed" "$T/w.err" || { echo "  status $rc" >&2; cat "$T/w.err" >&2; return 1; }
+}
+# l_lines SSH TARGET_PORT: what ssh -L prints (channel numbers as N) when one connection through it to TARGET_PORT is refused.
+l_lines() {
+    local ssh=$1 port=$2 lp pid
+    lh_port lp
+    # shellcheck disable=SC2046
+    "$ssh" $(ssh_o) -i "$T/id" -N -L "127.0.0.1:$lp:127.0.0.1:$port" "$me@127.0.0.1" 2>"$T/l_lines.err" &
+    pid=$!
+    lh_wait_until 10 accepts "$lp" || { kill "$pid"; cat "$T/l_lines.err" >&2; return 1; }
+    python3 -c 'import socket,sys; s=socket.create_connection(("127.0.0.1",int(sys.argv[1]))); s.settimeout(10); s.recv(1)' "$lp" || true
+    lh_wait_until 5 grep -q "open failed" "$T/l_lines.err" || true
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    # (Each line once: the listening probe above is a connection too.)
+    grep -v -e '^Warning: Permanently added' -e '^Killed by signal' "$T/l_lines.err" | tr -d '\r' |
+        sed -E 's/channel [0-9]+/channel N/' | sort -u | paste -sd'|'
+}
+l_refused() {
+    local got
+    got=$(l_lines "$SSH" "$1")
+    [ "$got" = "$2" ] || { echo "  got '$got'" >&2; return 1; }
+}
+# logged NAME LINE: sshd's log (in $T/NAME) has LINE, within 5 s.
+logged() { lh_wait_until 5 grep -qF -- "$2" "$T/$1/sshd.log" || { tail -n5 "$T/$1/sshd.log" >&2; return 1; }; }
+
+# ---------------------------------------------------------------- forwarding
+echo_via() {
+    python3 - "$1" "$2" <<'PYEOF'
+import hashlib, socket, sys, threading
+port, path = sys.argv[1], sys.argv[2]
+data = open(path, "rb").read()
+if port.isdigit():
+    s = socket.create_connection(("127.0.0.1", int(port)))
+else:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(port)
+def send():
+    s.sendall(data)
+    s.shutdown(socket.SHUT_WR)
+t = threading.Thread(target=send); t.start()
+h = hashlib.sha256()
+while True:
+    d = s.recv(1 << 20)
+    if not d:
+        break
+    h.update(d)
+t.join()
+print(h.hexdigest())
+PYEOF
+}
+# background NAME ssh-args...: a forwarding ssh -N, stopped at exit.
+background() {
+    local name=$1
+    shift
+    # shellcheck disable=SC2046
+    "$SSH" $(ssh_o) -i "$T/id" -N -o ExitOnForwardFailure=yes "$@" "$me@127.0.0.1" 2>"$T/$name.err" &
+    LH_PIDS+=($!)
+}
+two_at_once() {
+    local a b pa
+    echo_via "$1" "$T/src" >"$T/a" &
+    pa=$!
+    echo_via "$1" "$T/src" >"$T/b" || return 1
+    wait "$pa" || return 1
+    a=$(cat "$T/a") b=$(cat "$T/b")
+    [ "$a" = "$WANT" ] && [ "$b" = "$WANT" ]
+}
+one() { [ "$(echo_via "$1" "$T/src")" = "$WANT" ]; }
+socks() {
+    [ "$(python3 "$HERE/socks_client.py" --version 5 --early hello --send ' world' "$1" 127.0.0.1 "$ECHO_PORT")" = "hello world" ] &&
+        [ "$(python3 "$HERE/socks_client.py" --version 4 --user u --send-bytes 65536 "$1" 127.0.0.1 "$ECHO_PORT" | wc -c)" = 65536 ]
+}
+listening() { lh_wait_until 10 accepts "$1" || { cat "$T/$2.err" >&2; return 1; }; }
+
+# pairing LABEL SSH SSHD: every forward kind through this pair.
+pairing() {
+    local label=$1
+    SSH=$2
+    start "$label" "$3" "AllowTcpForwarding yes" "AllowStreamLocalForwarding yes"
+    lh_check "$label -W: $BULK_MB MiB to the echo server and back, intact" through_w id "$ECHO_PORT"
+    local lport uport sport lpath
+    lh_port lport
+    background "$label-l" -L "127.0.0.1:$lport:127.0.0.1:$ECHO_PORT"
+    lh_check "$label -L: listening" listening "$lport" "$label-l"
+    lh_check "$label -L: two connections at once, $BULK_MB MiB each way, intact" two_at_once "$lport"
+    lh_port uport
+    background "$label-u" -L "127.0.0.1:$uport:$SOCK"
+    lh_check "$label -L to a Unix socket: listening" listening "$uport" "$label-u"
+    lh_check "$label -L to a Unix socket: $BULK_MB MiB, intact" one "$uport"
+    lpath=$T/$label-listen.sock
+    background "$label-p" -L "$lpath:127.0.0.1:$ECHO_PORT"
+    lh_check "$label -L from a Unix socket: listening" lh_wait_until 10 test -S "$lpath"
+    lh_check "$label -L from a Unix socket: $BULK_MB MiB, intact" one "$lpath"
+    lh_port sport
+    background "$label-d" -D "127.0.0.1:$sport"
+    lh_check "$label -D: listening" listening "$sport" "$label-d"
+    lh_check "$label -D: SOCKS5 and SOCKS4 through the server" socks "$sport"
+    lh_check "$label connect refused: -W fails" refused id "$CLOSED_PORT"
+    lh_check "$label connect refused: -L says 'connect failed'" l_refused "$CLOSED_PORT" \
+        "channel N: open failed: connect failed: Connection refused"
+}
+pairing debian-ssh-longhaul-sshd "$DEBIAN_SSH" "$LH_SSHD"
+lh_check "longhaul sshd: the -W channel's summary in its log" logged debian-ssh-longhaul-sshd \
+    "(direct-tcpip) summary: in $((BULK_MB << 20)) bytes, out $((BULK_MB << 20)) bytes"
+lh_check "longhaul sshd: a refused connect logged as connect_to ... failed." logged debian-ssh-longhaul-sshd \
+    "connect_to 127.0.0.1 port $CLOSED_PORT: failed."
+pairing longhaul-ssh-debian-sshd "$LH_SSH" "$DEBIAN_SSHD"
+pairing longhaul-ssh-longhaul-sshd "$LH_SSH" "$LH_SSHD"
+
+# ---------------------------------------------------------------- refusals
+# Each refusal: ssh's line, and sshd's log line, which Debian's sshd writes
+# in the same words for the same request (checked against it below).
+refusal_lines() {
+    local sshd=$1 name=$2
+    start "$name-pf" "$sshd" "AllowTcpForwarding yes" "PermitOpen 127.0.0.1:$OTHER_PORT"
+    lh_check "$name PermitOpen: refused" refused id "$ECHO_PORT"
+    lh_check "$name PermitOpen: logged" logged "$name-pf" \
+        "Received request from 127.0.0.1 port"
+    lh_check "$name PermitOpen: the permitted target works" through_w id "$OTHER_PORT"
+    lh_check "$name permitopen=: refused elsewhere" refused id_permitopen "$ECHO_PORT"
+    lh_check "$name permitopen=: its target works" through_w id_permitopen "$OTHER_PORT"
+    lh_check "$name restrict: refused" refused id_restrict "$OTHER_PORT"
+    lh_check "$name restrict: logged" logged "$name-pf" "refused local port forward: originator"
+    start "$name-no" "$sshd" "AllowTcpForwarding no"
+    lh_check "$name AllowTcpForwarding no: refused" refused id "$ECHO_PORT"
+    lh_check "$name AllowTcpForwarding no: logged" logged "$name-no" "refused local port forward: originator"
+    start "$name-remote" "$sshd" "AllowTcpForwarding remote"
+    lh_check "$name AllowTcpForwarding remote: refused" refused id "$ECHO_PORT"
+    start "$name-df" "$sshd" "DisableForwarding yes"
+    lh_check "$name DisableForwarding: refused" refused id "$ECHO_PORT"
+}
+SSH=$DEBIAN_SSH
+refusal_lines "$LH_SSHD" longhaul
+refusal_lines "$DEBIAN_SSHD" debian
+# The same words in both logs (the ports and originators differ).
+same_line() {
+    local pattern=$1 a b
+    a=$(tr -d '\r' <"$T/longhaul-$2/sshd.log" | grep -o "$pattern" | head -n1 | sed -E 's/port [0-9]+/port N/g')
+    b=$(tr -d '\r' <"$T/debian-$2/sshd.log" | grep -o "$pattern" | head -n1 | sed -E 's/port [0-9]+/port N/g')
+    [ -n "$a" ] && [ "$a" = "$b" ] || { echo "  longhaul: '$a'" >&2; echo "  debian:   '$b'" >&2; return 1; }
+}
+lh_check "PermitOpen refusal logged as Debian's sshd logs it" same_line "Received request from .*denied\." pf
+lh_check "restrict refusal logged as Debian's sshd logs it" same_line "refused local port forward: .*" pf
+
+# ---------------------------------------------------------------- ssh's messages
+# Longhaul's ssh and Debian's against Debian's sshd (debian-pf: PermitOpen
+# 127.0.0.1:OTHER_PORT): the same lines and exit codes.
+PORT=$(grep -m1 '^Port ' "$T/debian-pf/sshd_config" | cut -d' ' -f2)
+# outcome SSH ARGS...: "status: the lines" of one run.
+outcome() {
+    local ssh=$1 rc=0
+    shift
+    # shellcheck disable=SC2046
+    "$ssh" $(ssh_o) -i "$T/id" "$@" "$me@127.0.0.1" </dev/null >/dev/null 2>"$T/o.err" || rc=$?
+    echo "$rc: $(grep -v -e '^Warning: Permanently added' "$T/o.err" | tr -d '\r' | sed -E 's/channel [0-9]+/channel N/' | paste -sd'|')"
+}
+same_outcome() {
+    local a b
+    a=$(outcome "$LH_SSH" "$@")
+    b=$(outcome "$DEBIAN_SSH" "$@")
+    [ "$a" = "$b" ] || { echo "  longhaul: '$a'" >&2; echo "  debian:   '$b'" >&2; return 1; }
+}
+lh_check "ssh -W refused: the lines and exit code of Debian's ssh" same_outcome -W "127.0.0.1:$ECHO_PORT"
+same_l_lines() {
+    local a b
+    a=$(l_lines "$LH_SSH" "$1")
+    b=$(l_lines "$DEBIAN_SSH" "$1")
+    [ -n "$a" ] && [ "$a" = "$b" ] || { echo "  longhaul: '$a'" >&2; echo "  debian:   '$b'" >&2; return 1; }
+}
+lh_check "ssh -L, a connection refused by PermitOpen: Debian's ssh's line" same_l_lines "$ECHO_PORT"
+lh_port BUSY
+python3 -c 'import socket,sys,time; s=socket.socket(); s.bind(("127.0.0.1",int(sys.argv[1]))); s.listen(); time.sleep(120)' "$BUSY" &
+LH_PIDS+=($!)
+lh_wait_until 10 accepts "$BUSY" || lh_fail "could not occupy a port"
+lh_check "ssh -L to a port in use, ExitOnForwardFailure: as Debian's ssh" same_outcome -N \
+    -o ExitOnForwardFailure=yes -L "127.0.0.1:$BUSY:127.0.0.1:$ECHO_PORT"
+
+lh_summary

@@ -1,0 +1,426 @@
+#include "ssh/client_forwards.hpp"
+
+#include "channel/forward/forward_messages.hpp"
+#include "channel/forward/forward_policy.hpp"
+#include "channel/forward/socks_server.hpp"
+#include "channel/io/fd_pump.hpp"
+#include "channel/io/socket_channel.hpp"
+#include "common/text.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/post.hpp>
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace longhaul {
+
+namespace asio = boost::asio;
+
+namespace {
+
+// OpenSSH's reason2txt().
+std::string reason_text(std::uint32_t reason)
+{
+    switch (reason) {
+    case 1: return "administratively prohibited";
+    case 2: return "connect failed";
+    case 3: return "unknown channel type";
+    case 4: return "resource shortage";
+    default: return "unknown reason";
+    }
+}
+
+// The numeric address and port of a connected socket's peer; TCP only
+// ("127.0.0.1", 65535 otherwise, as OpenSSH's port_open_helper falls back).
+std::pair<std::string, int> peer_of(int fd)
+{
+    sockaddr_storage ss{};
+    socklen_t len = sizeof ss;
+    char host[NI_MAXHOST];
+    char serv[NI_MAXSERV];
+    if (::getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) == 0 &&
+        (ss.ss_family == AF_INET || ss.ss_family == AF_INET6) &&
+        ::getnameinfo(reinterpret_cast<sockaddr*>(&ss), len, host, sizeof host, serv, sizeof serv,
+                      NI_NUMERICHOST | NI_NUMERICSERV) == 0)
+        return {host, std::atoi(serv)};
+    return {"127.0.0.1", 65535};
+}
+
+// "[127.0.0.1]:8080" as OpenSSH's bind messages print an address.
+std::string bracketed(const sockaddr* sa, socklen_t len)
+{
+    char host[NI_MAXHOST];
+    char serv[NI_MAXSERV];
+    if (::getnameinfo(sa, len, host, sizeof host, serv, sizeof serv, NI_NUMERICHOST | NI_NUMERICSERV) != 0)
+        return "?";
+    return std::string("[") + host + "]:" + serv;
+}
+
+} // namespace
+
+// One listening socket and its accept loop.
+struct client_forwards::listener {
+    listener(asio::io_context& io, int fd, forward_spec s, std::string unlink_path)
+        : d(io, fd), spec(std::move(s)), path(std::move(unlink_path))
+    {
+    }
+    ~listener()
+    {
+        boost::system::error_code ignored;
+        d.close(ignored);
+        if (!path.empty())
+            ::unlink(path.c_str());
+    }
+    asio::posix::stream_descriptor d;
+    forward_spec spec;
+    std::string path; // a Unix listener's socket, removed at the end
+    std::function<void()> accept_loop;
+};
+
+// A SOCKS client connection until its CONNECT is answered.
+struct client_forwards::socks_handshake {
+    socks_handshake(asio::io_context& io, int fd) : d(io, fd) {}
+    ~socks_handshake()
+    {
+        boost::system::error_code ignored;
+        if (d.is_open())
+            d.close(ignored);
+    }
+    asio::posix::stream_descriptor d;
+    forward::socks_server socks;
+    bytes early; // stream bytes read with the request
+    std::function<void()> read_more; // captures the handshake weakly
+};
+
+client_forwards::client_forwards(connection_runner& runner, logger& log, settings s)
+    : runner_(runner), log_(log), settings_(s)
+{
+}
+
+client_forwards::~client_forwards() = default;
+
+void client_forwards::stop()
+{
+    boost::system::error_code ignored;
+    for (auto& l : listeners_)
+        l->d.close(ignored);
+    for (auto& [p, h] : handshakes_)
+        if (h->d.is_open())
+            h->d.close(ignored);
+    for (auto& [id, ch] : channels_)
+        ch->stop();
+}
+
+bool client_forwards::start_stdio(const std::string& host, int port, std::function<void(int)> on_done)
+{
+    const int in = private_nonblocking_fd(STDIN_FILENO, false);
+    const int out = private_nonblocking_fd(STDOUT_FILENO, true);
+    if (in < 0 || out < 0) {
+        log_.error(std::string("stdio forwarding: ") + std::strerror(errno));
+        if (in >= 0)
+            ::close(in);
+        if (out >= 0)
+            ::close(out);
+        return false;
+    }
+    // What OpenSSH's channel_connect_stdio_fwd sends: a socket path (-W
+    // /path) as direct-streamlocal, else direct-tcpip from 127.0.0.1:65535.
+    result<channel_id> id = errc::unsupported;
+    if (port == port_streamlocal) {
+        forward::direct_streamlocal_open req;
+        req.path = host;
+        req.originator = "127.0.0.1";
+        req.originator_port = 65535;
+        id = runner_.conn().open(forward::direct_streamlocal_type, req.encode());
+    } else {
+        forward::direct_tcpip_open req;
+        req.host = host;
+        req.port = static_cast<std::uint16_t>(port);
+        req.originator = "127.0.0.1";
+        req.originator_port = 65535;
+        id = runner_.conn().open(forward::direct_tcpip_type, req.encode());
+    }
+    if (!id) {
+        ::close(in);
+        ::close(out);
+        log_.error("stdio forwarding: cannot open a channel");
+        return false;
+    }
+    log_.debug("channel_connect_stdio_fwd: " + printable(host) + ":" + std::to_string(port));
+    auto ch = std::make_shared<socket_channel>(in, out);
+    auto done = std::make_shared<bool>(false);
+    ch->on_refused = [this, id = *id, done, on_done](std::uint32_t reason, std::string_view text) {
+        log_.info("channel " + std::to_string(id) + ": open failed: " + reason_text(reason) +
+                   (text.empty() ? "" : ": " + printable(text)));
+        log_.error("stdio forwarding failed");
+        *done = true;
+        on_done(255);
+    };
+    ch->on_finished = [done, on_done] {
+        if (!*done)
+            on_done(0);
+        *done = true;
+    };
+    runner_.attach(*id, ch);
+    channels_[*id] = ch;
+    runner_.flush();
+    return true;
+}
+
+bool client_forwards::listen(const forward_spec& spec)
+{
+    asio::io_context& io = runner_.io();
+    const std::size_t first = listeners_.size();
+    if (spec.listen_path) {
+        // A Unix-socket listener.
+        const std::string& path = *spec.listen_path;
+        sockaddr_un sun{};
+        if (path.size() >= sizeof sun.sun_path) {
+            log_.error("Local forwarding listen path too long: " + printable(path));
+            return false;
+        }
+        sun.sun_family = AF_UNIX;
+        std::memcpy(sun.sun_path, path.c_str(), path.size() + 1);
+        const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0) {
+            log_.error(std::string("socket: ") + std::strerror(errno));
+            return false;
+        }
+        if (settings_.stream_local_bind_unlink)
+            ::unlink(path.c_str());
+        const mode_t old = ::umask(settings_.stream_local_bind_mask);
+        const int rc = ::bind(fd, reinterpret_cast<sockaddr*>(&sun), sizeof sun);
+        const int err = errno;
+        ::umask(old);
+        if (rc != 0 || ::listen(fd, 128) != 0) {
+            log_.error("bind [" + printable(path) + "]: " + std::strerror(rc != 0 ? err : errno));
+            log_.error("channel_setup_fwd_listener_streamlocal: cannot listen to path: " + printable(path));
+            ::close(fd);
+            return false;
+        }
+        listeners_.push_back(std::make_unique<listener>(io, fd, spec, path));
+    } else {
+        // TCP: the addresses forward_bind_address() names.
+        const auto where = forward::forward_bind_address(
+            spec.listen_host ? std::optional<std::string_view>(*spec.listen_host) : std::nullopt, true,
+            settings_.gateway_ports ? forward::gateway_ports::yes : forward::gateway_ports::no);
+        addrinfo hints{};
+        hints.ai_family = AF_UNSPEC;
+        hints.ai_socktype = SOCK_STREAM;
+        hints.ai_flags = where.wildcard ? AI_PASSIVE : 0;
+        if (where.address)
+            hints.ai_flags |= AI_ADDRCONFIG;
+        addrinfo* res = nullptr;
+        const std::string port = std::to_string(spec.listen_port);
+        const int gai = ::getaddrinfo(where.address ? where.address->c_str() : nullptr, port.c_str(), &hints, &res);
+        if (gai != 0) {
+            log_.error("channel_setup_fwd_listener_tcpip: getaddrinfo(" +
+                       printable(where.address.value_or("NULL")) + "): " + ::gai_strerror(gai));
+            return false;
+        }
+        const std::size_t before = listeners_.size();
+        for (addrinfo* ai = res; ai != nullptr; ai = ai->ai_next) {
+            if (ai->ai_family != AF_INET && ai->ai_family != AF_INET6)
+                continue;
+            const int fd = ::socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+            if (fd < 0)
+                continue;
+            const int one = 1;
+            ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+            if (ai->ai_family == AF_INET6)
+                ::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+            if (::bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || ::listen(fd, 128) != 0) {
+                const int err = errno;
+                // OpenSSH says nothing of an IPv6 loopback the machine lacks.
+                if (!(ai->ai_family == AF_INET6 && err == EADDRNOTAVAIL))
+                    log_.error("bind " + bracketed(ai->ai_addr, ai->ai_addrlen) + ": " + std::strerror(err));
+                ::close(fd);
+                continue;
+            }
+            listeners_.push_back(std::make_unique<listener>(io, fd, spec, std::string()));
+        }
+        ::freeaddrinfo(res);
+        if (listeners_.size() == before) {
+            log_.error("channel_setup_fwd_listener_tcpip: cannot listen to port: " + port);
+            return false;
+        }
+    }
+    // Accept loops for the listeners just added.
+    for (std::size_t i = first; i < listeners_.size(); ++i) {
+        listener* raw = listeners_[i].get();
+        raw->accept_loop = [this, raw] {
+            raw->d.async_wait(asio::posix::stream_descriptor::wait_read, [this, raw](const boost::system::error_code& ec) {
+                if (ec || !raw->d.is_open())
+                    return;
+                for (;;) {
+                    const int fd = ::accept4(raw->d.native_handle(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+                    if (fd < 0)
+                        break;
+                    accepted(raw->spec, fd);
+                }
+                raw->accept_loop();
+            });
+        };
+        raw->accept_loop();
+    }
+    return true;
+}
+
+void client_forwards::accepted(const forward_spec& spec, int fd)
+{
+    if (spec.is_dynamic())
+        return start_socks(fd);
+    const std::string host = spec.connect_host.value_or("");
+    log_.debug("Connection to port " + std::to_string(spec.listen_port) + " forwarding to " + printable(host) +
+               " port " + std::to_string(spec.connect_port) + " requested.");
+    open_for(fd, spec, host, spec.connect_port, spec.connect_path.value_or(""), nullptr);
+}
+
+void client_forwards::open_for(int fd, const forward_spec&, const std::string& host, int port,
+                               const std::string& path,
+                               std::function<bool(channel_id, bool, std::uint32_t)> on_open)
+{
+    const auto [orig, orig_port] = peer_of(fd);
+    bytes data;
+    std::string_view type;
+    if (!path.empty()) {
+        forward::direct_streamlocal_open req;
+        req.path = path;
+        req.originator = orig;
+        req.originator_port = static_cast<std::uint16_t>(orig_port);
+        data = req.encode();
+        type = forward::direct_streamlocal_type;
+    } else {
+        forward::direct_tcpip_open req;
+        req.host = host;
+        req.port = static_cast<std::uint16_t>(port);
+        req.originator = orig;
+        req.originator_port = static_cast<std::uint16_t>(orig_port);
+        data = req.encode();
+        type = forward::direct_tcpip_type;
+    }
+    auto id = runner_.conn().open(type, data);
+    if (!id) {
+        log_.error("cannot open a forwarding channel");
+        if (on_open)
+            on_open(0, false, 4);
+        ::close(fd);
+        return;
+    }
+    auto ch = std::make_shared<socket_channel>(fd);
+    const channel_id cid = *id;
+    ch->on_refused = [this, cid, on_open](std::uint32_t reason, std::string_view text) {
+        log_.info("channel " + std::to_string(cid) + ": open failed: " + reason_text(reason) +
+                   (text.empty() ? "" : ": " + printable(text)));
+        if (on_open)
+            on_open(cid, false, reason);
+    };
+    if (on_open)
+        ch->before_start = [cid, on_open] { return on_open(cid, true, 0); };
+    ch->on_finished = [this, cid, raw = ch.get()] { forget(cid, raw); };
+    runner_.attach(cid, ch);
+    channels_[cid] = ch;
+    runner_.flush();
+}
+
+void client_forwards::forget(channel_id id, socket_channel* ch)
+{
+    asio::post(runner_.io(), [this, id, ch] {
+        auto it = channels_.find(id);
+        if (it != channels_.end() && it->second.get() == ch)
+            channels_.erase(it);
+    });
+}
+
+void client_forwards::start_socks(int fd)
+{
+    auto h = std::make_shared<socks_handshake>(runner_.io(), fd);
+    handshakes_[h.get()] = h;
+    auto drop = [this](socks_handshake* p) {
+        asio::post(runner_.io(), [this, p] { handshakes_.erase(p); });
+    };
+    // Writes what the handshake has for the client; false if the socket failed.
+    auto flush_out = [](socks_handshake& s) {
+        while (!s.socks.output().empty()) {
+            const auto out = s.socks.output();
+            const ssize_t n = ::send(s.d.native_handle(), out.data(), out.size(), MSG_NOSIGNAL);
+            if (n <= 0)
+                return false; // a reply of a few bytes to a fresh socket: no room means a dead client
+            s.socks.consume_output(static_cast<std::size_t>(n));
+        }
+        return true;
+    };
+    std::weak_ptr<socks_handshake> weak = h;
+    h->read_more = [this, weak, drop, flush_out] {
+        auto h = weak.lock();
+        if (!h)
+            return;
+        h->d.async_wait(asio::posix::stream_descriptor::wait_read, [this, weak, drop,
+                                                                    flush_out](const boost::system::error_code& ec) {
+            auto h = weak.lock();
+            if (!h || ec || !h->d.is_open())
+                return;
+            std::uint8_t buf[2048];
+            const ssize_t n = ::read(h->d.native_handle(), buf, sizeof buf);
+            if (n < 0 && (errno == EAGAIN || errno == EINTR))
+                return h->read_more();
+            if (n <= 0)
+                return drop(h.get()); // closed during the handshake
+            const byte_span in(buf, static_cast<std::size_t>(n));
+            const std::size_t used = h->socks.feed(in);
+            if (!flush_out(*h))
+                return drop(h.get());
+            switch (h->socks.state()) {
+            case forward::socks_state::handshake: return h->read_more();
+            case forward::socks_state::refused:
+                log_.debug("channel: dynamic forwarding refused: " + std::string(h->socks.error_message()));
+                return drop(h.get());
+            case forward::socks_state::request: break;
+            }
+            h->early.assign(in.begin() + static_cast<std::ptrdiff_t>(used), in.end());
+            const auto& r = h->socks.request();
+            log_.debug("Dynamic forwarding to " + printable(r.host) + " port " + std::to_string(r.port));
+            // The descriptor passes to the channel; the handshake keeps
+            // only what it needs to answer.
+            const int fd = h->d.release();
+            auto hs = h;
+            forward_spec none;
+            open_for(fd, none, r.host, r.port, "",
+                     [this, hs, fd, drop, flush_out](channel_id id, bool ok, std::uint32_t reason) {
+                         bool sent = false;
+                         if (ok) {
+                             hs->socks.reply_success();
+                         } else {
+                             hs->socks.reply_failure(reason == 2 ? forward::socks5_reply::connection_refused
+                                                                 : forward::socks5_reply::not_allowed);
+                         }
+                         // The socket is the channel's now: write with its descriptor.
+                         const auto out = hs->socks.output();
+                         sent = out.empty() || ::send(fd, out.data(), out.size(), MSG_NOSIGNAL) ==
+                                                   static_cast<ssize_t>(out.size());
+                         if (ok && sent && !hs->early.empty()) {
+                             connection& conn = runner_.conn();
+                             sent = conn.send_capacity(id) >= hs->early.size() && bool(conn.send_data(id, hs->early));
+                         }
+                         drop(hs.get());
+                         return ok && sent;
+                     });
+        });
+    };
+    if (!flush_out(*h))
+        return drop(h.get());
+    h->read_more();
+}
+
+} // namespace longhaul
