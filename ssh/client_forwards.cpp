@@ -4,6 +4,7 @@
 #include "channel/forward/forward_policy.hpp"
 #include "channel/forward/socks_server.hpp"
 #include "channel/io/fd_pump.hpp"
+#include "channel/io/listen_sockets.hpp"
 #include "channel/io/socket_channel.hpp"
 #include "common/text.hpp"
 
@@ -17,7 +18,6 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -57,36 +57,7 @@ std::pair<std::string, int> peer_of(int fd)
     return {"127.0.0.1", 65535};
 }
 
-// "[127.0.0.1]:8080" as OpenSSH's bind messages print an address.
-std::string bracketed(const sockaddr* sa, socklen_t len)
-{
-    char host[NI_MAXHOST];
-    char serv[NI_MAXSERV];
-    if (::getnameinfo(sa, len, host, sizeof host, serv, sizeof serv, NI_NUMERICHOST | NI_NUMERICSERV) != 0)
-        return "?";
-    return std::string("[") + host + "]:" + serv;
-}
-
 } // namespace
-
-// One listening socket and its accept loop.
-struct client_forwards::listener {
-    listener(asio::io_context& io, int fd, forward_spec s, std::string unlink_path)
-        : d(io, fd), spec(std::move(s)), path(std::move(unlink_path))
-    {
-    }
-    ~listener()
-    {
-        boost::system::error_code ignored;
-        d.close(ignored);
-        if (!path.empty())
-            ::unlink(path.c_str());
-    }
-    asio::posix::stream_descriptor d;
-    forward_spec spec;
-    std::string path; // a Unix listener's socket, removed at the end
-    std::function<void()> accept_loop;
-};
 
 // A SOCKS client connection until its CONNECT is answered.
 struct client_forwards::socks_handshake {
@@ -114,7 +85,7 @@ void client_forwards::stop()
 {
     boost::system::error_code ignored;
     for (auto& l : listeners_)
-        l->d.close(ignored);
+        l->close();
     for (auto& [p, h] : handshakes_)
         if (h->d.is_open())
             h->d.close(ignored);
@@ -181,99 +152,31 @@ bool client_forwards::start_stdio(const std::string& host, int port, std::functi
 bool client_forwards::listen(const forward_spec& spec)
 {
     asio::io_context& io = runner_.io();
-    const std::size_t first = listeners_.size();
+    auto on_accept = [this, spec](int fd) { accepted(spec, fd); };
     if (spec.listen_path) {
-        // A Unix-socket listener.
-        const std::string& path = *spec.listen_path;
-        sockaddr_un sun{};
-        if (path.size() >= sizeof sun.sun_path) {
-            log_.error("Local forwarding listen path too long: " + printable(path));
-            return false;
-        }
-        sun.sun_family = AF_UNIX;
-        std::memcpy(sun.sun_path, path.c_str(), path.size() + 1);
-        const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        std::string error;
+        const int fd = listen_unix(*spec.listen_path, settings_.stream_local_bind_mask,
+                                   settings_.stream_local_bind_unlink, error);
         if (fd < 0) {
-            log_.error(std::string("socket: ") + std::strerror(errno));
+            log_.error(printable(error));
+            log_.error("channel_setup_fwd_listener_streamlocal: cannot listen to path: " + printable(*spec.listen_path));
             return false;
         }
-        if (settings_.stream_local_bind_unlink)
-            ::unlink(path.c_str());
-        const mode_t old = ::umask(settings_.stream_local_bind_mask);
-        const int rc = ::bind(fd, reinterpret_cast<sockaddr*>(&sun), sizeof sun);
-        const int err = errno;
-        ::umask(old);
-        if (rc != 0 || ::listen(fd, 128) != 0) {
-            log_.error("bind [" + printable(path) + "]: " + std::strerror(rc != 0 ? err : errno));
-            log_.error("channel_setup_fwd_listener_streamlocal: cannot listen to path: " + printable(path));
-            ::close(fd);
-            return false;
-        }
-        listeners_.push_back(std::make_unique<listener>(io, fd, spec, path));
-    } else {
-        // TCP: the addresses forward_bind_address() names.
-        const auto where = forward::forward_bind_address(
-            spec.listen_host ? std::optional<std::string_view>(*spec.listen_host) : std::nullopt, true,
-            settings_.gateway_ports ? forward::gateway_ports::yes : forward::gateway_ports::no);
-        addrinfo hints{};
-        hints.ai_family = AF_UNSPEC;
-        hints.ai_socktype = SOCK_STREAM;
-        hints.ai_flags = where.wildcard ? AI_PASSIVE : 0;
-        if (where.address)
-            hints.ai_flags |= AI_ADDRCONFIG;
-        addrinfo* res = nullptr;
-        const std::string port = std::to_string(spec.listen_port);
-        const int gai = ::getaddrinfo(where.address ? where.address->c_str() : nullptr, port.c_str(), &hints, &res);
-        if (gai != 0) {
-            log_.error("channel_setup_fwd_listener_tcpip: getaddrinfo(" +
-                       printable(where.address.value_or("NULL")) + "): " + ::gai_strerror(gai));
-            return false;
-        }
-        const std::size_t before = listeners_.size();
-        for (addrinfo* ai = res; ai != nullptr; ai = ai->ai_next) {
-            if (ai->ai_family != AF_INET && ai->ai_family != AF_INET6)
-                continue;
-            const int fd = ::socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-            if (fd < 0)
-                continue;
-            const int one = 1;
-            ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-            if (ai->ai_family == AF_INET6)
-                ::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
-            if (::bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || ::listen(fd, 128) != 0) {
-                const int err = errno;
-                // OpenSSH says nothing of an IPv6 loopback the machine lacks.
-                if (!(ai->ai_family == AF_INET6 && err == EADDRNOTAVAIL))
-                    log_.error("bind " + bracketed(ai->ai_addr, ai->ai_addrlen) + ": " + std::strerror(err));
-                ::close(fd);
-                continue;
-            }
-            listeners_.push_back(std::make_unique<listener>(io, fd, spec, std::string()));
-        }
-        ::freeaddrinfo(res);
-        if (listeners_.size() == before) {
-            log_.error("channel_setup_fwd_listener_tcpip: cannot listen to port: " + port);
-            return false;
-        }
+        listeners_.push_back(std::make_unique<fd_listener>(io, fd, *spec.listen_path, on_accept));
+        return true;
     }
-    // Accept loops for the listeners just added.
-    for (std::size_t i = first; i < listeners_.size(); ++i) {
-        listener* raw = listeners_[i].get();
-        raw->accept_loop = [this, raw] {
-            raw->d.async_wait(asio::posix::stream_descriptor::wait_read, [this, raw](const boost::system::error_code& ec) {
-                if (ec || !raw->d.is_open())
-                    return;
-                for (;;) {
-                    const int fd = ::accept4(raw->d.native_handle(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-                    if (fd < 0)
-                        break;
-                    accepted(raw->spec, fd);
-                }
-                raw->accept_loop();
-            });
-        };
-        raw->accept_loop();
+    const auto where = forward::forward_bind_address(
+        spec.listen_host ? std::optional<std::string_view>(*spec.listen_host) : std::nullopt, true,
+        settings_.gateway_ports ? forward::gateway_ports::yes : forward::gateway_ports::no);
+    auto bound = listen_tcp(where, spec.listen_port);
+    for (const auto& e : bound.errors)
+        log_.error(printable(e));
+    if (bound.fds.empty()) {
+        log_.error("channel_setup_fwd_listener_tcpip: cannot listen to port: " + std::to_string(spec.listen_port));
+        return false;
     }
+    for (int fd : bound.fds)
+        listeners_.push_back(std::make_unique<fd_listener>(io, fd, std::string(), on_accept));
     return true;
 }
 

@@ -23,6 +23,7 @@
 
 namespace longhaul {
 
+class fd_listener;
 class socket_channel;
 
 class client_forwards {
@@ -52,7 +53,6 @@ public:
     void stop();
 
 private:
-    struct listener;
     struct socks_handshake;
     void accepted(const forward_spec& spec, int fd);
     // Opens the channel for `fd` (direct-streamlocal when `path` is set);
@@ -66,7 +66,7 @@ private:
     connection_runner& runner_;
     logger& log_;
     settings settings_;
-    std::vector<std::unique_ptr<listener>> listeners_;
+    std::vector<std::unique_ptr<fd_listener>> listeners_;
     std::map<channel_id, std::shared_ptr<socket_channel>> channels_;
     std::map<socks_handshake*, std::shared_ptr<socks_handshake>> handshakes_;
 };

@@ -1,82 +1,21 @@
 #include "sshd/direct_forwarding.hpp"
 
 #include "channel/forward/forward_messages.hpp"
-#include "channel/forward/forward_permissions.hpp"
-#include "channel/forward/forward_policy.hpp"
+#include "channel/io/connect_socket.hpp"
 #include "channel/io/socket_channel.hpp"
 #include "common/text.hpp"
+#include "sshd/forward_settings.hpp"
 #include "sshd/server_session.hpp"
 
-#include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/post.hpp>
 
-#include <fcntl.h>
 
 namespace longhaul {
 
 namespace asio = boost::asio;
 
-struct direct_forwarding::pending {
-    explicit pending(asio::io_context& io) : resolver(io), tcp(io), local(io) {}
-    asio::ip::tcp::resolver resolver;
-    asio::ip::tcp::socket tcp;
-    asio::local::stream_protocol::socket local;
-};
-
 namespace {
-
-forward::forwarding_allowed allowed(forwarding_mode m)
-{
-    switch (m) {
-    case forwarding_mode::no: return forward::forwarding_allowed::no;
-    case forwarding_mode::yes: return forward::forwarding_allowed::yes;
-    case forwarding_mode::local: return forward::forwarding_allowed::local;
-    case forwarding_mode::remote: return forward::forwarding_allowed::remote;
-    }
-    return forward::forwarding_allowed::no;
-}
-
-forward::forwarding_settings settings_of(const session_environment& env)
-{
-    forward::forwarding_settings s;
-    s.tcp = allowed(env.config->allow_tcp_forwarding);
-    s.streamlocal = allowed(env.config->allow_stream_local_forwarding);
-    s.disable_forwarding = env.config->disable_forwarding;
-    s.key_permits_forwarding = !env.key || env.key->options.permit_port_forwarding;
-    return s;
-}
-
-// PermitOpen and the key's permitopen=; nullopt (deny) if either cannot
-// be read, which sshd -t would have reported for the configuration.
-std::optional<std::pair<forward::permission_list, forward::permission_list>> open_lists(const session_environment& env)
-{
-    std::string why;
-    auto admin = forward::parse_permission_list(env.config->permit_open, forward::permission_kind::open,
-                                                "PermitOpen", why);
-    static const std::vector<std::string> none_given;
-    auto user = forward::parse_permission_list(env.key ? env.key->options.permit_open : none_given,
-                                               forward::permission_kind::open, "permitopen", why);
-    if (!admin || !user) {
-        env.log->error("forwarding permissions unreadable: " + why);
-        return std::nullopt;
-    }
-    return std::make_pair(std::move(*admin), std::move(*user));
-}
-
-// The descriptor of a connected Asio socket, for the pumps. Released, not
-// duplicated and closed: closing one of two descriptors of a socket leaves
-// its epoll registration behind (Asio skips EPOLL_CTL_DEL when closing),
-// and a later descriptor given the same number could not be watched.
-template <class Socket>
-int take_fd(Socket& s)
-{
-    boost::system::error_code ec;
-    const int fd = s.release(ec);
-    return ec ? -1 : fd;
-}
 
 } // namespace
 
@@ -113,44 +52,23 @@ void direct_forwarding::open_tcpip(connection& conn, channel_id id, byte_span da
     env_.log->debug("server_request_direct_tcpip: originator " + printable(r.originator) + " port " +
                     std::to_string(r.originator_port) + ", target " + printable(r.host) + " port " +
                     std::to_string(r.port));
-    if (!forward::tcp_forwarding_enabled(settings_of(env_), forward::forward_direction::local)) {
+    if (!forward::tcp_forwarding_enabled(forwarding_settings_of(env_), forward::forward_direction::local)) {
         env_.log->info(forward::refused_local_forward_log(r.originator, r.originator_port, r.host, r.port));
         conn.reject(id, open_failure_reason::administratively_prohibited, "open failed");
         return;
     }
-    auto lists = open_lists(env_);
+    auto lists = open_permission_lists(env_);
     if (!lists || !forward::open_permitted(lists->first, lists->second, r.host, r.port)) {
         env_.log->info(forward::denied_connect_log(env_.facts.remote_address, env_.facts.remote_port, r.host, r.port));
         conn.reject(id, open_failure_reason::administratively_prohibited, "open failed");
         return;
     }
-    auto p = std::make_unique<pending>(io_);
-    pending& pr = *p;
-    connecting_[id] = std::move(p);
-    const std::string host = r.host;
-    const int port = r.port;
-    pr.resolver.async_resolve(
-        host, std::to_string(port), asio::ip::tcp::resolver::numeric_service,
-        [this, id, host, port, &pr](const boost::system::error_code& ec, asio::ip::tcp::resolver::results_type res) {
-            if (ec) {
-                // OpenSSH's words; gai_strerror's text is what Asio's message holds.
-                failed(id, "connect_to " + printable(host) + ": unknown host (" + ec.message() + ")",
-                       ec.message());
-                return;
-            }
-            asio::async_connect(pr.tcp, res,
-                                [this, id, host, port, &pr](const boost::system::error_code& ec2,
-                                                            const asio::ip::tcp::endpoint&) {
-                                    if (ec2) {
-                                        failed(id,
-                                               "connect_to " + printable(host) + " port " + std::to_string(port) +
-                                                   ": failed.",
-                                               ec2.message());
-                                        return;
-                                    }
-                                    connected(id, take_fd(pr.tcp));
-                                });
-        });
+    connecting_[id] = connect_tcp(io_, r.host, r.port, [this, id](int fd, const connect_failure& f) {
+        if (fd < 0)
+            failed(id, f.log_line, f.reason);
+        else
+            connected(id, fd);
+    });
 }
 
 void direct_forwarding::open_streamlocal(connection& conn, channel_id id, byte_span data)
@@ -168,31 +86,25 @@ void direct_forwarding::open_streamlocal(connection& conn, channel_id id, byte_s
     const auto& r = *req;
     env_.log->debug("server_request_direct_streamlocal: originator " + printable(r.originator) + " port " +
                     std::to_string(r.originator_port) + ", target " + printable(r.path));
-    if (!forward::streamlocal_forwarding_enabled(settings_of(env_), forward::forward_direction::local)) {
+    if (!forward::streamlocal_forwarding_enabled(forwarding_settings_of(env_), forward::forward_direction::local)) {
         env_.log->info(forward::refused_streamlocal_forward_log(r.originator, r.originator_port, r.path));
         conn.reject(id, open_failure_reason::administratively_prohibited, "open failed");
         return;
     }
     // The socket path is the host of a PermitOpen entry (OpenSSH's
     // channel_connect_to_path, port PORT_STREAMLOCAL).
-    auto lists = open_lists(env_);
+    auto lists = open_permission_lists(env_);
     if (!lists || !forward::path_open_permitted(lists->first, lists->second, r.path)) {
         env_.log->info(forward::denied_connect_path_log(r.path));
         conn.reject(id, open_failure_reason::administratively_prohibited, "open failed");
         return;
     }
-    auto p = std::make_unique<pending>(io_);
-    pending& pr = *p;
-    connecting_[id] = std::move(p);
-    const std::string path = r.path;
-    pr.local.async_connect(asio::local::stream_protocol::endpoint(path),
-                           [this, id, path, &pr](const boost::system::error_code& ec) {
-                               if (ec) {
-                                   failed(id, "connect_to path " + printable(path) + ": " + ec.message(), ec.message());
-                                   return;
-                               }
-                               connected(id, take_fd(pr.local));
-                           });
+    connecting_[id] = connect_unix(io_, r.path, [this, id](int fd, const connect_failure& f) {
+        if (fd < 0)
+            failed(id, f.log_line, f.reason);
+        else
+            connected(id, fd);
+    });
 }
 
 void direct_forwarding::forget_pending(channel_id id)
@@ -202,7 +114,7 @@ void direct_forwarding::forget_pending(channel_id id)
     auto it = connecting_.find(id);
     if (it == connecting_.end())
         return;
-    pending* p = it->second.get();
+    pending_connect* p = it->second.get();
     asio::post(io_, [this, id, p] {
         auto again = connecting_.find(id);
         if (again != connecting_.end() && again->second.get() == p)

@@ -23,6 +23,7 @@ class io_context;
 namespace longhaul {
 
 class connection_runner;
+class pending_connect;
 class socket_channel;
 struct session_environment;
 
@@ -42,7 +43,6 @@ public:
     std::size_t active() const noexcept { return channels_.size() + connecting_.size(); }
 
 private:
-    struct pending;
     void open_tcpip(connection& conn, channel_id id, byte_span data);
     void open_streamlocal(connection& conn, channel_id id, byte_span data);
     void forget_pending(channel_id id);
@@ -52,7 +52,7 @@ private:
     boost::asio::io_context& io_;
     connection_runner& runner_;
     const session_environment& env_;
-    std::map<channel_id, std::unique_ptr<pending>> connecting_;
+    std::map<channel_id, std::unique_ptr<pending_connect>> connecting_;
     std::map<channel_id, std::shared_ptr<socket_channel>> channels_;
 };
 

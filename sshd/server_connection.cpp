@@ -3,7 +3,6 @@
 #include "common/physical_memory.hpp"
 #include "common/text.hpp"
 #include "sshd/detail/server_connection.hpp"
-#include "sshd/forward_refusals.hpp"
 #include "sshd/privileges.hpp"
 #include "sshd/sshd_algorithms.hpp"
 
@@ -318,7 +317,8 @@ void server_connection::start_channels()
     layer_->channel_types().set_unknown([this](connection& conn, channel_id id, std::string_view type, byte_span) {
         refuse_unknown_channel(conn, id, type);
     });
-    register_forward_refusals(layer_->global_requests(), log_);
+    remote_forwards_ = std::make_unique<remote_forwarding>(io_, *runner_, session_env_);
+    remote_forwards_->register_in(layer_->global_requests());
     runner_->on_global_reply = [this](bool, byte_span) { alive_misses_ = 0; };
     runner_->start_timers();
     signals_.add(SIGCHLD);

@@ -126,16 +126,6 @@ std::vector<std::string> unsupported_settings(const server_config& c)
         out.push_back(setting + ": not supported yet, " + effect);
     };
     if (!c.disable_forwarding) {
-        // Local forwarding (direct-tcpip, direct-streamlocal) is served;
-        // remote forwarding (tcpip-forward, streamlocal-forward) not yet.
-        auto forwarding = [&](const char* keyword, forwarding_mode m) {
-            if (m == forwarding_mode::yes)
-                note(std::string(keyword) + " yes", "remote forwarding refused (treated as local)");
-            else if (m == forwarding_mode::remote)
-                note(std::string(keyword) + " remote", "treated as no");
-        };
-        forwarding("AllowTcpForwarding", c.allow_tcp_forwarding);
-        forwarding("AllowStreamLocalForwarding", c.allow_stream_local_forwarding);
         if (c.allow_agent_forwarding)
             note("AllowAgentForwarding yes", "treated as no");
         if (c.x11_forwarding)
@@ -143,8 +133,6 @@ std::vector<std::string> unsupported_settings(const server_config& c)
     }
     if (c.permit_tunnel != tunnel_mode::no)
         note("PermitTunnel " + std::string(detail::tunnel_name(c.permit_tunnel)), "treated as no");
-    if (c.gateway_ports != gateway_ports_mode::no)
-        note("GatewayPorts " + std::string(detail::gateway_ports_name(c.gateway_ports)), "ignored");
     if (!c.trusted_user_ca_keys.empty())
         note("TrustedUserCAKeys", "user certificates are refused");
     if (!c.authorized_principals_file.empty() || !c.authorized_principals_command.empty())

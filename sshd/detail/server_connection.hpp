@@ -12,6 +12,7 @@
 #include "sshd/password_backend.hpp"
 #include "sshd/server_connection.hpp"
 #include "sshd/direct_forwarding.hpp"
+#include "sshd/remote_forwarding.hpp"
 #include "sshd/server_session.hpp"
 #include "sshd/session_channels.hpp"
 
@@ -100,6 +101,7 @@ private:
     session_environment session_env_;
     std::unique_ptr<session_channels> sessions_;
     std::unique_ptr<direct_forwarding> direct_forwards_; // -L, -D, -W through this server
+    std::unique_ptr<remote_forwarding> remote_forwards_; // -R: listeners for the client
     bool authenticated_ = false;
     bool done_ = false;
     int alive_misses_ = 0;
