@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# Local forwarding (issue 11) between Longhaul and Debian's OpenSSH, both
+# Port forwarding (issue 11) between Longhaul and Debian's OpenSSH, both
 # ways and Longhaul with itself: ssh -W, -L (to a port and to a Unix
-# socket, from a port and from a Unix socket) and -D (SOCKS5) to echo
-# servers, with checksummed data both ways and half-closes, two
-# connections at once, a refused connect; sshd's refusals under
-# AllowTcpForwarding, DisableForwarding, PermitOpen, permitopen= and
-# restrict, logged as Debian's sshd logs them; ssh's messages and exit
-# codes for a refused forward and a port in use (ExitOnForwardFailure), as
-# Debian's ssh prints them.
+# socket, from a port and from a Unix socket), -D (SOCKS4 and 5) and -R
+# (a port, port 0 with the allocated port printed, a Unix socket on the
+# server) to echo servers, with checksummed data both ways and
+# half-closes, two connections at once, a refused connect; sshd's
+# refusals under AllowTcpForwarding, DisableForwarding, PermitOpen,
+# PermitListen, permitopen= and restrict, logged as Debian's sshd logs
+# them; ssh's messages and exit codes for refused forwards and a port in
+# use (ExitOnForwardFailure), as Debian's ssh prints them.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -99,6 +100,17 @@ refused() {
     # shellcheck disable=SC2046
     "$SSH" $(ssh_o) -i "$T/$key" -W "127.0.0.1:$port" "$me@127.0.0.1" </dev/null >/dev/null 2>"$T/w.err" || rc=$?
     [ "$rc" = 255 ] && grep -q "stdio forwarding failed" "$T/w.err" || { echo "  status $rc" >&2; cat "$T/w.err" >&2; return 1; }
+}
+# r_refused: ssh -R to a port PermitListen does not allow fails, with
+# ExitOnForwardFailure, as OpenSSH's does.
+r_refused() {
+    local rc=0 p
+    lh_port p
+    # shellcheck disable=SC2046
+    "$SSH" $(ssh_o) -i "$T/id" -N -o ExitOnForwardFailure=yes -R "127.0.0.1:$p:127.0.0.1:$ECHO_PORT" "$me@127.0.0.1" \
+        </dev/null 2>"$T/r.err" || rc=$?
+    [ "$rc" = 255 ] && grep -q "Error: remote port forwarding failed for listen port $p" "$T/r.err" ||
+        { echo "  status $rc" >&2; cat "$T/r.err" >&2; return 1; }
 }
 # l_lines SSH TARGET_PORT: what ssh -L prints (channel numbers as N) when one connection through it to TARGET_PORT is refused.
 l_lines() {
@@ -196,6 +208,23 @@ pairing() {
     background "$label-d" -D "127.0.0.1:$sport"
     lh_check "$label -D: listening" listening "$sport" "$label-d"
     lh_check "$label -D: SOCKS5 and SOCKS4 through the server" socks "$sport"
+    # -R: the server listens; its connections come back to the echo server.
+    local rport rpath got
+    lh_port rport
+    background "$label-r" -R "127.0.0.1:$rport:127.0.0.1:$ECHO_PORT"
+    lh_check "$label -R: the server listens" listening "$rport" "$label-r"
+    lh_check "$label -R: two connections at once, $BULK_MB MiB each way, intact" two_at_once "$rport"
+    background "$label-r0" -R "127.0.0.1:0:127.0.0.1:$ECHO_PORT"
+    allocated() { grep -oE "Allocated port [0-9]+ for remote forward to 127.0.0.1:$ECHO_PORT" "$T/$label-r0.err"; }
+    allocated_seen() { allocated >/dev/null; }
+    if lh_check "$label -R 0: 'Allocated port N for remote forward to ...'" lh_wait_until 10 allocated_seen; then
+        got=$(allocated | head -n1 | cut -d' ' -f3)
+        lh_check "$label -R 0: the allocated port carries $BULK_MB MiB, intact" one "$got"
+    fi
+    rpath=$T/$label-remote.sock
+    background "$label-rs" -R "$rpath:127.0.0.1:$ECHO_PORT"
+    lh_check "$label -R from a Unix socket on the server: listening" lh_wait_until 10 test -S "$rpath"
+    lh_check "$label -R from a Unix socket on the server: $BULK_MB MiB, intact" one "$rpath"
     lh_check "$label connect refused: -W fails" refused id "$CLOSED_PORT"
     lh_check "$label connect refused: -L says 'connect failed'" l_refused "$CLOSED_PORT" \
         "channel N: open failed: connect failed: Connection refused"
@@ -213,13 +242,14 @@ pairing longhaul-ssh-longhaul-sshd "$LH_SSH" "$LH_SSHD"
 # in the same words for the same request (checked against it below).
 refusal_lines() {
     local sshd=$1 name=$2
-    start "$name-pf" "$sshd" "AllowTcpForwarding yes" "PermitOpen 127.0.0.1:$OTHER_PORT"
+    start "$name-pf" "$sshd" "AllowTcpForwarding yes" "PermitOpen 127.0.0.1:$OTHER_PORT" "PermitListen 127.0.0.1:1"
     lh_check "$name PermitOpen: refused" refused id "$ECHO_PORT"
     lh_check "$name PermitOpen: logged" logged "$name-pf" \
         "Received request from 127.0.0.1 port"
     lh_check "$name PermitOpen: the permitted target works" through_w id "$OTHER_PORT"
     lh_check "$name permitopen=: refused elsewhere" refused id_permitopen "$ECHO_PORT"
     lh_check "$name permitopen=: its target works" through_w id_permitopen "$OTHER_PORT"
+    lh_check "$name PermitListen: -R refused" r_refused
     lh_check "$name restrict: refused" refused id_restrict "$OTHER_PORT"
     lh_check "$name restrict: logged" logged "$name-pf" "refused local port forward: originator"
     start "$name-no" "$sshd" "AllowTcpForwarding no"
@@ -269,6 +299,10 @@ same_l_lines() {
     [ -n "$a" ] && [ "$a" = "$b" ] || { echo "  longhaul: '$a'" >&2; echo "  debian:   '$b'" >&2; return 1; }
 }
 lh_check "ssh -L, a connection refused by PermitOpen: Debian's ssh's line" same_l_lines "$ECHO_PORT"
+lh_port RPORT
+lh_check "ssh -R refused by PermitListen, ExitOnForwardFailure: as Debian's ssh" same_outcome -N \
+    -o ExitOnForwardFailure=yes -R "127.0.0.1:$RPORT:127.0.0.1:$ECHO_PORT"
+lh_check "the PermitListen refusal logged as Debian's sshd logs it" same_line "Received request from .* to remote forward to .*denied\." pf
 lh_port BUSY
 python3 -c 'import socket,sys,time; s=socket.socket(); s.bind(("127.0.0.1",int(sys.argv[1]))); s.listen(); time.sleep(120)' "$BUSY" &
 LH_PIDS+=($!)

@@ -167,15 +167,29 @@ int ssh_client::run()
                                      std::chrono::seconds(cfg_.metrics_interval.value_or(1)), error))
             log_.error(error);
     }
-    // No global request of the server is served yet (forwarded-tcpip
-    // listeners will be entries of this table).
+    // The server's forwarded-tcpip / forwarded-streamlocal opens (-R).
+    remote_forwards_ = std::make_unique<client_remote_forwards>(
+        *runner_, log_, [this](std::string_view name, const bytes& data, std::function<void(bool, byte_span)> cb) {
+            send_global(name, data, std::move(cb));
+        });
+    remote_forwards_->register_in(layer_->channel_types());
+    // No global request of the server is served.
     layer_->global_requests().set_unknown([this](connection& conn, std::string_view name, bool want_reply, byte_span) {
         log_.debug("client_input_global_request: rtype " + printable(name) + " want_reply " +
                    std::to_string(want_reply));
         if (want_reply)
             conn.reply_global(false);
     });
-    runner_->on_global_reply = [this](bool, byte_span) { alive_misses_ = 0; };
+    runner_->on_global_reply = [this](bool success, byte_span data) {
+        alive_misses_ = 0;
+        // Replies come in the order of the requests (RFC 4254 §4).
+        if (global_replies_.empty())
+            return;
+        auto cb = std::move(global_replies_.front());
+        global_replies_.pop_front();
+        if (cb)
+            cb(success, data);
+    };
 
     // ConnectTimeout also bounds the banner exchange, as in ssh.
     if (cfg_.connect_timeout && *cfg_.connect_timeout > 0) {
@@ -232,6 +246,8 @@ void ssh_client::finish(int status)
     signals_.cancel(ignored);
     if (forwards_)
         forwards_->stop();
+    if (remote_forwards_)
+        remote_forwards_->stop();
     if (runner_)
         runner_->stop();
     if (core_ && !core_->closed())
@@ -403,6 +419,11 @@ bool ssh_client::start_forwards()
         }
         return true;
     }
+    for (const auto& f : cfg_.remote_forwards)
+        remote_forwards_->request(f, exit_on_failure, [this, exit_on_failure] {
+            if (exit_on_failure)
+                finish(255);
+        });
     for (const auto& f : cfg_.local_forwards) {
         if (f.listen_path)
             log_.debug("Local forwarding listening on path " + printable(*f.listen_path) + ".");
@@ -533,6 +554,13 @@ void ssh_client::on_escape(escape_action a)
     }
 }
 
+void ssh_client::send_global(std::string_view name, const bytes& data, std::function<void(bool, byte_span)> on_reply)
+{
+    global_replies_.push_back(std::move(on_reply));
+    conn_->send_global_request(name, true, data);
+    driver_->flush();
+}
+
 void ssh_client::arm_keepalive()
 {
     const int interval = cfg_.server_alive_interval.value_or(0);
@@ -551,7 +579,7 @@ void ssh_client::arm_keepalive()
             return;
         }
         // Anything the server sends resets the count; the reply is certain to come.
-        conn_->send_global_request("keepalive@openssh.com", true);
+        send_global("keepalive@openssh.com", {}, nullptr);
         driver_->flush();
         arm_keepalive();
     });

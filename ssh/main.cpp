@@ -20,7 +20,6 @@ struct unsupported_flag {
     const char* what;
 };
 constexpr unsupported_flag unsupported_flags[] = {
-    {'R', "remote port forwarding (-R)"},
     {'J', "ProxyJump (-J)"},              {'M', "connection multiplexing (-M)"},
     {'S', "control sockets (-S)"},        {'O', "multiplexing control (-O)"},
     {'A', "agent forwarding (-A)"},       {'X', "X11 forwarding (-X)"},
@@ -33,8 +32,6 @@ constexpr unsupported_flag unsupported_flags[] = {
 void warn_unsupported_config(const client_config& cfg, logger& log)
 {
     auto warn = [&](const char* what) { log.info(std::string(what) + " is not supported yet; ignored"); };
-    if (!cfg.remote_forwards.empty())
-        warn("RemoteForward");
     if (cfg.forward_agent.value_or(false))
         warn("ForwardAgent");
     if (cfg.forward_x11.value_or(false))

@@ -11,6 +11,7 @@
 #include "common/random.hpp"
 #include "ssh/client.hpp"
 #include "ssh/client_forwards.hpp"
+#include "ssh/client_remote_forwards.hpp"
 #include "ssh/connect.hpp"
 #include "ssh/escape.hpp"
 #include "ssh/session.hpp"
@@ -20,6 +21,8 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -57,6 +60,8 @@ private:
     void on_escape(escape_action a);
     void report_disconnect(const transport_event& ev);
     void arm_keepalive();
+    // A global request with want_reply; `on_reply` (may be empty) gets its reply.
+    void send_global(std::string_view name, const bytes& data, std::function<void(bool, byte_span)> on_reply);
     void finish(int status);
     std::vector<client_identity> collect_identities();
 
@@ -81,6 +86,8 @@ private:
     std::optional<agent_client> agent_;
     std::shared_ptr<client_session> session_;
     std::unique_ptr<client_forwards> forwards_;
+    std::unique_ptr<client_remote_forwards> remote_forwards_;
+    std::deque<std::function<void(bool, byte_span)>> global_replies_;
     std::unique_ptr<raw_terminal> raw_;
     bool version_seen_ = false;
     bool finished_ = false;

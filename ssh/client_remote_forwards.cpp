@@ -1,0 +1,193 @@
+#include "ssh/client_remote_forwards.hpp"
+
+#include "channel/forward/forward_messages.hpp"
+#include "channel/forward/forward_policy.hpp"
+#include "channel/io/connect_socket.hpp"
+#include "channel/io/connection_runner.hpp"
+#include "channel/io/socket_channel.hpp"
+#include "common/text.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+
+namespace longhaul {
+
+namespace asio = boost::asio;
+
+namespace {
+
+std::optional<std::string_view> listen_host_of(const forward_spec& s)
+{
+    return s.listen_host ? std::optional<std::string_view>(*s.listen_host) : std::nullopt;
+}
+
+// "host:port" or the path, as OpenSSH names a forward's target.
+std::string target_of(const forward_spec& s)
+{
+    if (s.connect_path)
+        return printable(*s.connect_path);
+    return printable(s.connect_host.value_or("")) + ":" + std::to_string(s.connect_port);
+}
+
+} // namespace
+
+client_remote_forwards::client_remote_forwards(connection_runner& runner, logger& log, request_sender send)
+    : runner_(runner), log_(log), send_(std::move(send))
+{
+}
+
+client_remote_forwards::~client_remote_forwards() = default;
+
+void client_remote_forwards::register_in(channel_type_table& table)
+{
+    auto h = [this](connection& conn, channel_id id, std::string_view type, byte_span data) {
+        open(conn, id, type, data);
+    };
+    table.add(std::string(forward::forwarded_tcpip_type), h);
+    table.add(std::string(forward::forwarded_streamlocal_type), h);
+}
+
+void client_remote_forwards::request(const forward_spec& spec, bool exit_on_failure, std::function<void()> on_failed)
+{
+    auto g = std::make_unique<granted>();
+    g->spec = spec;
+    granted* raw = g.get();
+    forwards_.push_back(std::move(g));
+    bytes data;
+    std::string_view name;
+    std::string what;
+    if (spec.listen_path) {
+        data = forward::streamlocal_forward_request{*spec.listen_path}.encode();
+        name = forward::streamlocal_forward_name;
+        what = "listen path " + printable(*spec.listen_path);
+        log_.debug("Remote connections from " + printable(*spec.listen_path) + " forwarded to local address " +
+                   target_of(spec));
+    } else {
+        forward::tcpip_forward_request r;
+        r.address = std::string(forward::remote_forward_bind_host(listen_host_of(spec)));
+        r.port = static_cast<std::uint16_t>(spec.listen_port);
+        data = r.encode();
+        name = forward::tcpip_forward_name;
+        what = "listen port " + std::to_string(spec.listen_port);
+        log_.debug("Remote connections from " + printable(spec.listen_host.value_or("LOCALHOST")) + ":" +
+                   std::to_string(spec.listen_port) + " forwarded to local address " + target_of(spec));
+    }
+    send_(name, data, [this, raw, what, exit_on_failure, on_failed](bool ok, byte_span reply) {
+        if (!ok) {
+            // OpenSSH's ssh_confirm_remote_forward.
+            if (exit_on_failure) {
+                log_.error("Error: remote port forwarding failed for " + what);
+            } else {
+                log_.info("Warning: remote port forwarding failed for " + what);
+            }
+            if (on_failed)
+                on_failed();
+            return;
+        }
+        raw->active = true;
+        if (!raw->spec.listen_path && raw->spec.listen_port == 0) {
+            auto r = forward::tcpip_forward_reply::decode(reply);
+            if (!r) {
+                log_.error("Error: remote port forwarding failed for " + what + ": malformed reply");
+                raw->active = false;
+                if (on_failed)
+                    on_failed();
+                return;
+            }
+            raw->allocated_port = r->port;
+            log_.info("Allocated port " + std::to_string(r->port) + " for remote forward to " + target_of(raw->spec));
+        }
+    });
+}
+
+void client_remote_forwards::open(connection& conn, channel_id id, std::string_view type, byte_span data)
+{
+    auto decoded = forward::decode_forward_open(type, data);
+    if (!decoded) {
+        conn.core().disconnect(disconnect_reason::protocol_error, std::string(type) + ": malformed open");
+        return;
+    }
+    const granted* match = nullptr;
+    if (auto* t = std::get_if<forward::forwarded_tcpip_open>(&*decoded)) {
+        log_.debug("client_request_forwarded_tcpip: listen " + printable(t->address) + " port " +
+                   std::to_string(t->port) + ", originator " + printable(t->originator) + " port " +
+                   std::to_string(t->originator_port));
+        for (const auto& g : forwards_) {
+            const int port = g->spec.listen_port == 0 ? g->allocated_port : g->spec.listen_port;
+            if (g->active && !g->spec.listen_path &&
+                forward::remote_forward_matches(listen_host_of(g->spec), port, t->address, t->port)) {
+                match = g.get();
+                break;
+            }
+        }
+        if (match == nullptr)
+            log_.error("WARNING: Server requests forwarding for unknown listen_port " + std::to_string(t->port));
+    } else if (auto* s = std::get_if<forward::forwarded_streamlocal_open>(&*decoded)) {
+        for (const auto& g : forwards_)
+            if (g->active && g->spec.listen_path && *g->spec.listen_path == s->path) {
+                match = g.get();
+                break;
+            }
+        if (match == nullptr)
+            log_.error("WARNING: Server requests forwarding for unknown path " + printable(s->path));
+    }
+    if (match == nullptr) {
+        conn.reject(id, open_failure_reason::administratively_prohibited, "open failed");
+        return;
+    }
+    if (!match->spec.connect_path && (!match->spec.connect_host || match->spec.is_dynamic())) {
+        log_.info("reverse dynamic forwarding (-R port) is not supported yet");
+        conn.reject(id, open_failure_reason::administratively_prohibited, "open failed");
+        return;
+    }
+    connect(id, match->spec);
+}
+
+void client_remote_forwards::connect(channel_id id, const forward_spec& target)
+{
+    auto done = [this, id](int fd, const connect_failure& f) {
+        // Not inside the attempt's own handler: erase it afterwards.
+        auto it = connecting_.find(id);
+        if (it != connecting_.end()) {
+            pending_connect* p = it->second.get();
+            asio::post(runner_.io(), [this, id, p] {
+                auto again = connecting_.find(id);
+                if (again != connecting_.end() && again->second.get() == p)
+                    connecting_.erase(again);
+            });
+        }
+        connection& conn = runner_.conn();
+        if (fd < 0) {
+            log_.error(f.log_line);
+            conn.reject(id, open_failure_reason::connect_failed, f.reason);
+            runner_.flush();
+            return;
+        }
+        auto ch = std::make_shared<socket_channel>(fd);
+        ch->on_finished = [this, id, raw = ch.get()] {
+            asio::post(runner_.io(), [this, id, raw] {
+                auto c = channels_.find(id);
+                if (c != channels_.end() && c->second.get() == raw)
+                    channels_.erase(c);
+            });
+        };
+        conn.accept(id);
+        runner_.attach(id, ch);
+        channels_[id] = ch;
+        ch->start();
+        runner_.flush();
+    };
+    if (target.connect_path)
+        connecting_[id] = connect_unix(runner_.io(), *target.connect_path, done);
+    else
+        connecting_[id] = connect_tcp(runner_.io(), *target.connect_host, target.connect_port, done);
+}
+
+void client_remote_forwards::stop()
+{
+    connecting_.clear();
+    for (auto& [id, ch] : channels_)
+        ch->stop();
+}
+
+} // namespace longhaul

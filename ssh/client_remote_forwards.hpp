@@ -1,0 +1,65 @@
+// ssh's remote forwarding (-R and RemoteForward, issue 11): a
+// tcpip-forward (or streamlocal-forward@openssh.com) request per forward,
+// the server's forwarded-tcpip / forwarded-streamlocal@openssh.com opens
+// matched to their forward as OpenSSH matches them (the bind host as sent,
+// the allocated port for port 0), the local target connected on the event
+// loop and the connection carried by a socket_channel. OpenSSH's messages:
+// "Allocated port N for remote forward to host:port", "Warning: remote
+// port forwarding failed for listen port N" (with ExitOnForwardFailure an
+// "Error: ..." and status 255). Reverse dynamic forwarding (-R port with
+// no target) is refused as not supported yet.
+#pragma once
+
+#include "channel/channel_types.hpp"
+#include "common/log.hpp"
+#include "ssh/client_config.hpp"
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <vector>
+
+namespace longhaul {
+
+class connection_runner;
+class pending_connect;
+class socket_channel;
+
+class client_remote_forwards {
+public:
+    // Sends a global request with want_reply; `on_reply` gets the reply.
+    using request_sender =
+        std::function<void(std::string_view name, const bytes& data, std::function<void(bool, byte_span)> on_reply)>;
+
+    client_remote_forwards(connection_runner& runner, logger& log, request_sender send);
+    ~client_remote_forwards();
+    client_remote_forwards(const client_remote_forwards&) = delete;
+    client_remote_forwards& operator=(const client_remote_forwards&) = delete;
+
+    // forwarded-tcpip and forwarded-streamlocal@openssh.com.
+    void register_in(channel_type_table& table);
+    // Asks the server for the forward; `on_failed` runs if it refuses
+    // (after the warning is logged).
+    void request(const forward_spec& spec, bool exit_on_failure, std::function<void()> on_failed);
+    // The client is ending: connections in progress abandoned, forwarded
+    // sockets closed.
+    void stop();
+
+private:
+    struct granted {
+        forward_spec spec;
+        int allocated_port = 0; // the server's port for a port 0 request
+        bool active = false;
+    };
+    void open(connection& conn, channel_id id, std::string_view type, byte_span data);
+    void connect(channel_id id, const forward_spec& target);
+
+    connection_runner& runner_;
+    logger& log_;
+    request_sender send_;
+    std::vector<std::unique_ptr<granted>> forwards_;
+    std::map<channel_id, std::unique_ptr<pending_connect>> connecting_;
+    std::map<channel_id, std::shared_ptr<socket_channel>> channels_;
+};
+
+} // namespace longhaul
