@@ -8,7 +8,8 @@
 # refusals under AllowTcpForwarding, DisableForwarding, PermitOpen,
 # PermitListen, permitopen= and restrict, logged as Debian's sshd logs
 # them; ssh's messages and exit codes for refused forwards and a port in
-# use (ExitOnForwardFailure), as Debian's ssh prints them.
+# use (ExitOnForwardFailure), as Debian's ssh prints them; -J through one
+# and two hops mixing Longhaul's and Debian's sshd.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -125,7 +126,7 @@ l_lines() {
     kill "$pid" 2>/dev/null || true
     wait "$pid" 2>/dev/null || true
     # (Each line once: the listening probe above is a connection too.)
-    grep -v -e '^Warning: Permanently added' -e '^Killed by signal' "$T/l_lines.err" | tr -d '\r' |
+    grep -v -e '^Warning: Permanently added' "$T/l_lines.err" | tr -d '\r' |
         sed -E 's/channel [0-9]+/channel N/' | sort -u | paste -sd'|'
 }
 l_refused() {
@@ -215,7 +216,7 @@ pairing() {
     lh_check "$label -R: the server listens" listening "$rport" "$label-r"
     lh_check "$label -R: two connections at once, $BULK_MB MiB each way, intact" two_at_once "$rport"
     background "$label-r0" -R "127.0.0.1:0:127.0.0.1:$ECHO_PORT"
-    allocated() { grep -oE "Allocated port [0-9]+ for remote forward to 127.0.0.1:$ECHO_PORT" "$T/$label-r0.err"; }
+    allocated() { grep -oE "Allocated port [0-9]+ for remote forward to 127.0.0.1:$ECHO_PORT" "$T/$label-r0.err" 2>/dev/null; }
     allocated_seen() { allocated >/dev/null; }
     if lh_check "$label -R 0: 'Allocated port N for remote forward to ...'" lh_wait_until 10 allocated_seen; then
         got=$(allocated | head -n1 | cut -d' ' -f3)
@@ -236,6 +237,39 @@ lh_check "longhaul sshd: a refused connect logged as connect_to ... failed." log
     "connect_to 127.0.0.1 port $CLOSED_PORT: failed."
 pairing longhaul-ssh-debian-sshd "$LH_SSH" "$DEBIAN_SSHD"
 pairing longhaul-ssh-longhaul-sshd "$LH_SSH" "$LH_SSHD"
+
+# ---------------------------------------------------------------- jump hosts
+# -J through one and two hops mixing Longhaul's and Debian's sshd, with
+# Longhaul's and Debian's ssh: each hop's ssh reads the same -F file (the
+# -o options stay with the first), as OpenSSH's ProxyJump does.
+port_of() { grep -m1 '^Port ' "$T/$1/sshd_config" | cut -d' ' -f2; }
+P_LH=$(port_of debian-ssh-longhaul-sshd)
+P_DEB=$(port_of longhaul-ssh-debian-sshd)
+P_LH2=$(port_of longhaul-ssh-longhaul-sshd)
+printf '%s\n' "Host *" "    IdentityFile $T/id" "    IdentitiesOnly yes" "    IdentityAgent none" \
+    "    StrictHostKeyChecking no" "    UserKnownHostsFile /dev/null" "    BatchMode yes" >"$T/jump_config"
+# jumped SSH HOPS TARGET_PORT: the bulk data to the target through the
+# hops and its checksum back; the remote exit status comes through too,
+# and nothing is printed (the hops are ended by SIGHUP, silently).
+jumped() {
+    local ssh=$1 hops=$2 port=$3 got rc=0
+    got=$("$ssh" -F "$T/jump_config" -J "$hops" -p "$port" "$me@127.0.0.1" sha256sum <"$T/src" 2>"$T/j.err") || rc=$?
+    [ "$rc" = 0 ] && [ "${got%% *}" = "$WANT" ] || { echo "  status $rc" >&2; cat "$T/j.err" >&2; return 1; }
+    rc=0
+    "$ssh" -F "$T/jump_config" -J "$hops" -p "$port" "$me@127.0.0.1" 'exit 7' </dev/null 2>"$T/j.err" || rc=$?
+    [ "$rc" = 7 ] && ! grep -v '^Warning: Permanently added' "$T/j.err" | grep -q . ||
+        { echo "  status $rc" >&2; cat "$T/j.err" >&2; return 1; }
+}
+for client in longhaul debian; do
+    ssh_bin=$LH_SSH
+    [ "$client" = debian ] && ssh_bin=$DEBIAN_SSH
+    lh_check "$client ssh -J longhaul-sshd -> debian-sshd: $BULK_MB MiB, intact" \
+        jumped "$ssh_bin" "$me@127.0.0.1:$P_LH" "$P_DEB"
+    lh_check "$client ssh -J debian-sshd -> longhaul-sshd: $BULK_MB MiB, intact" \
+        jumped "$ssh_bin" "$me@127.0.0.1:$P_DEB" "$P_LH"
+    lh_check "$client ssh -J debian-sshd,longhaul-sshd -> longhaul-sshd: $BULK_MB MiB, intact" \
+        jumped "$ssh_bin" "$me@127.0.0.1:$P_DEB,$me@127.0.0.1:$P_LH2" "$P_LH"
+done
 
 # ---------------------------------------------------------------- refusals
 # Each refusal: ssh's line, and sshd's log line, which Debian's sshd writes

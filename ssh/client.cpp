@@ -75,10 +75,6 @@ std::vector<std::pair<std::string, std::string>> session_environment(const clien
 bool ssh_client::connect_stream()
 {
     std::string error;
-    if (cfg_.jump_host) {
-        log_.error("ProxyJump (-J) is not supported yet");
-        return false;
-    }
     if (cfg_.proxy_command && *cfg_.proxy_command != "none") {
         std::string cmd;
         try {
@@ -217,7 +213,9 @@ int ssh_client::run()
             signals_.async_wait(on_signal);
             return;
         }
-        log_.error("Killed by signal " + std::to_string(sig) + ".");
+        // VERBOSE, as OpenSSH's client loop says it: a ProxyJump hop is
+        // ended by SIGHUP every time, silently.
+        log_.verbose("Killed by signal " + std::to_string(sig) + ".");
         finish(255);
     };
     signals_.async_wait(on_signal);

@@ -1,6 +1,7 @@
 // ssh: OpenSSH's command line, configuration and behaviour over Longhaul's
 // protocol core.
 #include "ssh/client.hpp"
+#include "ssh/destination.hpp"
 #include "ssh/options.hpp"
 #include "ssh/ssh_config.hpp"
 
@@ -20,7 +21,7 @@ struct unsupported_flag {
     const char* what;
 };
 constexpr unsupported_flag unsupported_flags[] = {
-    {'J', "ProxyJump (-J)"},              {'M', "connection multiplexing (-M)"},
+    {'M', "connection multiplexing (-M)"},
     {'S', "control sockets (-S)"},        {'O', "multiplexing control (-O)"},
     {'A', "agent forwarding (-A)"},       {'X', "X11 forwarding (-X)"},
     {'Y', "X11 forwarding (-Y)"},         {'w', "tunnel forwarding (-w)"},
@@ -116,8 +117,15 @@ int main(int argc, char** argv)
         return 255;
     }
     if (cfg.jump_host) {
-        std::cerr << "ssh: ProxyJump is not supported yet\n";
-        return 255;
+        // As OpenSSH: ProxyJump becomes a ProxyCommand running this ssh
+        // with -W to the next hop (the earlier hops with -J, the same -F).
+        try {
+            cfg.proxy_command = proxy_jump_command(cfg, argv[0], opts.config_file, opts.verbose);
+        } catch (const std::exception& e) {
+            std::cerr << e.what() << "\n";
+            return 255;
+        }
+        cfg.jump_host.reset();
     }
     client_invocation inv;
     inv.cfg = &cfg;
