@@ -166,7 +166,7 @@ def main():
     if os.path.exists(os.path.join(results, "fuzz.rc")):
         targets = read(os.path.join(results, "fuzz.targets")).split()
         if not targets:  # the stage failed before listing them
-            targets = sorted(os.path.basename(t) for t in glob.glob("build-fuzz/fuzz/*_fuzz"))
+            targets = sorted(os.path.basename(t) for t in glob.glob("build-asan/fuzz/*_fuzz") + glob.glob("build-fuzz/fuzz/*_fuzz"))
         rc = read(os.path.join(results, "fuzz.rc")).strip()
         state = "all passed" if rc == "0" else "FAILED"
         stage_lines.append(f"  {'fuzz':<8} {len(targets)} targets, {state}: {' '.join(targets)}")

@@ -123,7 +123,10 @@ rss_bound_kib=$((64 * 1024))
 # and a quarantine of freed blocks on top of what it holds: a smaller
 # quarantine and a wider bound. The flood still cannot pass it unless
 # reading never pauses (then the server takes hundreds of MiB in 20 s).
-if nm -D "$LH_SSHD" 2>/dev/null | grep -q __asan_init || ldd "$LH_SSHD" 2>/dev/null | grep -q libasan; then
+# (grep without -q: an early exit would kill nm with SIGPIPE, and pipefail
+# would turn a match into a failure; clang links ASan statically, so nm's
+# output is large.)
+if nm -D "$LH_SSHD" 2>/dev/null | grep -c __asan_init >/dev/null || ldd "$LH_SSHD" 2>/dev/null | grep -c libasan >/dev/null; then
     export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=8"
     rss_bound_kib=$((192 * 1024))
     echo "  sshd is built with AddressSanitizer: RSS bound $((rss_bound_kib / 1024)) MiB"

@@ -191,7 +191,8 @@ TEST_CASE("known_hosts: adding keys")
              {"[host.example]:2222", host_key_status::ok},
              {"host.example", host_key_status::not_found},
              {"host2", host_key_status::changed}}) {
-        CAPTURE(name);
+        const auto& host = name; // clang 14 cannot capture a structured binding in CAPTURE's lambda
+        CAPTURE(host);
         host_keys k;
         k.load_file(name, kh);
         CHECK(k.check(ed) == want);

@@ -513,7 +513,8 @@ TEST_CASE("ssh_config: RekeyLimit sizes as scan_scaled reads them")
         {"100.7", 100},                {"+16", 16},             {"default", 0},
     };
     for (const auto& [text, want] : cases) {
-        CAPTURE(text);
+        const auto& value = text; // clang 14 cannot capture a structured binding in CAPTURE's lambda
+        CAPTURE(value);
         home.write(".ssh/config", "RekeyLimit " + text + "\n");
         CHECK(*load(home, {"h"}).rekey_limit == want);
     }

@@ -560,7 +560,8 @@ TEST_CASE("sshd_config: settings this server cannot enforce are refused, never i
         {"Match User x\n  RekeyLimit 1G\n", "test.cfg line 2: RekeyLimit in a Match block is not supported yet"},
     };
     for (const auto& [text, message] : refused) {
-        CAPTURE(text);
+        const auto& config = text; // clang 14 cannot capture a structured binding in CAPTURE's lambda
+        CAPTURE(config);
         CHECK(error_of(text) == message);
     }
     // What asks for nothing new still loads.
