@@ -271,6 +271,20 @@ for client in longhaul debian; do
         jumped "$ssh_bin" "$me@127.0.0.1:$P_DEB,$me@127.0.0.1:$P_LH2" "$P_LH"
 done
 
+# Longhaul's scp and sftp pass -J on to ssh, as OpenSSH's do.
+scp_jumped() {
+    rm -f "$T/copy"
+    "$BUILD/bin/scp" -q -F "$T/jump_config" -J "$me@127.0.0.1:$P_LH" -P "$P_DEB" "$T/src" "$me@127.0.0.1:$T/copy" &&
+        cmp -s "$T/src" "$T/copy"
+}
+sftp_jumped() {
+    rm -f "$T/copy"
+    echo "get $T/src $T/copy" | "$BUILD/bin/sftp" -q -F "$T/jump_config" -J "$me@127.0.0.1:$P_LH" -P "$P_DEB" \
+        -b - "$me@127.0.0.1" >/dev/null && cmp -s "$T/src" "$T/copy"
+}
+lh_check "longhaul scp -J longhaul-sshd -> debian-sshd: $BULK_MB MiB, intact" scp_jumped
+lh_check "longhaul sftp -J longhaul-sshd -> debian-sshd: $BULK_MB MiB, intact" sftp_jumped
+
 # ---------------------------------------------------------------- refusals
 # Each refusal: ssh's line, and sshd's log line, which Debian's sshd writes
 # in the same words for the same request (checked against it below).

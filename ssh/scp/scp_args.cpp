@@ -76,8 +76,9 @@ void apply(scp_options& o, char c, const std::string& arg)
         both({std::string("-") + c, arg});
         break;
     case 'J':
-        // ssh would refuse it; say so before any connection is attempted.
-        throw option_error("scp: ProxyJump (-J) is not supported yet: Longhaul's ssh has no ProxyJump");
+        // As OpenSSH's scp passes it.
+        both({"-oProxyJump=" + arg});
+        break;
     case 'B':
         both({"-oBatchmode=yes"});
         break;

@@ -191,7 +191,8 @@ sftp_options parse_command_line(int argc, char** argv)
                 both({std::string("-") + c, arg});
                 break;
             case 'J':
-                throw option_error("sftp: ProxyJump (-J) is not supported yet: Longhaul's ssh has no ProxyJump");
+                both({"-oProxyJump=" + arg});
+                break;
             case 'D':
                 o.sftp_direct = arg;
                 break;

@@ -75,7 +75,8 @@ TEST_CASE("scp args: options, pass-through to ssh, and refusals")
     CHECK(o.num_requests == 16);
     CHECK_THROWS_AS(parse({"-Z", "a", "b"}), usage_error);
     CHECK_THROWS_AS(parse({"-l", "abc", "a", "b"}), usage_error);
-    CHECK_THROWS_AS(parse({"-J", "jump", "a", "h:b"}), option_error);
+    o = parse({"-J", "jump,other:2222", "a", "h:b"});
+    CHECK(std::find(o.ssh.args.begin(), o.ssh.args.end(), "-oProxyJump=jump,other:2222") != o.ssh.args.end());
     CHECK_THROWS_AS(parse({"-A", "a", "h:b"}), option_error);
     CHECK_THROWS_AS(parse({"-P"}), usage_error);
     CHECK(ok_user_name("alice.b-c_d"));
