@@ -25,7 +25,7 @@ DEBIAN_SSH=/usr/bin/ssh
 [ -x "$DEBIAN_SSHD" ] || lh_skip "OpenSSH's sshd not found at $DEBIAN_SSHD"
 command -v python3 >/dev/null || lh_skip "python3 not found"
 [ -x "$LH_SSH_KEYGEN" ] || lh_skip "ssh-keygen not found"
-BULK_MB=${LH_BULK_MB:-32}
+BULK_MB=${LH_BULK_MB:-16}
 T=$LH_TMP
 
 lh_make_host_keys "$T"
