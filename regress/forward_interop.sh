@@ -4,7 +4,8 @@
 # socket, from a port and from a Unix socket), -D (SOCKS4 and 5) and -R
 # (a port, port 0 with the allocated port printed, a Unix socket on the
 # server) to echo servers, with checksummed data both ways and
-# half-closes, two connections at once, a refused connect; sshd's
+# half-closes, two and 64 connections at once, a SOCKS handshake cut byte
+# by byte, a refused connect; sshd's
 # refusals under AllowTcpForwarding, DisableForwarding, PermitOpen,
 # PermitListen, permitopen= and restrict, logged as Debian's sshd logs
 # them; ssh's messages and exit codes for refused forwards and a port in
@@ -180,6 +181,38 @@ two_at_once() {
     [ "$a" = "$WANT" ] && [ "$b" = "$WANT" ]
 }
 one() { [ "$(echo_via "$1" "$T/src")" = "$WANT" ]; }
+# many PORT N: N connections at once through the forward, 256 KiB each way
+# apiece (different bytes per stream), every one intact.
+many() {
+    python3 - "$1" "$2" <<'PYEOF'
+import hashlib, os, socket, sys, threading
+port, n = int(sys.argv[1]), int(sys.argv[2])
+ok = []
+def stream(i):
+    data = hashlib.sha256(str(i).encode()).digest() * 8192  # 256 KiB
+    s = socket.create_connection(("127.0.0.1", port), timeout=60)
+    def send():
+        s.sendall(data)
+        s.shutdown(socket.SHUT_WR)
+    t = threading.Thread(target=send); t.start()
+    got = bytearray()
+    while True:
+        d = s.recv(1 << 16)
+        if not d:
+            break
+        got += d
+    t.join()
+    s.close()
+    if bytes(got) == data:
+        ok.append(i)
+threads = [threading.Thread(target=stream, args=(i,)) for i in range(n)]
+for t in threads: t.start()
+for t in threads: t.join()
+if len(ok) != n:
+    print(f"  {len(ok)} of {n} streams intact", file=sys.stderr)
+    sys.exit(1)
+PYEOF
+}
 socks() {
     [ "$(python3 "$HERE/socks_client.py" --version 5 --early hello --send ' world' "$1" 127.0.0.1 "$ECHO_PORT")" = "hello world" ] &&
         [ "$(python3 "$HERE/socks_client.py" --version 4 --user u --send-bytes 65536 "$1" 127.0.0.1 "$ECHO_PORT" | wc -c)" = 65536 ]
@@ -197,6 +230,7 @@ pairing() {
     background "$label-l" -L "127.0.0.1:$lport:127.0.0.1:$ECHO_PORT"
     lh_check "$label -L: listening" listening "$lport" "$label-l"
     lh_check "$label -L: two connections at once, $BULK_MB MiB each way, intact" two_at_once "$lport"
+    lh_check "$label -L: 64 streams at once, 256 KiB each way apiece, intact" many "$lport" 64
     lh_port uport
     background "$label-u" -L "127.0.0.1:$uport:$SOCK"
     lh_check "$label -L to a Unix socket: listening" listening "$uport" "$label-u"
@@ -209,6 +243,11 @@ pairing() {
     background "$label-d" -D "127.0.0.1:$sport"
     lh_check "$label -D: listening" listening "$sport" "$label-d"
     lh_check "$label -D: SOCKS5 and SOCKS4 through the server" socks "$sport"
+    socks_cut() {
+        [ "$(python3 "$HERE/socks_client.py" --version 4a --fragment 1 --pause 0.01 --early hello --send ' world' \
+            "$1" localhost "$ECHO_PORT")" = "hello world" ]
+    }
+    lh_check "$label -D: a SOCKS4a handshake cut byte by byte, with early data" socks_cut "$sport"
     # -R: the server listens; its connections come back to the echo server.
     local rport rpath got
     lh_port rport
