@@ -310,6 +310,21 @@ for client in longhaul debian; do
         jumped "$ssh_bin" "$me@127.0.0.1:$P_DEB,$me@127.0.0.1:$P_LH2" "$P_LH"
 done
 
+# The number of remote forwards is the client's to choose: Longhaul's sshd
+# grants 256 per connection and refuses the next (each holds listening
+# descriptors).
+too_many_forwards() {
+    local args=() i rc=0
+    for i in $(seq 1 257); do args+=(-R "127.0.0.1:0:127.0.0.1:$i"); done
+    # shellcheck disable=SC2046
+    # (timeout: with every forward granted, ssh -N would never end.)
+    PORT=$P_LH timeout 60 "$DEBIAN_SSH" $(PORT=$P_LH ssh_o) -i "$T/id" -N -o ExitOnForwardFailure=yes "${args[@]}" "$me@127.0.0.1" \
+        </dev/null >/dev/null 2>"$T/many.err" || rc=$?
+    [ "$rc" = 255 ] && grep -q "Error: remote port forwarding failed for listen port 0" "$T/many.err" &&
+        logged debian-ssh-longhaul-sshd "remote forwarding refused: 256 forwards are listening on this connection already"
+}
+lh_check "longhaul sshd: the 257th remote forward of a connection is refused" too_many_forwards
+
 # Longhaul's scp and sftp pass -J on to ssh, as OpenSSH's do.
 scp_jumped() {
     rm -f "$T/copy"

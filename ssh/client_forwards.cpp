@@ -41,20 +41,11 @@ std::string reason_text(std::uint32_t reason)
     }
 }
 
-// The numeric address and port of a connected socket's peer; TCP only
-// ("127.0.0.1", 65535 otherwise, as OpenSSH's port_open_helper falls back).
-std::pair<std::string, int> peer_of(int fd)
+// OpenSSH's channel_input_open_failure line.
+std::string open_failed_line(channel_id id, std::uint32_t reason, std::string_view text)
 {
-    sockaddr_storage ss{};
-    socklen_t len = sizeof ss;
-    char host[NI_MAXHOST];
-    char serv[NI_MAXSERV];
-    if (::getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) == 0 &&
-        (ss.ss_family == AF_INET || ss.ss_family == AF_INET6) &&
-        ::getnameinfo(reinterpret_cast<sockaddr*>(&ss), len, host, sizeof host, serv, sizeof serv,
-                      NI_NUMERICHOST | NI_NUMERICSERV) == 0)
-        return {host, std::atoi(serv)};
-    return {"127.0.0.1", 65535};
+    return "channel " + std::to_string(id) + ": open failed: " + reason_text(reason) +
+           (text.empty() ? "" : ": " + printable(text));
 }
 
 } // namespace
@@ -75,7 +66,7 @@ struct client_forwards::socks_handshake {
 };
 
 client_forwards::client_forwards(connection_runner& runner, logger& log, settings s)
-    : runner_(runner), log_(log), settings_(s)
+    : runner_(runner), log_(log), settings_(s), channels_(runner)
 {
 }
 
@@ -89,8 +80,7 @@ void client_forwards::stop()
     for (auto& [p, h] : handshakes_)
         if (h->d.is_open())
             h->d.close(ignored);
-    for (auto& [id, ch] : channels_)
-        ch->stop();
+    channels_.stop_all();
 }
 
 bool client_forwards::start_stdio(const std::string& host, int port, std::function<void(int)> on_done)
@@ -132,8 +122,7 @@ bool client_forwards::start_stdio(const std::string& host, int port, std::functi
     auto ch = std::make_shared<socket_channel>(in, out);
     auto done = std::make_shared<bool>(false);
     ch->on_refused = [this, id = *id, done, on_done](std::uint32_t reason, std::string_view text) {
-        log_.info("channel " + std::to_string(id) + ": open failed: " + reason_text(reason) +
-                   (text.empty() ? "" : ": " + printable(text)));
+        log_.info(open_failed_line(id, reason, text));
         log_.error("stdio forwarding failed");
         *done = true;
         on_done(255);
@@ -143,8 +132,7 @@ bool client_forwards::start_stdio(const std::string& host, int port, std::functi
             on_done(0);
         *done = true;
     };
-    runner_.attach(*id, ch);
-    channels_[*id] = ch;
+    channels_.add(*id, ch);
     runner_.flush();
     return true;
 }
@@ -187,14 +175,14 @@ void client_forwards::accepted(const forward_spec& spec, int fd)
     const std::string host = spec.connect_host.value_or("");
     log_.debug("Connection to port " + std::to_string(spec.listen_port) + " forwarding to " + printable(host) +
                " port " + std::to_string(spec.connect_port) + " requested.");
-    open_for(fd, spec, host, spec.connect_port, spec.connect_path.value_or(""), nullptr);
+    open_for(fd, host, spec.connect_port, spec.connect_path.value_or(""), nullptr);
 }
 
-void client_forwards::open_for(int fd, const forward_spec&, const std::string& host, int port,
-                               const std::string& path,
+void client_forwards::open_for(int fd, const std::string& host, int port, const std::string& path,
                                std::function<bool(channel_id, bool, std::uint32_t)> on_open)
 {
-    const auto [orig, orig_port] = peer_of(fd);
+    // As OpenSSH's port_open_helper: 127.0.0.1 port 65535 for a Unix socket.
+    const auto [orig, orig_port] = peer_address(fd).value_or(std::make_pair(std::string("127.0.0.1"), 65535));
     bytes data;
     std::string_view type;
     if (!path.empty()) {
@@ -224,26 +212,14 @@ void client_forwards::open_for(int fd, const forward_spec&, const std::string& h
     auto ch = std::make_shared<socket_channel>(fd);
     const channel_id cid = *id;
     ch->on_refused = [this, cid, on_open](std::uint32_t reason, std::string_view text) {
-        log_.info("channel " + std::to_string(cid) + ": open failed: " + reason_text(reason) +
-                   (text.empty() ? "" : ": " + printable(text)));
+        log_.info(open_failed_line(cid, reason, text));
         if (on_open)
             on_open(cid, false, reason);
     };
     if (on_open)
         ch->before_start = [cid, on_open] { return on_open(cid, true, 0); };
-    ch->on_finished = [this, cid, raw = ch.get()] { forget(cid, raw); };
-    runner_.attach(cid, ch);
-    channels_[cid] = ch;
+    channels_.add(cid, ch);
     runner_.flush();
-}
-
-void client_forwards::forget(channel_id id, socket_channel* ch)
-{
-    asio::post(runner_.io(), [this, id, ch] {
-        auto it = channels_.find(id);
-        if (it != channels_.end() && it->second.get() == ch)
-            channels_.erase(it);
-    });
 }
 
 void client_forwards::start_socks(int fd)
@@ -298,8 +274,7 @@ void client_forwards::start_socks(int fd)
             // only what it needs to answer.
             const int fd = h->d.release();
             auto hs = h;
-            forward_spec none;
-            open_for(fd, none, r.host, r.port, "",
+            open_for(fd, r.host, r.port, "",
                      [this, hs, fd, drop, flush_out](channel_id id, bool ok, std::uint32_t reason) {
                          bool sent = false;
                          if (ok) {

@@ -13,6 +13,7 @@
 #pragma once
 
 #include "channel/io/connection_runner.hpp"
+#include "channel/io/socket_channel.hpp"
 #include "ssh/client_config.hpp"
 
 #include <functional>
@@ -24,7 +25,6 @@
 namespace longhaul {
 
 class fd_listener;
-class socket_channel;
 
 class client_forwards {
 public:
@@ -58,16 +58,15 @@ private:
     // Opens the channel for `fd` (direct-streamlocal when `path` is set);
     // `on_open(ok)` runs when the server answers, before the socket is
     // carried (a SOCKS reply goes out there).
-    void open_for(int fd, const forward_spec& spec, const std::string& host, int port, const std::string& path,
+    void open_for(int fd, const std::string& host, int port, const std::string& path,
                   std::function<bool(channel_id, bool ok, std::uint32_t reason)> on_open);
     void start_socks(int fd);
-    void forget(channel_id id, socket_channel* ch);
 
     connection_runner& runner_;
     logger& log_;
     settings settings_;
     std::vector<std::unique_ptr<fd_listener>> listeners_;
-    std::map<channel_id, std::shared_ptr<socket_channel>> channels_;
+    socket_channel_set channels_;
     std::map<socks_handshake*, std::shared_ptr<socks_handshake>> handshakes_;
 };
 

@@ -2,17 +2,11 @@
 
 #include "channel/forward/forward_messages.hpp"
 #include "channel/forward/forward_policy.hpp"
-#include "channel/io/connect_socket.hpp"
-#include "channel/io/connection_runner.hpp"
 #include "channel/io/socket_channel.hpp"
 #include "common/text.hpp"
 
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/post.hpp>
 
 namespace longhaul {
-
-namespace asio = boost::asio;
 
 namespace {
 
@@ -32,7 +26,7 @@ std::string target_of(const forward_spec& s)
 } // namespace
 
 client_remote_forwards::client_remote_forwards(connection_runner& runner, logger& log, request_sender send)
-    : runner_(runner), log_(log), send_(std::move(send))
+    : log_(log), send_(std::move(send)), channels_(runner)
 {
 }
 
@@ -140,54 +134,11 @@ void client_remote_forwards::open(connection& conn, channel_id id, std::string_v
         conn.reject(id, open_failure_reason::administratively_prohibited, "open failed");
         return;
     }
-    connect(id, match->spec);
+    const forward_spec& t = match->spec;
+    channels_.connect_and_accept(id, t.connect_host.value_or(""), t.connect_port, t.connect_path.value_or(""),
+                                 [this](const std::string& line) { log_.error(line); });
 }
 
-void client_remote_forwards::connect(channel_id id, const forward_spec& target)
-{
-    auto done = [this, id](int fd, const connect_failure& f) {
-        // Not inside the attempt's own handler: erase it afterwards.
-        auto it = connecting_.find(id);
-        if (it != connecting_.end()) {
-            pending_connect* p = it->second.get();
-            asio::post(runner_.io(), [this, id, p] {
-                auto again = connecting_.find(id);
-                if (again != connecting_.end() && again->second.get() == p)
-                    connecting_.erase(again);
-            });
-        }
-        connection& conn = runner_.conn();
-        if (fd < 0) {
-            log_.error(f.log_line);
-            conn.reject(id, open_failure_reason::connect_failed, f.reason);
-            runner_.flush();
-            return;
-        }
-        auto ch = std::make_shared<socket_channel>(fd);
-        ch->on_finished = [this, id, raw = ch.get()] {
-            asio::post(runner_.io(), [this, id, raw] {
-                auto c = channels_.find(id);
-                if (c != channels_.end() && c->second.get() == raw)
-                    channels_.erase(c);
-            });
-        };
-        conn.accept(id);
-        runner_.attach(id, ch);
-        channels_[id] = ch;
-        ch->start();
-        runner_.flush();
-    };
-    if (target.connect_path)
-        connecting_[id] = connect_unix(runner_.io(), *target.connect_path, done);
-    else
-        connecting_[id] = connect_tcp(runner_.io(), *target.connect_host, target.connect_port, done);
-}
-
-void client_remote_forwards::stop()
-{
-    connecting_.clear();
-    for (auto& [id, ch] : channels_)
-        ch->stop();
-}
+void client_remote_forwards::stop() { channels_.stop_all(); }
 
 } // namespace longhaul

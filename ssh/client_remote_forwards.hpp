@@ -11,6 +11,7 @@
 #pragma once
 
 #include "channel/channel_types.hpp"
+#include "channel/io/socket_channel.hpp"
 #include "common/log.hpp"
 #include "ssh/client_config.hpp"
 
@@ -21,9 +22,6 @@
 
 namespace longhaul {
 
-class connection_runner;
-class pending_connect;
-class socket_channel;
 
 class client_remote_forwards {
 public:
@@ -52,14 +50,11 @@ private:
         bool active = false;
     };
     void open(connection& conn, channel_id id, std::string_view type, byte_span data);
-    void connect(channel_id id, const forward_spec& target);
 
-    connection_runner& runner_;
     logger& log_;
     request_sender send_;
     std::vector<std::unique_ptr<granted>> forwards_;
-    std::map<channel_id, std::unique_ptr<pending_connect>> connecting_;
-    std::map<channel_id, std::shared_ptr<socket_channel>> channels_;
+    socket_channel_set channels_;
 };
 
 } // namespace longhaul

@@ -12,26 +12,17 @@
 #pragma once
 
 #include "channel/channel_types.hpp"
-
-#include <map>
-#include <memory>
-
-namespace boost::asio {
-class io_context;
-}
+#include "channel/io/socket_channel.hpp"
 
 namespace longhaul {
 
-class connection_runner;
-class pending_connect;
-class socket_channel;
 struct session_environment;
 
 class direct_forwarding {
 public:
     // `env` (the user's settings, the key that logged in, the log) must
     // outlive this.
-    direct_forwarding(boost::asio::io_context& io, connection_runner& runner, const session_environment& env);
+    direct_forwarding(connection_runner& runner, const session_environment& env);
     ~direct_forwarding();
     direct_forwarding(const direct_forwarding&) = delete;
     direct_forwarding& operator=(const direct_forwarding&) = delete;
@@ -40,20 +31,14 @@ public:
     void register_in(channel_type_table& table);
 
     // Forwarded connections open now (connected or connecting).
-    std::size_t active() const noexcept { return channels_.size() + connecting_.size(); }
+    std::size_t active() const noexcept { return channels_.size(); }
 
 private:
     void open_tcpip(connection& conn, channel_id id, byte_span data);
     void open_streamlocal(connection& conn, channel_id id, byte_span data);
-    void forget_pending(channel_id id);
-    void connected(channel_id id, int fd);
-    void failed(channel_id id, const std::string& log_line, const std::string& reason);
 
-    boost::asio::io_context& io_;
-    connection_runner& runner_;
     const session_environment& env_;
-    std::map<channel_id, std::unique_ptr<pending_connect>> connecting_;
-    std::map<channel_id, std::shared_ptr<socket_channel>> channels_;
+    socket_channel_set channels_;
 };
 
 } // namespace longhaul

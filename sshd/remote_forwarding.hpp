@@ -13,6 +13,10 @@
 #pragma once
 
 #include "channel/channel_types.hpp"
+#include "channel/forward/forward_messages.hpp"
+#include "channel/io/socket_channel.hpp"
+
+#include <functional>
 
 #include <map>
 #include <memory>
@@ -25,9 +29,7 @@ class io_context;
 
 namespace longhaul {
 
-class connection_runner;
 class fd_listener;
-class socket_channel;
 struct session_environment;
 
 class remote_forwarding {
@@ -42,6 +44,10 @@ public:
 
     std::size_t listener_count() const noexcept { return forwards_.size(); }
 
+    // Forwards granted on one connection at most: each holds listening
+    // descriptors, and the count is the client's to choose.
+    static constexpr std::size_t max_forwards = 256;
+
 private:
     // One granted request: its listeners and what forwarded opens carry.
     struct granted_forward {
@@ -51,17 +57,18 @@ private:
         std::vector<std::unique_ptr<fd_listener>> listeners;
     };
 
-    void tcpip_forward(connection& conn, bool want_reply, byte_span data);
-    void cancel_tcpip_forward(connection& conn, bool want_reply, byte_span data);
-    void streamlocal_forward(connection& conn, bool want_reply, byte_span data);
-    void cancel_streamlocal_forward(connection& conn, bool want_reply, byte_span data);
+    void request(connection& conn, std::string_view name, bool want_reply, byte_span data);
+    void tcpip_forward(connection& conn, const forward::tcpip_forward_request& r, bool want_reply);
+    void streamlocal_forward(connection& conn, const forward::streamlocal_forward_request& r, bool want_reply);
+    bool cancel(const std::function<bool(const granted_forward&)>& which);
+    bool room_for_another() const;
     void accepted(const granted_forward& f, int fd);
 
     boost::asio::io_context& io_;
     connection_runner& runner_;
     const session_environment& env_;
     std::vector<std::unique_ptr<granted_forward>> forwards_;
-    std::map<channel_id, std::shared_ptr<socket_channel>> channels_;
+    socket_channel_set channels_;
 };
 
 } // namespace longhaul

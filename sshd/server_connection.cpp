@@ -312,7 +312,7 @@ void server_connection::start_channels()
     sessions_ = std::make_unique<session_channels>(io_, *runner_, session_env_);
     sessions_->on_released = [this] { last_busy_ = std::chrono::steady_clock::now(); };
     sessions_->register_in(layer_->channel_types());
-    direct_forwards_ = std::make_unique<direct_forwarding>(io_, *runner_, session_env_);
+    direct_forwards_ = std::make_unique<direct_forwarding>(*runner_, session_env_);
     direct_forwards_->register_in(layer_->channel_types());
     layer_->channel_types().set_unknown([this](connection& conn, channel_id id, std::string_view type, byte_span) {
         refuse_unknown_channel(conn, id, type);

@@ -86,7 +86,12 @@ std::unique_ptr<pending_connect> connect_tcp(asio::io_context& io, const std::st
                                         return done(-1, {"connect_to " + printable(host) + " port " +
                                                              std::to_string(port) + ": failed.",
                                                          ec2.message()});
-                                    done(take_fd(raw->socket), {});
+                                    const int fd = take_fd(raw->socket);
+                                    if (fd < 0)
+                                        return done(-1, {"connect_to " + printable(host) + " port " +
+                                                             std::to_string(port) + ": failed.",
+                                                         "cannot take the socket"});
+                                    done(fd, {});
                                 });
         });
     return a;
@@ -116,7 +121,11 @@ std::unique_ptr<pending_connect> connect_unix(asio::io_context& io, const std::s
                                   if (ec)
                                       return done(-1, {"connect_to path " + printable(path) + ": " + ec.message(),
                                                        ec.message()});
-                                  done(take_fd(raw->socket), {});
+                                  const int fd = take_fd(raw->socket);
+                                  if (fd < 0)
+                                      return done(-1, {"connect_to path " + printable(path) + ": failed.",
+                                                       "cannot take the socket"});
+                                  done(fd, {});
                               });
     return a;
 }

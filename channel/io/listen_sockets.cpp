@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 namespace longhaul {
@@ -43,6 +44,20 @@ int bound_port(int fd)
 }
 
 } // namespace
+
+std::optional<std::pair<std::string, int>> peer_address(int fd)
+{
+    sockaddr_storage ss{};
+    socklen_t len = sizeof ss;
+    char host[NI_MAXHOST];
+    char serv[NI_MAXSERV];
+    if (::getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0 ||
+        (ss.ss_family != AF_INET && ss.ss_family != AF_INET6) ||
+        ::getnameinfo(reinterpret_cast<sockaddr*>(&ss), len, host, sizeof host, serv, sizeof serv,
+                      NI_NUMERICHOST | NI_NUMERICSERV) != 0)
+        return std::nullopt;
+    return std::make_pair(std::string(host), std::atoi(serv));
+}
 
 tcp_listen_result listen_tcp(const forward::bind_address& where, int port)
 {

@@ -11,7 +11,9 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace boost::asio {
@@ -32,6 +34,11 @@ tcp_listen_result listen_tcp(const forward::bind_address& where, int port);
 // A Unix-socket listener at `path`, created under umask `mask`, after
 // removing an old socket there if `unlink_first`. -1 with `error` set.
 int listen_unix(const std::string& path, unsigned mask, bool unlink_first, std::string& error);
+
+// The numeric address and port of an accepted TCP connection's peer, for
+// the originator fields of direct-tcpip and forwarded-tcpip; nullopt for
+// a Unix socket.
+std::optional<std::pair<std::string, int>> peer_address(int fd);
 
 // One listening descriptor and its accept loop: `on_accept` gets each
 // connection (non-blocking, close-on-exec) and owns it.

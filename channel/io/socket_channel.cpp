@@ -1,6 +1,10 @@
 #include "channel/io/socket_channel.hpp"
 
+#include "channel/io/connect_socket.hpp"
 #include "channel/io/fd_pump.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 
 #include <fcntl.h>
 #include <sys/socket.h>
@@ -180,6 +184,71 @@ void socket_channel::finish()
     close_socket();
     if (on_finished)
         on_finished();
+}
+
+namespace {
+
+// Erases map[id] on the next turn of the event loop if it still holds `raw`.
+template <class Map, class T>
+void erase_later(boost::asio::io_context& io, Map& map, channel_id id, const T* raw)
+{
+    boost::asio::post(io, [&map, id, raw] {
+        auto it = map.find(id);
+        if (it != map.end() && it->second.get() == raw)
+            map.erase(it);
+    });
+}
+
+} // namespace
+
+socket_channel_set::socket_channel_set(connection_runner& runner) : runner_(runner) {}
+
+socket_channel_set::~socket_channel_set() = default;
+
+void socket_channel_set::add(channel_id id, std::shared_ptr<socket_channel> ch)
+{
+    socket_channel* raw = ch.get();
+    ch->on_finished = [this, id, raw, then = std::move(ch->on_finished)] {
+        if (then)
+            then();
+        erase_later(runner_.io(), channels_, id, raw);
+    };
+    runner_.attach(id, ch);
+    channels_[id] = std::move(ch);
+}
+
+void socket_channel_set::connect_and_accept(channel_id id, const std::string& host, int port,
+                                            const std::string& path,
+                                            std::function<void(const std::string&)> log_failure)
+{
+    auto done = [this, id, log_failure](int fd, const connect_failure& f) {
+        // Not inside the attempt's own handler: it is erased afterwards.
+        if (auto it = connecting_.find(id); it != connecting_.end())
+            erase_later(runner_.io(), connecting_, id, it->second.get());
+        if (fd >= 0)
+            return connected(id, fd);
+        log_failure(f.log_line);
+        runner_.conn().reject(id, open_failure_reason::connect_failed, f.reason);
+        runner_.flush();
+    };
+    connecting_[id] = path.empty() ? connect_tcp(runner_.io(), host, port, done)
+                                   : connect_unix(runner_.io(), path, done);
+}
+
+void socket_channel_set::connected(channel_id id, int fd)
+{
+    auto ch = std::make_shared<socket_channel>(fd);
+    runner_.conn().accept(id);
+    add(id, ch);
+    ch->start();
+    runner_.flush();
+}
+
+void socket_channel_set::stop_all()
+{
+    connecting_.clear();
+    for (auto& [id, ch] : channels_)
+        ch->stop();
 }
 
 } // namespace longhaul

@@ -12,6 +12,7 @@
 #include "channel/io/connection_runner.hpp"
 
 #include <functional>
+#include <map>
 #include <memory>
 
 namespace longhaul {
@@ -70,6 +71,41 @@ private:
     bool close_sent_ = false;
     bool closed_by_peer_ = false;
     bool finished_ = false;
+};
+
+class pending_connect;
+
+// The forwarded connections one part of a program carries: each attached
+// to the runner and kept until its channel is over (its on_finished,
+// chained after the caller's), then forgotten on the next turn of the
+// event loop, not inside its own callback. A channel id reused meanwhile
+// is left alone.
+class socket_channel_set {
+public:
+    explicit socket_channel_set(connection_runner& runner);
+    ~socket_channel_set();
+    socket_channel_set(const socket_channel_set&) = delete;
+    socket_channel_set& operator=(const socket_channel_set&) = delete;
+
+    void add(channel_id id, std::shared_ptr<socket_channel> ch);
+    // The peer's open `id` waits for a local connection (sshd's
+    // direct-tcpip, ssh's forwarded-tcpip): connects to host:port, or to
+    // `path` when it is not empty, on the event loop; then accepts the
+    // channel and carries the socket, or refuses it "connect failed" with
+    // the system's reason after passing OpenSSH's line to `log_failure`.
+    void connect_and_accept(channel_id id, const std::string& host, int port, const std::string& path,
+                            std::function<void(const std::string& line)> log_failure);
+    // The program is ending: connections in progress abandoned, every
+    // socket closed (socket_channel::stop).
+    void stop_all();
+    std::size_t size() const noexcept { return channels_.size() + connecting_.size(); }
+
+private:
+    void connected(channel_id id, int fd);
+
+    connection_runner& runner_;
+    std::map<channel_id, std::shared_ptr<socket_channel>> channels_;
+    std::map<channel_id, std::unique_ptr<pending_connect>> connecting_;
 };
 
 } // namespace longhaul
