@@ -2,6 +2,7 @@
 """A TCP echo server for the forwarding regress tests.
 
     echo_server.py PORT
+    echo_server.py /path/to/socket   (a Unix socket, mode 0666)
 
 Listens on 127.0.0.1:PORT and, when the machine has IPv6, on [::1]:PORT;
 echoes every connection's bytes back and half-closes after the client's
@@ -9,6 +10,7 @@ EOF, so a client that sends N bytes and shuts down its write side reads
 exactly those N bytes and then EOF. Runs until killed.
 """
 
+import os
 import socket
 import sys
 import threading
@@ -41,6 +43,13 @@ def accept_loop(s):
 
 
 def main():
+    if not sys.argv[1].isdigit():
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.bind(sys.argv[1])
+        os.chmod(sys.argv[1], 0o666)
+        s.listen(64)
+        accept_loop(s)
+        return
     port = int(sys.argv[1])
     sockets = [listen(socket.AF_INET, "127.0.0.1", port)]
     try:

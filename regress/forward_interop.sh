@@ -45,22 +45,7 @@ python3 "$HERE/echo_server.py" "$OTHER_PORT" &
 LH_PIDS+=($!)
 # A Unix-socket echo server for direct-streamlocal.
 SOCK=$T/echo.sock
-python3 - "$SOCK" <<'EOF' &
-import os, socket, sys, threading
-s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-s.bind(sys.argv[1]); os.chmod(sys.argv[1], 0o666); s.listen(16)
-def serve(c):
-    with c:
-        while True:
-            d = c.recv(65536)
-            if not d:
-                break
-            c.sendall(d)
-        c.shutdown(socket.SHUT_WR)
-while True:
-    c, _ = s.accept()
-    threading.Thread(target=serve, args=(c,), daemon=True).start()
-EOF
+python3 "$HERE/echo_server.py" "$SOCK" &
 LH_PIDS+=($!)
 accepts() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 lh_wait_until 10 accepts "$ECHO_PORT" || lh_fail "the echo server did not start"
