@@ -101,17 +101,12 @@ lh_make_host_keys() {
     "$LH_SSH_KEYGEN" -q -t rsa -b 2048 -N '' -f "$dir/ssh_host_rsa_key"
 }
 
-# lh_start_sshd DIR PORT [extra sshd_config lines...]
-# Writes DIR/sshd_config, checks it with sshd -t, starts sshd -D -e in the
-# background (log in DIR/sshd.log) and waits until the port accepts.
-lh_start_sshd() {
+# lh_write_sshd_config DIR PORT [extra sshd_config lines...]
+# Writes DIR/sshd_config: the caller's lines, then the test defaults (host
+# keys DIR/ssh_host_*_key, DIR/authorized_keys, VERBOSE log).
+lh_write_sshd_config() {
     local dir=$1 port=$2
     shift 2
-    if [ "$(id -u)" = 0 ]; then
-        # sshd's privilege separation needs its empty directory; Debian's
-        # service creates it at boot, a container may not have it.
-        [ -d /run/sshd ] || { mkdir -p /run/sshd && chmod 0755 /run/sshd; }
-    fi
     {
         # The caller's lines first: sshd_config is first-value-wins (except
         # for a few keywords such as MaxStartups, so no default is set for those).
@@ -131,7 +126,28 @@ lh_start_sshd() {
         echo "StrictModes no"
         echo "LogLevel VERBOSE"
         echo "Subsystem sftp ${LH_SFTP_SERVER:-/usr/lib/openssh/sftp-server}"
+        # Sessions as root must not run the machine's ~/.bashrc: Debian's
+        # bash reads it for a command over SSH unless SHLVL says it is a
+        # nested shell, and a root .bashrc that runs `pyenv init` (as on CI's
+        # machines) costs half a second a command and could print into an
+        # output the tests compare. Issue 14: no dependence on the machine's
+        # own config files. (A caller's own SetEnv line comes first and wins.)
+        echo "SetEnv SHLVL=1"
     } >"$dir/sshd_config"
+}
+
+# lh_start_sshd DIR PORT [extra sshd_config lines...]
+# Writes DIR/sshd_config, checks it with sshd -t, starts sshd -D -e in the
+# background (log in DIR/sshd.log) and waits until the port accepts.
+lh_start_sshd() {
+    local dir=$1 port=$2
+    shift 2
+    if [ "$(id -u)" = 0 ]; then
+        # sshd's privilege separation needs its empty directory; Debian's
+        # service creates it at boot, a container may not have it.
+        [ -d /run/sshd ] || { mkdir -p /run/sshd && chmod 0755 /run/sshd; }
+    fi
+    lh_write_sshd_config "$dir" "$port" "$@"
     "$LH_SSHD" -t -f "$dir/sshd_config" || lh_fail "sshd -t rejected the test config"
     "$LH_SSHD" -D -e -f "$dir/sshd_config" 2>"$dir/sshd.log" &
     LH_PIDS+=($!)
@@ -176,15 +192,26 @@ LH_CHECKS=0
 LH_FAILED=0
 LH_SKIPPED=0
 lh_check() {
-    local name=$1
+    local name=$1 t0=$EPOCHREALTIME took
     shift
     LH_CHECKS=$((LH_CHECKS + 1))
+    # Each line carries its time: CI has a budget (docs/TESTING.md), and this
+    # is where a script's share of it shows.
     if "$@"; then
-        echo "ok   $name"
+        took=$(lh_seconds_since "$t0")
+        echo "ok   $name (${took} s)"
     else
-        echo "FAIL $name"
+        took=$(lh_seconds_since "$t0")
+        echo "FAIL $name (${took} s)"
         LH_FAILED=$((LH_FAILED + 1))
     fi
+}
+
+# lh_seconds_since EPOCHREALTIME: the seconds since then, to a tenth.
+lh_seconds_since() {
+    local now=$EPOCHREALTIME
+    local us=$(((${now//[.,]/} - ${1//[.,]/}) / 100000))
+    echo "$((us / 10)).$((us % 10))"
 }
 
 # lh_skip_check NAME REASON: a check this machine cannot run. Recorded in

@@ -68,16 +68,23 @@ check_binary_stdin() {
 lh_check "binary-safe stdin to stdout" check_binary_stdin
 
 # ---------------------------------------------------------------- bulk data
+# The default cipher carries the whole volume (past the largest window, so
+# the window ramps and tops out); every other cipher an eighth of it, still
+# thousands of full-size packets each way (CI's time budget, docs/TESTING.md).
 head -c "${BULK_MB}M" /dev/urandom >"$T/bulk"
-want=$(sha256sum <"$T/bulk" | cut -d' ' -f1)
+head -c "$((BULK_MB * 1024 / 8))K" "$T/bulk" >"$T/bulk.part"
+check_bulk() { # CIPHER FILE
+    "$SSH" "${base[@]}" "${key[@]}" -c "$1" 127.0.0.1 'cat' <"$2" >"$T/bulk.back" &&
+        [ "$(sha256sum <"$T/bulk.back" | cut -d' ' -f1)" = "$(sha256sum <"$2" | cut -d' ' -f1)" ]
+}
 for cipher in $("$SSH" -Q cipher); do
-    check_bulk() {
-        "$SSH" "${base[@]}" "${key[@]}" -c "$1" 127.0.0.1 'cat' <"$T/bulk" >"$T/bulk.back" &&
-            [ "$(sha256sum <"$T/bulk.back" | cut -d' ' -f1)" = "$want" ]
-    }
-    lh_check "${BULK_MB} MiB through 'ssh host cat' and back, $cipher" check_bulk "$cipher"
+    if [ "$cipher" = chacha20-poly1305@openssh.com ]; then
+        lh_check "${BULK_MB} MiB through 'ssh host cat' and back, $cipher" check_bulk "$cipher" "$T/bulk"
+    else
+        lh_check "$((BULK_MB * 1024 / 8)) KiB through 'ssh host cat' and back, $cipher" check_bulk "$cipher" "$T/bulk.part"
+    fi
 done
-rm -f "$T/bulk" "$T/bulk.back"
+rm -f "$T/bulk" "$T/bulk.part" "$T/bulk.back"
 
 # ---------------------------------------------------------------- early close
 check_stdin_closed_early() {

@@ -72,31 +72,14 @@ new_server_match() {
     mkdir -p "$dir"
     cp "$T"/ssh_host_* "$T/authorized_keys" "$dir/"
     lh_port "$var"
-    # lh_start_sshd's configuration, checked and then extended.
-    LH_SSHD=/bin/true lh_start_sshd_config_only "$dir" "${!var}" "$@"
+    # lh_start_sshd's configuration, then extended and checked.
+    lh_write_sshd_config "$dir" "${!var}" "$@"
     printf '%s\n' "$tail" >>"$dir/sshd_config"
     "$LH_SSHD" -t -f "$dir/sshd_config" || lh_fail "sshd -t rejected the test config"
     "$LH_SSHD" -D -e -f "$dir/sshd_config" 2>"$dir/sshd.log" &
     LH_PIDS+=($!)
     lh_wait_until 5 bash -c "exec 3<>/dev/tcp/127.0.0.1/${!var}" 2>/dev/null || lh_fail "sshd did not start on ${!var}"
     known_hosts_for "${!var}"
-}
-# Writes DIR/sshd_config exactly as lh_start_sshd does, without starting it.
-lh_start_sshd_config_only() {
-    local dir=$1 port=$2 line k
-    shift 2
-    {
-        for line in "$@"; do echo "$line"; done
-        echo "Port $port"
-        echo "ListenAddress 127.0.0.1"
-        for k in ed25519 ecdsa256 ecdsa384 ecdsa521 rsa; do echo "HostKey $dir/ssh_host_${k}_key"; done
-        echo "PidFile $dir/sshd.pid"
-        echo "AuthorizedKeysFile $dir/authorized_keys"
-        echo "UsePAM no"
-        echo "StrictModes no"
-        echo "LogLevel VERBOSE"
-        echo "Subsystem sftp ${LH_SFTP_SERVER:-/usr/lib/openssh/sftp-server}"
-    } >"$dir/sshd_config"
 }
 askpass=$(lh_askpass)
 # want N: whether defect N's checks run (LH_ONLY="5 7" runs only those; for
