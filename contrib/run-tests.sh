@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Builds (if needed) and runs every test, in four stages, then prints a
+# Builds (if needed) and runs every test, in six stages, then prints a
 # summary (docs/TESTING.md):
 #   unit     the doctest unit tests (build/, ctest label "unit");
 #   regress  the regress/ integration tests in build/: OpenSSH interop in
-#            both directions, ssh-keygen, the emulated WAN;
+#            both directions, ssh-keygen, forwarding (while the sanitizer
+#            builds take the idle CPU in the background, at SCHED_IDLE);
+#   wan      the emulated-WAN tests (label "wan"), alone, after the builds;
 #   asan     build-asan/ (AddressSanitizer + UBSan): the unit tests again,
 #            and the interop scripts labelled "sanitize" against its ssh and
 #            sshd with small volumes; any sanitizer report fails the test;
@@ -16,7 +18,8 @@
 # skip fails the run unless --allow-skip (or LONGHAUL_ALLOW_SKIP=1) is given,
 # for machines that lack root, /dev/net/tun, OpenSSH, PAM, tmux or python3.
 # LONGHAUL_SKIP_SANITIZERS=1, LONGHAUL_SKIP_TSAN=1 and LONGHAUL_SKIP_FUZZ=1 leave a stage out on
-# request; the summary says so. Results: build/test-results/.
+# request; the summary says so. LONGHAUL_SERIAL_BUILDS=1 builds the
+# sanitizer trees in the foreground. Results: build/test-results/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -49,6 +52,8 @@ export LONGHAUL_ALLOW_SKIP=1
 
 finish() {
     local rc=$? summary_rc=0
+    # A background build still running (the run stopped early) goes too.
+    [ -z "${builds_pid:-}" ] || kill -- "-$builds_pid" 2>/dev/null || true
     python3 contrib/test_summary.py "$results" "$allow_skip" $(($(date +%s) - start)) || summary_rc=$?
     [ "$rc" != 0 ] || rc=$summary_rc
     exit "$rc"
@@ -92,17 +97,59 @@ tests_failed=0
 jobs=$(nproc)
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 timed "build" cmake --build build -j"$jobs"
-timed "unit+regress" run_ctest main build -j2 || tests_failed=1
-
-if [ "${LONGHAUL_SKIP_SANITIZERS:-0}" != 1 ]; then
-    # With clang the fuzz targets come from the same build (LONGHAUL_FUZZ):
-    # one sanitizer build instead of two.
-    asan_fuzz=()
-    if [ "${LONGHAUL_SKIP_FUZZ:-0}" != 1 ] && command -v clang++ >/dev/null; then
-        asan_fuzz=(-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DLONGHAUL_FUZZ=ON)
+# The sanitizer builds (build-asan/, build-tsan/) use the CPU the unit and
+# interop tests leave idle while they wait on sockets and child processes:
+# they start now, in the background, at SCHED_IDLE priority, which never
+# takes a CPU from a runnable test. The WAN tests, which judge throughput
+# and how much of the time a window was the limit, wait until the builds
+# are done and run alone. LONGHAUL_SERIAL_BUILDS=1 builds in the foreground.
+asan_wanted=0
+[ "${LONGHAUL_SKIP_SANITIZERS:-0}" = 1 ] || asan_wanted=1
+tsan_wanted=0
+[ "${LONGHAUL_SKIP_TSAN:-0}" = 1 ] || tsan_wanted=1
+sanitizer_builds() {
+    local rc=0
+    if [ "$asan_wanted" = 1 ]; then
+        # With clang the fuzz targets come from the same build (LONGHAUL_FUZZ):
+        # one sanitizer build instead of two.
+        local asan_fuzz=()
+        if [ "${LONGHAUL_SKIP_FUZZ:-0}" != 1 ] && command -v clang++ >/dev/null; then
+            asan_fuzz=(-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DLONGHAUL_FUZZ=ON)
+        fi
+        cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DLONGHAUL_SANITIZE=ON "${asan_fuzz[@]}" >/dev/null &&
+            cmake --build build-asan -j"$jobs" || rc=1
     fi
-    cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DLONGHAUL_SANITIZE=ON "${asan_fuzz[@]}" >/dev/null
-    timed "asan build" cmake --build build-asan -j"$jobs"
+    if [ "$tsan_wanted" = 1 ]; then
+        JOBS=$jobs contrib/run-tsan.sh --build-only "$PWD/build-tsan" || rc=1
+    fi
+    return "$rc"
+}
+builds_pid=""
+if [ "${LONGHAUL_SERIAL_BUILDS:-0}" != 1 ] && chrt --idle 0 true 2>/dev/null; then
+    export -f sanitizer_builds
+    export asan_wanted tsan_wanted jobs
+    # Its own process group, so that an early exit stops the whole build.
+    setsid chrt --idle 0 bash -c sanitizer_builds >"$results/sanitizer-builds.log" 2>&1 &
+    builds_pid=$!
+fi
+
+timed "unit+regress" run_ctest main build -LE '^wan$' -j2 || tests_failed=1
+
+# The sanitizer builds' remainder, in the foreground: a failed build stops
+# the run, as the main one does.
+builds_rc=0
+if [ -n "$builds_pid" ]; then
+    timed "sanitizer builds (rest)" wait "$builds_pid" || builds_rc=$?
+    builds_pid=""
+    tail -n 3 "$results/sanitizer-builds.log"
+else
+    timed "sanitizer builds" sanitizer_builds || builds_rc=$?
+fi
+[ "$builds_rc" = 0 ] || { cat "$results/sanitizer-builds.log" 2>/dev/null; echo "sanitizer builds failed" >&2; exit 1; }
+
+timed "wan" run_ctest wan build -L '^wan$' || tests_failed=1
+
+if [ "$asan_wanted" = 1 ]; then
     # The unit tests move a tenth of their data volumes (LONGHAUL_TEST_SCALE),
     # the interop scripts LH_BULK_MB instead of 256 MiB. regress/lib.sh sends
     # every sanitizer report (forked sshd children's too) to a directory the
@@ -118,7 +165,7 @@ if [ "${LONGHAUL_SKIP_TSAN:-0}" != 1 ]; then
     # The crypto engine's worker threads under ThreadSanitizer (build-tsan/,
     # only the two test programs that hold the engine's cases).
     rc=0
-    JOBS=$jobs timed "tsan" contrib/run-tsan.sh "$PWD/build-tsan" >"$results/tsan.log" 2>&1 || rc=$?
+    JOBS=$jobs timed "tsan tests" contrib/run-tsan.sh "$PWD/build-tsan" >"$results/tsan.log" 2>&1 || rc=$?
     tail -n 5 "$results/tsan.log"
     echo "$rc" >"$results/tsan.rc"
     [ "$rc" = 0 ] || { cat "$results/tsan.log"; tests_failed=1; }
@@ -145,9 +192,9 @@ if [ "${LONGHAUL_SKIP_FUZZ:-0}" != 1 ]; then
         # fuzz/run.sh exits 1 on a finding, after the other targets ran.
         rc=0
         if [ -n "${LONGHAUL_FUZZ_RUNS:-}" ]; then
-            timed "fuzz runs" fuzz/run.sh --build "$fuzz_build" --runs "$LONGHAUL_FUZZ_RUNS" || rc=$?
+            timed "fuzz runs" fuzz/run.sh --build "$fuzz_build" --jobs "$jobs" --runs "$LONGHAUL_FUZZ_RUNS" || rc=$?
         else
-            timed "fuzz runs" fuzz/run.sh --build "$fuzz_build" --time "${LONGHAUL_FUZZ_SECONDS:-6}" || rc=$?
+            timed "fuzz runs" fuzz/run.sh --build "$fuzz_build" --jobs "$jobs" --time "${LONGHAUL_FUZZ_SECONDS:-6}" || rc=$?
         fi
         echo "$rc" >"$results/fuzz.rc"
         [ "$rc" = 0 ] || tests_failed=1

@@ -4,16 +4,24 @@
 # hold them, and runs only those test cases. Fails on any test failure or
 # any ThreadSanitizer report.
 #
-#   contrib/run-tsan.sh [BUILD_DIR]      (default: build-tsan)
+#   contrib/run-tsan.sh [--build-only] [BUILD_DIR]      (default: build-tsan)
 #
+# --build-only configures and builds, and runs nothing (contrib/run-tests.sh
+# builds in the background while other tests run, and runs these later).
 # JOBS sets the build's parallelism (default: nproc).
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
+build_only=0
+if [ "${1:-}" = --build-only ]; then
+    build_only=1
+    shift
+fi
 build=${1:-$root/build-tsan}
 jobs=${JOBS:-$(nproc)}
 
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLONGHAUL_TSAN=ON >/dev/null
 cmake --build "$build" -j"$jobs" --target crypto_tests transport_tests
+[ "$build_only" = 0 ] || exit 0
 
 # halt_on_error: the first race fails the run; second_deadlock_stack: both
 # stacks of a lock-order report.

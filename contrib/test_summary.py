@@ -3,7 +3,8 @@
 
 test_summary.py RESULTS_DIR ALLOW_SKIP WALL_SECONDS
 
-RESULTS_DIR holds, per ctest run NAME (main: build/, asan: build-asan/),
+RESULTS_DIR holds, per ctest run NAME (main: build/ but the WAN tests,
+wan: build/'s WAN tests, asan: build-asan/),
 NAME.xml (ctest --output-junit), NAME.json (ctest --show-only=json-v1, for
 the labels), NAME.rc (ctest's status) and skips.NAME.log (LONGHAUL_SKIP_LOG:
 every skip its tests recorded, "test: reason"); fuzz.targets / fuzz.rc for
@@ -153,6 +154,8 @@ def main():
     if os.path.exists(os.path.join(results, "main.xml")):
         add_ctest_stage("unit", "main", lambda l: "unit" in l)
         add_ctest_stage("regress", "main", lambda l: "unit" not in l)
+    # The emulated-WAN tests, run alone after the sanitizer builds.
+    add_ctest_stage("wan", "wan")
     add_ctest_stage("asan", "asan")
     if os.path.exists(os.path.join(results, "tsan.rc")):
         rc = read(os.path.join(results, "tsan.rc")).strip()
@@ -172,7 +175,7 @@ def main():
         stage_lines.append(f"  {'fuzz':<8} {len(targets)} targets, {state}: {' '.join(targets)}")
         if rc != "0":
             failed.append("fuzz")
-    for stage in ("main", "asan"):
+    for stage in ("main", "wan", "asan"):
         rc = read(os.path.join(results, stage + ".rc")).strip()
         if rc not in ("", "0") and not failed:
             failed.append(f"{stage} ctest exited {rc}")

@@ -2,8 +2,9 @@
 # Runs libFuzzer targets from their committed corpora (fuzz/corpus/TARGET),
 # each for a time or a number of executions, and prints what each did:
 #
-#   fuzz/run.sh [--time S | --runs N] [--build DIR] [--artifacts DIR] [TARGET...]
+#   fuzz/run.sh [--time S | --runs N] [--jobs N] [--build DIR] [--artifacts DIR] [TARGET...]
 #
+# --jobs N runs N targets at once (default 1; CI gives one per core).
 # Default: every target (fuzz/*_fuzz.cpp), 60 s each. The corpus is copied
 # to a temporary directory first, so the repository is never modified (new
 # inputs are dropped; fuzz/make_corpora.sh regenerates the committed ones).
@@ -22,6 +23,7 @@ source "$(dirname "$0")/lib.sh"
 limit=(-max_total_time=60)
 limit_text="60 s"
 artifacts=""
+jobs=1
 targets=()
 while [ $# -gt 0 ]; do
     case $1 in
@@ -29,6 +31,7 @@ while [ $# -gt 0 ]; do
         --runs) limit=(-runs="$2"); limit_text="$2 executions"; shift 2 ;;
         --build) FUZZ_BUILD=$(cd "$2" && pwd); shift 2 ;;
         --artifacts) artifacts=$2; shift 2 ;;
+        --jobs) jobs=$2; shift 2 ;;
         -h | --help) sed -n '2,20p' "$0"; exit 0 ;;
         -*) echo "fuzz/run.sh: unknown option $1" >&2; exit 2 ;;
         *) targets+=("${1%.cpp}"); shift ;;
@@ -41,14 +44,16 @@ mkdir -p "$artifacts"
 work=$(mktemp -d "${TMPDIR:-/tmp}/longhaul-fuzz.XXXXXX")
 trap 'rm -rf -- "$work"' EXIT
 
-failed=()
-printf '%-22s %12s %8s %9s %14s %7s  %s\n' target executions seconds "exec/s" corpus cov outcome
-for t in "${targets[@]}"; do
+# run_target TARGET: one target's run; its table row in $work/TARGET.row,
+# its status in $work/TARGET.rc, what to show on a finding in $work/TARGET.tail.
+run_target() {
+    local t=$1 bin before log start rc seconds execs cov after rate outcome
     bin=$(fuzz_binary "$t")
     if [ ! -x "$bin" ]; then
-        echo "fuzz/run.sh: $bin is not built" >&2
-        failed+=("$t (not built)")
-        continue
+        echo "fuzz/run.sh: $bin is not built" >"$work/$t.tail"
+        printf '%-22s %12s %8s %9s %14s %7s  %s\n' "$t" - - - - - "not built" >"$work/$t.row"
+        echo 1 >"$work/$t.rc"
+        return
     fi
     mkdir -p "$work/$t"
     if [ -d "$FUZZ_CORPORA/$t" ]; then
@@ -72,12 +77,33 @@ for t in "${targets[@]}"; do
         outcome="ok"
     else
         outcome="FINDING (exit $rc): $(grep -m1 -E 'SUMMARY|ERROR: libFuzzer|==ERROR' "$log" || echo 'see log')"
-        failed+=("$t")
+        {
+            tail -n 60 "$log"
+            ls -1 "$artifacts/$t-"* 2>/dev/null | sed 's/^/  input: /' || true
+        } >"$work/$t.tail"
     fi
-    printf '%-22s %12s %8s %9s %14s %7s  %s\n' "$t" "$execs" "$seconds" "$rate" "$before->$after" "${cov:--}" "$outcome"
-    if [ "$rc" != 0 ]; then
-        tail -n 60 "$log" >&2
-        ls -1 "$artifacts/$t-"* 2>/dev/null | sed 's/^/  input: /' >&2 || true
+    printf '%-22s %12s %8s %9s %14s %7s  %s\n' "$t" "$execs" "$seconds" "$rate" "$before->$after" "${cov:--}" "$outcome" >"$work/$t.row"
+    echo "$rc" >"$work/$t.rc"
+}
+
+# At most $jobs targets at once; the table in the targets' order.
+running=0
+for t in "${targets[@]}"; do
+    if [ "$running" -ge "$jobs" ]; then
+        wait -n || true
+        running=$((running - 1))
+    fi
+    run_target "$t" &
+    running=$((running + 1))
+done
+wait
+failed=()
+printf '%-22s %12s %8s %9s %14s %7s  %s\n' target executions seconds "exec/s" corpus cov outcome
+for t in "${targets[@]}"; do
+    cat "$work/$t.row" 2>/dev/null || printf '%-22s  %s\n' "$t" "no result"
+    if [ "$(cat "$work/$t.rc" 2>/dev/null)" != 0 ]; then
+        failed+=("$t")
+        cat "$work/$t.tail" >&2 2>/dev/null || true
     fi
 done
 echo "limit per target: $limit_text; corpora from fuzz/corpus/"
