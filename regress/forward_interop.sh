@@ -3,7 +3,8 @@
 # ways and Longhaul with itself: ssh -W, -L (to a port and to a Unix
 # socket, from a port and from a Unix socket), -D (SOCKS4 and 5) and -R
 # (a port, port 0 with the allocated port printed, a Unix socket on the
-# server) to echo servers, with checksummed data both ways and
+# server, and a port alone: reverse SOCKS, limited by PermitRemoteOpen) to
+# echo servers, with checksummed data both ways and
 # half-closes, two and 64 connections at once, a SOCKS handshake cut byte
 # by byte, a refused connect; sshd's
 # refusals under AllowTcpForwarding, DisableForwarding, PermitOpen,
@@ -246,6 +247,23 @@ pairing() {
         got=$(allocated | head -n1 | cut -d' ' -f3)
         lh_check "$label -R 0: the allocated port carries $BULK_MB MiB, intact" one "$got"
     fi
+    # -R port alone: reverse dynamic forwarding, the server's port a SOCKS
+    # proxy whose connections the client makes; PermitRemoteOpen limits them.
+    local rdport rdport2
+    lh_port rdport
+    background "$label-rd" -R "127.0.0.1:$rdport"
+    lh_check "$label -R port (reverse SOCKS): the server listens" listening "$rdport" "$label-rd"
+    lh_check "$label -R port (reverse SOCKS): SOCKS5 and SOCKS4 through the client" socks "$rdport"
+    lh_check "$label -R port (reverse SOCKS): a SOCKS4a handshake cut byte by byte, with early data" socks_cut "$rdport"
+    lh_port rdport2
+    background "$label-rd2" -o "PermitRemoteOpen=127.0.0.1:$CLOSED_PORT" -R "127.0.0.1:$rdport2"
+    rd_denied() {
+        local rc=0
+        python3 "$HERE/socks_client.py" --version 5 --send x "$rdport2" 127.0.0.1 "$ECHO_PORT" >"$T/rd_denied.out" 2>&1 || rc=$?
+        [ "$rc" = 1 ] || { cat "$T/rd_denied.out" >&2; return 1; }
+    }
+    lh_check "$label -R port with PermitRemoteOpen: the server listens" listening "$rdport2" "$label-rd2"
+    lh_check "$label -R port: PermitRemoteOpen refuses a target it does not list" rd_denied
     rpath=$T/$label-remote.sock
     background "$label-rs" -R "$rpath:127.0.0.1:$ECHO_PORT"
     lh_check "$label -R from a Unix socket on the server: listening" lh_wait_until 10 test -S "$rpath"

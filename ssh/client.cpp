@@ -167,7 +167,8 @@ int ssh_client::run()
     remote_forwards_ = std::make_unique<client_remote_forwards>(
         *runner_, log_, [this](std::string_view name, const bytes& data, std::function<void(bool, byte_span)> cb) {
             send_global(name, data, std::move(cb));
-        });
+        },
+        cfg_.permit_remote_open);
     remote_forwards_->register_in(layer_->channel_types());
     // No global request of the server is served.
     layer_->global_requests().set_unknown([this](connection& conn, std::string_view name, bool want_reply, byte_span) {

@@ -25,9 +25,16 @@ std::string target_of(const forward_spec& s)
 
 } // namespace
 
-client_remote_forwards::client_remote_forwards(connection_runner& runner, logger& log, request_sender send)
+client_remote_forwards::client_remote_forwards(connection_runner& runner, logger& log, request_sender send,
+                                               const std::vector<std::string>& permit_remote_open)
     : log_(log), send_(std::move(send)), channels_(runner)
 {
+    // The config reader refused malformed entries already (as OpenSSH's
+    // does); should one get here anyway, nothing is permitted.
+    std::string why;
+    auto list = forward::parse_permission_list(permit_remote_open, forward::permission_kind::open,
+                                               "PermitRemoteOpen", why);
+    permit_remote_open_ = list ? *list : forward::permission_list{forward::permission_list::mode::none, {}};
 }
 
 client_remote_forwards::~client_remote_forwards() = default;
@@ -129,14 +136,23 @@ void client_remote_forwards::open(connection& conn, channel_id id, std::string_v
         conn.reject(id, open_failure_reason::administratively_prohibited, "open failed");
         return;
     }
+    auto log_failure = [this](const std::string& line) { log_.error(line); };
     if (!match->spec.connect_path && (!match->spec.connect_host || match->spec.is_dynamic())) {
-        log_.info("reverse dynamic forwarding (-R port) is not supported yet");
-        conn.reject(id, open_failure_reason::administratively_prohibited, "open failed");
+        // OpenSSH's rdynamic_connect_finish: PermitRemoteOpen decides.
+        channels_.accept_socks(
+            id, log_,
+            [this](const forward::socks_request& r) {
+                if (forward::open_list_permits(permit_remote_open_, r.host, r.port))
+                    return true;
+                log_.debug("rdynamic_connect_finish: requested forward not permitted");
+                return false;
+            },
+            log_failure);
         return;
     }
     const forward_spec& t = match->spec;
     channels_.connect_and_accept(id, t.connect_host.value_or(""), t.connect_port, t.connect_path.value_or(""),
-                                 [this](const std::string& line) { log_.error(line); });
+                                 log_failure);
 }
 
 void client_remote_forwards::stop() { channels_.stop_all(); }

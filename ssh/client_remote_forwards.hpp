@@ -7,10 +7,13 @@
 // "Allocated port N for remote forward to host:port", "Warning: remote
 // port forwarding failed for listen port N" (with ExitOnForwardFailure an
 // "Error: ..." and status 255). Reverse dynamic forwarding (-R port with
-// no target) is refused as not supported yet.
+// no target): the server's opens speak SOCKS 4, 4a or 5 on the channel
+// (socket_channel_set::accept_socks) and go where the request says, if
+// PermitRemoteOpen allows it.
 #pragma once
 
 #include "channel/channel_types.hpp"
+#include "channel/forward/forward_permissions.hpp"
 #include "channel/io/socket_channel.hpp"
 #include "common/log.hpp"
 #include "ssh/client_config.hpp"
@@ -29,7 +32,9 @@ public:
     using request_sender =
         std::function<void(std::string_view name, const bytes& data, std::function<void(bool, byte_span)> on_reply)>;
 
-    client_remote_forwards(connection_runner& runner, logger& log, request_sender send);
+    // `permit_remote_open`: ssh_config's PermitRemoteOpen values.
+    client_remote_forwards(connection_runner& runner, logger& log, request_sender send,
+                           const std::vector<std::string>& permit_remote_open);
     ~client_remote_forwards();
     client_remote_forwards(const client_remote_forwards&) = delete;
     client_remote_forwards& operator=(const client_remote_forwards&) = delete;
@@ -53,6 +58,7 @@ private:
 
     logger& log_;
     request_sender send_;
+    forward::permission_list permit_remote_open_;
     std::vector<std::unique_ptr<granted>> forwards_;
     socket_channel_set channels_;
 };

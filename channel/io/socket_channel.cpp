@@ -2,6 +2,7 @@
 
 #include "channel/io/connect_socket.hpp"
 #include "channel/io/fd_pump.hpp"
+#include "channel/io/socks_channel.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
@@ -252,9 +253,68 @@ void socket_channel_set::connected(channel_id id, int fd)
     runner_.flush();
 }
 
+void socket_channel_set::accept_socks(channel_id id, logger& log,
+                                      std::function<bool(const forward::socks_request&)> permit,
+                                      std::function<void(const std::string&)> log_failure)
+{
+    auto h = std::make_shared<socks_channel>(log);
+    socks_channel* raw = h.get();
+    h->on_finished = [this, id, raw] {
+        // An attempt still connecting for it is abandoned too.
+        if (auto it = connecting_.find(id); it != connecting_.end())
+            erase_later(runner_.io(), connecting_, id, it->second.get());
+        erase_later(runner_.io(), handshakes_, id, raw);
+    };
+    h->on_request = [this, id, raw, permit = std::move(permit),
+                     log_failure = std::move(log_failure)](const forward::socks_request& r) {
+        if (!permit(r))
+            return raw->fail(forward::socks5_reply::not_allowed);
+        auto done = [this, id, raw, log_failure](int fd, const connect_failure& f) {
+            if (auto it = connecting_.find(id); it != connecting_.end())
+                erase_later(runner_.io(), connecting_, id, it->second.get());
+            auto hs = handshakes_.find(id);
+            if (hs == handshakes_.end() || hs->second.get() != raw) {
+                if (fd >= 0)
+                    ::close(fd); // the channel ended while connecting
+                return;
+            }
+            if (fd < 0) {
+                log_failure(f.log_line);
+                return raw->fail(forward::socks5_reply_for_open_failure(
+                    static_cast<std::uint32_t>(open_failure_reason::connect_failed), f.reason));
+            }
+            auto early = raw->succeed();
+            erase_later(runner_.io(), handshakes_, id, raw);
+            if (!early) {
+                ::close(fd);
+                return;
+            }
+            // The socket's channel takes the id over (runner_.attach
+            // replaces the handshake's handler), with what the client sent
+            // after its request and its EOF if that came too.
+            const bool eof = raw->eof_received();
+            auto ch = std::make_shared<socket_channel>(fd);
+            add(id, ch);
+            ch->start();
+            if (!early->empty())
+                ch->on_data(*early, 0);
+            if (eof)
+                ch->on_eof();
+            runner_.flush();
+        };
+        connecting_[id] = connect_tcp(runner_.io(), r.host, r.port, done);
+    };
+    runner_.conn().accept(id);
+    runner_.attach(id, h);
+    handshakes_[id] = std::move(h);
+    runner_.flush();
+}
+
 void socket_channel_set::stop_all()
 {
     connecting_.clear();
+    for (auto& [id, h] : handshakes_)
+        h->stop();
     for (auto& [id, ch] : channels_)
         ch->stop();
 }

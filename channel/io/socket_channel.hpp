@@ -9,7 +9,9 @@
 // socket fails; the peer's CHANNEL_CLOSE drops what is left.
 #pragma once
 
+#include "channel/forward/socks.hpp"
 #include "channel/io/connection_runner.hpp"
+#include "common/log.hpp"
 
 #include <functional>
 #include <map>
@@ -74,6 +76,7 @@ private:
 };
 
 class pending_connect;
+class socks_channel;
 
 // The forwarded connections one part of a program carries: each attached
 // to the runner and kept until its channel is over (its on_finished,
@@ -95,10 +98,19 @@ public:
     // the system's reason after passing OpenSSH's line to `log_failure`.
     void connect_and_accept(channel_id id, const std::string& host, int port, const std::string& path,
                             std::function<void(const std::string& line)> log_failure);
+    // The peer's open `id` is a reverse dynamic forward (ssh -R port):
+    // accepted at once, the SOCKS handshake read from the channel
+    // (socks_channel); `permit` decides on the CONNECT request (false: the
+    // SOCKS reply says "not allowed", after `permit` logged why); then the
+    // target is connected as connect_and_accept does and the socket
+    // carried, or the SOCKS failure is answered after OpenSSH's line went
+    // to `log_failure`.
+    void accept_socks(channel_id id, logger& log, std::function<bool(const forward::socks_request&)> permit,
+                      std::function<void(const std::string& line)> log_failure);
     // The program is ending: connections in progress abandoned, every
     // socket closed (socket_channel::stop).
     void stop_all();
-    std::size_t size() const noexcept { return channels_.size() + connecting_.size(); }
+    std::size_t size() const noexcept { return channels_.size() + connecting_.size() + handshakes_.size(); }
 
 private:
     void connected(channel_id id, int fd);
@@ -106,6 +118,7 @@ private:
     connection_runner& runner_;
     std::map<channel_id, std::shared_ptr<socket_channel>> channels_;
     std::map<channel_id, std::unique_ptr<pending_connect>> connecting_;
+    std::map<channel_id, std::shared_ptr<socks_channel>> handshakes_;
 };
 
 } // namespace longhaul
