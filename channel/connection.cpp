@@ -106,9 +106,17 @@ void connection::report_open_channels() const
 {
     if (!on_channel_released)
         return;
+    for (const auto& s : open_channels())
+        on_channel_released(s);
+}
+
+std::vector<channel_summary> connection::open_channels() const
+{
+    std::vector<channel_summary> out;
     for (channel_id id = 0; id < channels_.size(); ++id)
         if (channels_[id])
-            on_channel_released(summary_of(id, *channels_[id]));
+            out.push_back(summary_of(id, *channels_[id]));
+    return out;
 }
 
 void connection::release(channel_id id)

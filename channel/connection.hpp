@@ -149,6 +149,8 @@ public:
     // open through on_channel_released, as if it had closed, so a transfer
     // cut short still leaves its summary. The channels stay allocated.
     void report_open_channels() const;
+    // The summary of every channel that exists now, in id order (ssh's ~#).
+    std::vector<channel_summary> open_channels() const;
 
     // --- state ---
     bool exists(channel_id id) const noexcept;

@@ -535,7 +535,12 @@ void ssh_client::on_escape(escape_action a)
         log_.info(std::string("LogLevel: ") + std::string(log_level_name(log_.level())));
         break;
     case escape_action::list_forwardings: {
-        std::string s = "The following connections are open:\r\n  #0 client-session (open)\r\n";
+        // OpenSSH's channel_open_message, with what the channel core knows
+        // of each channel instead of OpenSSH's internal states.
+        std::string s = "The following connections are open:\r\n";
+        for (const auto& c : conn_->open_channels())
+            s += "  #" + std::to_string(c.id) + " " + printable(c.type) + " (in " + std::to_string(c.bytes_in) +
+                 " bytes, out " + std::to_string(c.bytes_out) + " bytes)\r\n";
         (void)!::write(STDERR_FILENO, s.data(), s.size());
         break;
     }

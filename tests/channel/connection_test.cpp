@@ -396,6 +396,12 @@ TEST_CASE("connection: a channel the connection's end cuts off still reports its
     CHECK(released[0].id == s);
     CHECK(released[0].bytes_in == 14);
     CHECK(p.server->exists(s)); // reported, not released
+    // What ssh's ~# lists: the same summaries, without releasing anything.
+    const auto open = p.server->open_channels();
+    REQUIRE(open.size() == 1);
+    CHECK(open[0].id == s);
+    CHECK(open[0].type == "session");
+    CHECK(open[0].bytes_in == 14);
     // Closed channels are not reported again.
     p.client->close(c);
     p.run();
@@ -404,6 +410,7 @@ TEST_CASE("connection: a channel the connection's end cuts off still reports its
     REQUIRE(released.size() == 2);
     p.server->report_open_channels();
     CHECK(released.size() == 2);
+    CHECK(p.server->open_channels().empty());
 }
 
 TEST_CASE("window_report: the words of the -v lines")
