@@ -1,5 +1,6 @@
 #include "ssh/sftp/sftp_listing.hpp"
 
+#include "common/sftp/sftp_mode.hpp"
 #include "ssh/sftp_client/text.hpp"
 
 #include <algorithm>
@@ -11,46 +12,7 @@ namespace longhaul::sftp_cli {
 
 using sftp::strprintf;
 
-std::string strmode(std::uint32_t mode)
-{
-    std::string s(11, '-');
-    switch (mode & S_IFMT) {
-    case S_IFDIR: s[0] = 'd'; break;
-    case S_IFCHR: s[0] = 'c'; break;
-    case S_IFBLK: s[0] = 'b'; break;
-    case S_IFREG: s[0] = '-'; break;
-    case S_IFLNK: s[0] = 'l'; break;
-    case S_IFSOCK: s[0] = 's'; break;
-    case S_IFIFO: s[0] = 'p'; break;
-    default: s[0] = '?'; break;
-    }
-    s[1] = (mode & S_IRUSR) ? 'r' : '-';
-    s[2] = (mode & S_IWUSR) ? 'w' : '-';
-    switch (mode & (S_IXUSR | S_ISUID)) {
-    case 0: s[3] = '-'; break;
-    case S_IXUSR: s[3] = 'x'; break;
-    case S_ISUID: s[3] = 'S'; break;
-    default: s[3] = 's'; break;
-    }
-    s[4] = (mode & S_IRGRP) ? 'r' : '-';
-    s[5] = (mode & S_IWGRP) ? 'w' : '-';
-    switch (mode & (S_IXGRP | S_ISGID)) {
-    case 0: s[6] = '-'; break;
-    case S_IXGRP: s[6] = 'x'; break;
-    case S_ISGID: s[6] = 'S'; break;
-    default: s[6] = 's'; break;
-    }
-    s[7] = (mode & S_IROTH) ? 'r' : '-';
-    s[8] = (mode & S_IWOTH) ? 'w' : '-';
-    switch (mode & (S_IXOTH | S_ISVTX)) {
-    case 0: s[9] = '-'; break;
-    case S_IXOTH: s[9] = 'x'; break;
-    case S_ISVTX: s[9] = 'T'; break;
-    default: s[9] = 't'; break;
-    }
-    s[10] = ' ';
-    return s;
-}
+std::string strmode(std::uint32_t mode) { return sftp::mode_string(mode); }
 
 std::string fmt_scaled(long long number)
 {

@@ -1,5 +1,7 @@
 #include "sshd/sftp/sftp_names.hpp"
 
+#include "common/sftp/sftp_mode.hpp"
+
 #include <grp.h>
 #include <locale.h>
 #include <pwd.h>
@@ -65,33 +67,6 @@ std::optional<std::string> system_names::home_directory(const std::string& user)
     return std::string(pw.pw_dir);
 }
 
-std::string mode_string(mode_t mode)
-{
-    std::string s(11, '-');
-    switch (mode & S_IFMT) {
-    case S_IFDIR: s[0] = 'd'; break;
-    case S_IFCHR: s[0] = 'c'; break;
-    case S_IFBLK: s[0] = 'b'; break;
-    case S_IFREG: s[0] = '-'; break;
-    case S_IFLNK: s[0] = 'l'; break;
-    case S_IFSOCK: s[0] = 's'; break;
-    case S_IFIFO: s[0] = 'p'; break;
-    default: s[0] = '?'; break;
-    }
-    const auto bit = [mode](mode_t b, char c) { return (mode & b) != 0 ? c : '-'; };
-    s[1] = bit(S_IRUSR, 'r');
-    s[2] = bit(S_IWUSR, 'w');
-    s[3] = (mode & S_ISUID) ? ((mode & S_IXUSR) ? 's' : 'S') : bit(S_IXUSR, 'x');
-    s[4] = bit(S_IRGRP, 'r');
-    s[5] = bit(S_IWGRP, 'w');
-    s[6] = (mode & S_ISGID) ? ((mode & S_IXGRP) ? 's' : 'S') : bit(S_IXGRP, 'x');
-    s[7] = bit(S_IROTH, 'r');
-    s[8] = bit(S_IWOTH, 'w');
-    s[9] = (mode & S_ISVTX) ? ((mode & S_IXOTH) ? 't' : 'T') : bit(S_IXOTH, 'x');
-    s[10] = ' ';
-    return s;
-}
-
 std::string long_name(std::string_view name, const struct stat& st, name_service& names, std::time_t now)
 {
     const std::string user = names.user_name(st.st_uid).value_or(std::to_string(st.st_uid));
@@ -111,7 +86,7 @@ std::string long_name(std::string_view name, const struct stat& st, name_service
     }
     const int ulen = static_cast<int>(std::max<std::size_t>(user.size(), 8));
     const int glen = static_cast<int>(std::max<std::size_t>(group.size(), 8));
-    const std::string mode = mode_string(st.st_mode);
+    const std::string mode = sftp::mode_string(st.st_mode);
     std::string out(mode.size() + links.size() + user.size() + group.size() + name.size() + 96, '\0');
     const int n = std::snprintf(out.data(), out.size(), "%s %3s %-*s %-*s %8llu %s %.*s", mode.c_str(), links.c_str(),
                                 ulen, user.c_str(), glen, group.c_str(),

@@ -37,10 +37,6 @@ private:
     std::unordered_map<gid_t, std::optional<std::string>> groups_;
 };
 
-// BSD strmode(3): "drwxr-xr-x " (type, permissions with setuid/setgid/
-// sticky letters, and a trailing space where BSD marks ACLs).
-std::string mode_string(mode_t mode);
-
 // The long name of a READDIR entry as OpenSSH's ls_file(remote = 0) writes
 // it: "-rw-r--r--    1 alice    staff        1234 Jan 13 18:39 name"
 // (owner and group by name, numeric when unknown; "%b %e %H:%M" for dates
