@@ -176,6 +176,33 @@ lh_make_user() {
     LH_USER=$name
 }
 
+# lh_file_transfer_servers DEBIAN_SUBSYSTEM LONGHAUL_SSHD: the setup the
+# scp and sftp interop scripts share: a test user ($user, its home in
+# $home; $LH_TMP is made traversable for it), a key $LH_TMP/id that logs it
+# in, and two servers on their own ports: Debian's sshd with
+# DEBIAN_SUBSYSTEM as its sftp subsystem ($port_debian) and LONGHAUL_SSHD
+# with internal-sftp ($port_longhaul).
+lh_file_transfer_servers() {
+    local sub=$1 lsshd=$2
+    lh_make_user "pw-$RANDOM"
+    user=$LH_USER
+    home=$(getent passwd "$user" | cut -d: -f6)
+    chmod 711 "$LH_TMP"
+    "$LH_SSH_KEYGEN" -q -t ed25519 -N '' -f "$LH_TMP/id"
+    lh_make_host_keys "$LH_TMP"
+    _lh_file_server debian /usr/sbin/sshd "$sub"
+    _lh_file_server longhaul "$lsshd" internal-sftp
+}
+_lh_file_server() { # NAME SSHD SUBSYSTEM: sets port_NAME
+    local name=$1 sshd=$2 sub=$3 d="$LH_TMP/srv-$1" p
+    mkdir -p "$d" && chmod 711 "$d"
+    cp "$LH_TMP"/ssh_host_* "$d/"
+    cp "$LH_TMP/id.pub" "$d/authorized_keys" && chmod 644 "$d/authorized_keys"
+    lh_port p
+    LH_SSHD=$sshd LH_SFTP_SERVER=$sub lh_start_sshd "$d" "$p"
+    printf -v "port_$name" %s "$p"
+}
+
 lh_cleanup_users() {
     local u
     for u in "${LH_USERS[@]:-}"; do

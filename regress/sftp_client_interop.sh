@@ -130,23 +130,7 @@ check_direct() {
 lh_check "sftp -D -b: the same transcript, files and exit status as Debian's sftp (70 commands, errors, ls forms)" check_direct
 
 # --- 2. through sshd, as a user ------------------------------------------------
-lh_make_user "pw-$RANDOM"
-user=$LH_USER
-home=$(getent passwd "$user" | cut -d: -f6)
-chmod 711 "$T"
-"$LH_SSH_KEYGEN" -q -t ed25519 -N '' -f "$T/id"
-lh_make_host_keys "$T"
-start_server() { # NAME SSHD SUBSYSTEM: sets port_NAME
-    local name=$1 sshd=$2 sub=$3 d="$T/srv-$1" p
-    mkdir -p "$d" && chmod 711 "$d"
-    cp "$T"/ssh_host_* "$d/"
-    cp "$T/id.pub" "$d/authorized_keys" && chmod 644 "$d/authorized_keys"
-    lh_port p
-    LH_SSHD=$sshd LH_SFTP_SERVER=$sub lh_start_sshd "$d" "$p"
-    printf -v "port_$name" %s "$p"
-}
-start_server debian /usr/sbin/sshd "$SERVER"
-start_server longhaul "$LSSHD" internal-sftp
+lh_file_transfer_servers "$SERVER" "$LSSHD"
 OPTS=(-F /dev/null -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR
       -o IdentitiesOnly=yes -i "$T/id")
 as_user() { runuser -u "$user" -- "$@"; }
