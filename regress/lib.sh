@@ -126,13 +126,6 @@ lh_write_sshd_config() {
         echo "StrictModes no"
         echo "LogLevel VERBOSE"
         echo "Subsystem sftp ${LH_SFTP_SERVER:-/usr/lib/openssh/sftp-server}"
-        # Sessions as root must not run the machine's ~/.bashrc: Debian's
-        # bash reads it for a command over SSH unless SHLVL says it is a
-        # nested shell, and a root .bashrc that runs `pyenv init` (as on CI's
-        # machines) costs half a second a command and could print into an
-        # output the tests compare. Issue 14: no dependence on the machine's
-        # own config files. (A caller's own SetEnv line comes first and wins.)
-        echo "SetEnv SHLVL=1"
     } >"$dir/sshd_config"
 }
 
