@@ -126,6 +126,13 @@ lh_write_sshd_config() {
         echo "StrictModes no"
         echo "LogLevel VERBOSE"
         echo "Subsystem sftp ${LH_SFTP_SERVER:-/usr/lib/openssh/sftp-server}"
+        # Sessions as root must not run the machine's ~/.bashrc: Debian's
+        # bash reads it for a command over SSH unless SHLVL says it is a
+        # nested shell, and a root .bashrc that runs `pyenv init` (as on CI's
+        # machines) costs half a second a command and could print into an
+        # output the tests compare. Issue 14: no dependence on the machine's
+        # own config files. (A caller's own SetEnv line comes first and wins.)
+        echo "SetEnv SHLVL=1"
     } >"$dir/sshd_config"
 }
 
@@ -303,4 +310,16 @@ lh_askpass() {
     printf '#!/bin/sh\nprintf "%%s\\n" "$LH_ASKPASS_ANSWER"\n' >"$f"
     chmod +x "$f"
     echo "$f"
+}
+
+# lh_in_pty COMMAND: runs the shell command COMMAND on a new terminal
+# (script(1)) and prints what the terminal showed. script's own input is a
+# FIFO held open read-write, so it never reaches end of file: at EOF util-linux
+# script types the terminal's EOF character into the terminal, which a remote
+# pty then echoes (as ^@ through ssh's raw mode) at a random place in the
+# output.
+lh_in_pty() {
+    local hold="$LH_TMP/lh_in_pty.fifo"
+    [ -p "$hold" ] || mkfifo "$hold"
+    timeout 20 script -qc "$1" /dev/null <>"$hold"
 }

@@ -103,8 +103,8 @@ lh_check "trailing output before exit is never lost" check_trailing_output
 # ---------------------------------------------------------------- pty
 check_pty() {
     local out
-    out=$(timeout 20 script -qc "stty cols 91 rows 33; ssh ${o[*]} -tt 127.0.0.1 'tty; stty size; echo TERM=\$TERM; exit 6'; echo rc=\$?" /dev/null)
-    echo "$out" | grep -q '/dev/pts/' && echo "$out" | grep -q '^33 91' && echo "$out" | grep -q 'rc=6'
+    out=$(lh_in_pty "stty cols 91 rows 33; ssh ${o[*]} -tt 127.0.0.1 'tty; stty size; echo TERM=\$TERM; exit 6'; echo rc=\$?")
+    echo "$out" | grep -q '^/dev/pts/' && echo "$out" | grep -q '^33 91' && echo "$out" | grep -q 'rc=6'
 }
 lh_check "ssh -tt: pty with size, exit status" check_pty
 if command -v tmux >/dev/null; then
@@ -178,7 +178,7 @@ check_restrict() {
     # restrict: the pty request is refused (OpenSSH's ssh -tt then gives up);
     # without a pty the key still runs commands.
     local out
-    out=$(timeout 20 script -qc "ssh ${o[*]/$T\/id_ed25519/$T/id_restrict} -tt 127.0.0.1 'tty'" /dev/null)
+    out=$(lh_in_pty "ssh ${o[*]/$T\/id_ed25519/$T/id_restrict} -tt 127.0.0.1 'tty'")
     echo "$out" | grep -q "PTY allocation request failed on channel 0" &&
         [ "$(ssh "${o[@]/$T\/id_ed25519/$T/id_restrict}" 127.0.0.1 'echo no-pty-ok')" = no-pty-ok ]
 }
