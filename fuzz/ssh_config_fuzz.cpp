@@ -7,12 +7,13 @@
 //      loads it, then printed as -G prints it
 //   1  NUL-separated command-line arguments (without argv[0]), parsed, then
 //      loaded with no configuration file (-F none added)
-//   2  the text as one -o option line, and as a forwarding spec, URI,
-//      [user@]host[:port] and ProxyJump value
+//   2  the text as one -o option line, and as a forwarding spec, a ~C
+//      command line, URI, [user@]host[:port] and ProxyJump value
 // Match exec never runs commands and Include is not followed here (the
 // environment says so), so the target touches no files but its own memfd.
 // Seeds: the ssh_config files of tests/data/ssh/dump prefixed with 0x00.
 #include "ssh/destination.hpp"
+#include "ssh/escape_command.hpp"
 #include "ssh/forward_spec.hpp"
 #include "ssh/options.hpp"
 #include "ssh/ssh_config.hpp"
@@ -118,6 +119,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         forward_spec fwd;
         (void)parse_forward(text, false, false, fwd, env.getenv);
         (void)parse_forward(text, true, true, fwd, env.getenv);
+        (void)parse_escape_command(text, true, env.getenv);
         user_host_port uhp;
         (void)parse_ssh_uri(text, uhp);
         (void)parse_user_host_port(text, uhp);

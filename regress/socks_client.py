@@ -36,6 +36,8 @@ import socket
 import sys
 import time
 
+import tcp_pipe  # beside this script
+
 
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -179,13 +181,11 @@ def main(argv):
             return 0 if granted else 1
         if not granted:
             return refused(code)
-        if a.send is not None:
-            data = a.send.encode()
-        elif a.send_bytes is not None:
-            data = pattern(a.send_bytes)
-        else:
-            data = sys.stdin.buffer.read()
-        sock.sendall(data)
+        if a.send is None and a.send_bytes is None:
+            # stdin as it comes (a FIFO fed in phases keeps the stream open).
+            tcp_pipe.pipe_stdin(sock)
+            return 0
+        sock.sendall(a.send.encode() if a.send is not None else pattern(a.send_bytes))
         sock.shutdown(socket.SHUT_WR)
         out = sys.stdout.buffer
         while True:

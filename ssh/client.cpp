@@ -165,8 +165,9 @@ int ssh_client::run()
     }
     // The server's forwarded-tcpip / forwarded-streamlocal opens (-R).
     remote_forwards_ = std::make_unique<client_remote_forwards>(
-        *runner_, log_, [this](std::string_view name, const bytes& data, std::function<void(bool, byte_span)> cb) {
-            send_global(name, data, std::move(cb));
+        *runner_, log_,
+        [this](std::string_view name, const bytes& data, bool want_reply, std::function<void(bool, byte_span)> cb) {
+            send_global(name, data, std::move(cb), want_reply);
         },
         cfg_.permit_remote_open);
     remote_forwards_->register_in(layer_->channel_types());
@@ -393,13 +394,16 @@ void ssh_client::on_authenticated()
     }
     if (!start_forwards())
         return;
-    if (cfg_.stdio_forward_host)
-        return; // the stdio forward is the session
-    if (cfg_.session_type.value_or(session_type::normal) == session_type::none) {
-        log_.debug("Not requesting a session (SessionType none / -N)");
-        return;
+    // The stdio forward (-W) is the session.
+    if (!cfg_.stdio_forward_host) {
+        if (cfg_.session_type.value_or(session_type::normal) == session_type::none)
+            log_.debug("Not requesting a session (SessionType none / -N)");
+        else
+            start_session();
     }
-    start_session();
+    // As OpenSSH: once the forwards and the session are asked for.
+    if (!finished_)
+        run_configured_local_command();
 }
 
 bool ssh_client::start_forwards()
@@ -473,6 +477,7 @@ void ssh_client::start_session()
     }
     const int esc = cfg_.escape_char.value_or('~');
     sp.escape_char = esc == escape_char_none ? -1 : esc;
+    sp.escape_command_line = cfg_.enable_escape_commandline.value_or(false);
     sp.env = session_environment(cfg_);
     sp.host = host_;
     session_ = std::make_shared<client_session>(std::move(sp), log_);
@@ -500,68 +505,12 @@ void ssh_client::start_session()
     driver_->flush();
 }
 
-void ssh_client::on_escape(escape_action a)
+void ssh_client::send_global(std::string_view name, const bytes& data, std::function<void(bool, byte_span)> on_reply,
+                             bool want_reply)
 {
-    switch (a) {
-    case escape_action::disconnect:
-        if (raw_) {
-            raw_.reset();
-            log_.set_raw_terminal(false);
-        }
-        log_.info("Connection to " + host_ + " closed.");
-        finish(255);
-        break;
-    case escape_action::suspend:
-        if (raw_)
-            raw_->leave();
-        ::kill(getpid(), SIGTSTP);
-        if (raw_)
-            raw_->enter();
-        if (session_)
-            session_->window_changed();
-        break;
-    case escape_action::rekey:
-        core_->request_rekey();
-        driver_->flush();
-        break;
-    case escape_action::more_verbose:
-        if (log_.level() < log_level::debug3)
-            log_.set_level(static_cast<log_level>(static_cast<int>(log_.level()) + 1));
-        log_.info(std::string("LogLevel: ") + std::string(log_level_name(log_.level())));
-        break;
-    case escape_action::less_verbose:
-        if (log_.level() > log_level::quiet)
-            log_.set_level(static_cast<log_level>(static_cast<int>(log_.level()) - 1));
-        log_.info(std::string("LogLevel: ") + std::string(log_level_name(log_.level())));
-        break;
-    case escape_action::list_forwardings: {
-        // OpenSSH's channel_open_message, with what the channel core knows
-        // of each channel instead of OpenSSH's internal states.
-        std::string s = "The following connections are open:\r\n";
-        for (const auto& c : conn_->open_channels())
-            s += "  #" + std::to_string(c.id) + " " + printable(c.type) + " (in " + std::to_string(c.bytes_in) +
-                 " bytes, out " + std::to_string(c.bytes_out) + " bytes)\r\n";
-        (void)!::write(STDERR_FILENO, s.data(), s.size());
-        break;
-    }
-    case escape_action::command_line: {
-        const char* s = "commandline disabled\r\n";
-        (void)!::write(STDERR_FILENO, s, std::strlen(s));
-        break;
-    }
-    case escape_action::background: {
-        const char* s = "~& is not supported yet (no forwarded connections to wait for)\r\n";
-        (void)!::write(STDERR_FILENO, s, std::strlen(s));
-        break;
-    }
-    default: break;
-    }
-}
-
-void ssh_client::send_global(std::string_view name, const bytes& data, std::function<void(bool, byte_span)> on_reply)
-{
-    global_replies_.push_back(std::move(on_reply));
-    conn_->send_global_request(name, true, data);
+    if (want_reply)
+        global_replies_.push_back(std::move(on_reply));
+    conn_->send_global_request(name, want_reply, data);
     driver_->flush();
 }
 

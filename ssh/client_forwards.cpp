@@ -76,7 +76,7 @@ void client_forwards::stop()
 {
     boost::system::error_code ignored;
     for (auto& l : listeners_)
-        l->close();
+        l.socket->close();
     for (auto& [p, h] : handshakes_)
         if (h->d.is_open())
             h->d.close(ignored);
@@ -150,13 +150,12 @@ bool client_forwards::listen(const forward_spec& spec)
             log_.error("channel_setup_fwd_listener_streamlocal: cannot listen to path: " + printable(*spec.listen_path));
             return false;
         }
-        listeners_.push_back(std::make_unique<fd_listener>(io, fd, *spec.listen_path, on_accept));
+        listeners_.push_back({spec, std::make_unique<fd_listener>(io, fd, *spec.listen_path, on_accept)});
         return true;
     }
-    const auto where = forward::forward_bind_address(
-        spec.listen_host ? std::optional<std::string_view>(*spec.listen_host) : std::nullopt, true,
-        settings_.gateway_ports ? forward::gateway_ports::yes : forward::gateway_ports::no);
-    auto bound = listen_tcp(where, spec.listen_port);
+    auto bound = listen_tcp(bind_address_of(spec), spec.listen_port);
+    for (const auto& e : bound.verbose)
+        log_.verbose(printable(e));
     for (const auto& e : bound.errors)
         log_.error(printable(e));
     if (bound.fds.empty()) {
@@ -164,8 +163,36 @@ bool client_forwards::listen(const forward_spec& spec)
         return false;
     }
     for (int fd : bound.fds)
-        listeners_.push_back(std::make_unique<fd_listener>(io, fd, std::string(), on_accept));
+        listeners_.push_back({spec, std::make_unique<fd_listener>(io, fd, std::string(), on_accept)});
     return true;
+}
+
+forward::bind_address client_forwards::bind_address_of(const forward_spec& spec) const
+{
+    return forward::forward_bind_address(
+        spec.listen_host ? std::optional<std::string_view>(*spec.listen_host) : std::nullopt, true,
+        settings_.gateway_ports ? forward::gateway_ports::yes : forward::gateway_ports::no);
+}
+
+bool client_forwards::cancel(const forward_spec& key, bool dynamic)
+{
+    auto matches = [&](const listener& l) {
+        if (key.listen_path || l.spec.listen_path)
+            return key.listen_path == l.spec.listen_path;
+        return l.spec.listen_port == key.listen_port && l.spec.is_dynamic() == dynamic &&
+               bind_address_of(l.spec) == bind_address_of(key);
+    };
+    bool found = false;
+    for (auto it = listeners_.begin(); it != listeners_.end();) {
+        if (matches(*it)) {
+            it->socket->close();
+            it = listeners_.erase(it);
+            found = true;
+        } else {
+            ++it;
+        }
+    }
+    return found;
 }
 
 void client_forwards::accepted(const forward_spec& spec, int fd)

@@ -12,6 +12,7 @@
 // "channel 2: open failed: connect failed: Connection refused").
 #pragma once
 
+#include "channel/forward/forward_policy.hpp"
 #include "channel/io/connection_runner.hpp"
 #include "channel/io/socket_channel.hpp"
 #include "ssh/client_config.hpp"
@@ -46,6 +47,11 @@ public:
     // -L / -D: the listeners of one forward. False, with OpenSSH's lines
     // logged, when nothing could listen.
     bool listen(const forward_spec& spec);
+    // ~C -KL / -KD: closes the listeners of the forward that `key` names
+    // ([bind_address:]port, or a socket path; `dynamic` picks -D forwards,
+    // else -L ones), as OpenSSH's channel_cancel_lport_listener does.
+    // Connections already forwarded carry on. False when none matched.
+    bool cancel(const forward_spec& key, bool dynamic);
 
     std::size_t listener_count() const noexcept { return listeners_.size(); }
     // The client is ending: listeners, handshakes and forwarded sockets
@@ -54,6 +60,8 @@ public:
 
 private:
     struct socks_handshake;
+    // Where a -L / -D forward's listeners bind (GatewayPorts applied).
+    forward::bind_address bind_address_of(const forward_spec& spec) const;
     void accepted(const forward_spec& spec, int fd);
     // Opens the channel for `fd` (direct-streamlocal when `path` is set);
     // `on_open(ok)` runs when the server answers, before the socket is
@@ -65,7 +73,11 @@ private:
     connection_runner& runner_;
     logger& log_;
     settings settings_;
-    std::vector<std::unique_ptr<fd_listener>> listeners_;
+    struct listener {
+        forward_spec spec;
+        std::unique_ptr<fd_listener> socket;
+    };
+    std::vector<listener> listeners_;
     socket_channel_set channels_;
     std::map<socks_handshake*, std::shared_ptr<socks_handshake>> handshakes_;
 };

@@ -73,7 +73,7 @@ void client_remote_forwards::request(const forward_spec& spec, bool exit_on_fail
         log_.debug("Remote connections from " + printable(spec.listen_host.value_or("LOCALHOST")) + ":" +
                    std::to_string(spec.listen_port) + " forwarded to local address " + target_of(spec));
     }
-    send_(name, data, [this, raw, what, exit_on_failure, on_failed](bool ok, byte_span reply) {
+    send_(name, data, true, [this, raw, what, exit_on_failure, on_failed](bool ok, byte_span reply) {
         if (!ok) {
             // OpenSSH's ssh_confirm_remote_forward.
             if (exit_on_failure) {
@@ -99,6 +99,35 @@ void client_remote_forwards::request(const forward_spec& spec, bool exit_on_fail
             log_.info("Allocated port " + std::to_string(r->port) + " for remote forward to " + target_of(raw->spec));
         }
     });
+}
+
+bool client_remote_forwards::cancel(const forward_spec& key)
+{
+    auto matches = [&](const granted& g) {
+        if (!g.active)
+            return false;
+        if (key.listen_path || g.spec.listen_path)
+            return key.listen_path == g.spec.listen_path;
+        const int port = g.spec.listen_port == 0 ? g.allocated_port : g.spec.listen_port;
+        return port == key.listen_port && g.spec.listen_host == key.listen_host;
+    };
+    for (auto it = forwards_.begin(); it != forwards_.end(); ++it) {
+        const granted& g = **it;
+        if (!matches(g))
+            continue;
+        if (g.spec.listen_path) {
+            send_(forward::cancel_streamlocal_forward_name,
+                  forward::streamlocal_forward_request{*g.spec.listen_path}.encode(), false, nullptr);
+        } else {
+            forward::tcpip_forward_request r;
+            r.address = std::string(forward::remote_forward_bind_host(listen_host_of(g.spec)));
+            r.port = static_cast<std::uint16_t>(key.listen_port);
+            send_(forward::cancel_tcpip_forward_name, r.encode(), false, nullptr);
+        }
+        forwards_.erase(it);
+        return true;
+    }
+    return false;
 }
 
 void client_remote_forwards::open(connection& conn, channel_id id, std::string_view type, byte_span data)

@@ -28,9 +28,9 @@ namespace longhaul {
 
 class client_remote_forwards {
 public:
-    // Sends a global request with want_reply; `on_reply` gets the reply.
-    using request_sender =
-        std::function<void(std::string_view name, const bytes& data, std::function<void(bool, byte_span)> on_reply)>;
+    // Sends a global request; with `want_reply`, `on_reply` gets the reply.
+    using request_sender = std::function<void(std::string_view name, const bytes& data, bool want_reply,
+                                              std::function<void(bool, byte_span)> on_reply)>;
 
     // `permit_remote_open`: ssh_config's PermitRemoteOpen values.
     client_remote_forwards(connection_runner& runner, logger& log, request_sender send,
@@ -44,6 +44,13 @@ public:
     // Asks the server for the forward; `on_failed` runs if it refuses
     // (after the warning is logged).
     void request(const forward_spec& spec, bool exit_on_failure, std::function<void()> on_failed);
+    // ~C -KR: cancels the forward that `key` names ([bind_address:]port,
+    // the allocated port for one asked with port 0, or a socket path), as
+    // OpenSSH's channel_request_rforward_cancel: cancel-tcpip-forward (or
+    // cancel-streamlocal-forward@openssh.com) without a reply wanted, and
+    // the server's later opens for it refused. Connections already
+    // forwarded carry on. False when no granted forward matched.
+    bool cancel(const forward_spec& key);
     // The client is ending: connections in progress abandoned, forwarded
     // sockets closed.
     void stop();

@@ -1,5 +1,7 @@
 #include "ssh/escape.hpp"
 
+#include <algorithm>
+
 namespace longhaul {
 
 void escape_filter::feed(byte_span in, bytes& out, std::vector<escape_action>& actions)
@@ -15,8 +17,8 @@ void escape_filter::feed(byte_span in, bytes& out, std::vector<escape_action>& a
             case '?': actions.push_back(escape_action::help); continue;
             case 'B': actions.push_back(escape_action::send_break); continue;
             case 'R': actions.push_back(escape_action::rekey); continue;
-            case 'V': actions.push_back(escape_action::more_verbose); continue;
-            case 'v': actions.push_back(escape_action::less_verbose); continue;
+            case 'V': actions.push_back(escape_action::less_verbose); continue;
+            case 'v': actions.push_back(escape_action::more_verbose); continue;
             case 'C': actions.push_back(escape_action::command_line); continue;
             default:
                 // ~~ sends one escape character; anything else sends both.
@@ -61,14 +63,30 @@ int parse_escape_char(std::string_view v)
     return -2;
 }
 
-std::string escape_filter::help_text() const
+std::string escape_echo(escape_action a, int escape_char)
+{
+    const std::string e = escape_char_name(escape_char);
+    switch (a) {
+    case escape_action::disconnect: return e + ".\r\n";
+    case escape_action::send_break: return e + "B\r\n";
+    case escape_action::list_forwardings: return e + "#\r\n";
+    case escape_action::help: return e + "?\r\n";
+    default: return "";
+    }
+}
+
+std::string escape_filter::help_text(bool command_line) const
 {
     const std::string e = escape_char_name(escape_);
     std::string s = "Supported escape sequences:\r\n";
-    auto line = [&](const std::string& seq, const char* what) { s += " " + e + seq + " - " + what + "\r\n"; };
+    auto line = [&](std::string seq, const char* what) {
+        seq.resize(std::max<std::size_t>(seq.size(), 3), ' ');
+        s += " " + e + seq + " - " + what + "\r\n";
+    };
     line(".", "terminate connection (and any multiplexed sessions)");
     line("B", "send a BREAK to the remote system");
-    line("C", "open a command line");
+    if (command_line)
+        line("C", "open a command line");
     line("R", "request rekey");
     line("V/v", "decrease/increase verbosity (LogLevel)");
     line("^Z", "suspend ssh");

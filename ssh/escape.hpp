@@ -19,8 +19,8 @@ enum class escape_action {
     help,            // ~?
     send_break,      // ~B
     rekey,           // ~R
-    more_verbose,    // ~V
-    less_verbose,    // ~v
+    less_verbose,    // ~V (OpenSSH: V lowers the LogLevel, v raises it)
+    more_verbose,    // ~v
     command_line,    // ~C
 };
 
@@ -33,8 +33,9 @@ public:
     // actions to `actions` in order.
     void feed(byte_span in, bytes& out, std::vector<escape_action>& actions);
 
-    // The help text for ~? with the configured escape character.
-    std::string help_text() const;
+    // The help text for ~? with the configured escape character, as
+    // OpenSSH prints it (~C only when EnableEscapeCommandline is on).
+    std::string help_text(bool command_line) const;
     int escape_char() const noexcept { return escape_; }
 
 private:
@@ -42,6 +43,10 @@ private:
     bool at_line_start_ = true;
     bool pending_ = false; // saw the escape character at a line start
 };
+
+// The line OpenSSH writes to stderr when it takes an escape, before acting
+// on it ("~#\r\n", "~B\r\n"; "" for those it does not echo, such as ~C).
+std::string escape_echo(escape_action a, int escape_char);
 
 // "~" for '~', "^X" for control characters, "none" for -1.
 std::string escape_char_name(int c);

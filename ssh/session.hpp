@@ -29,6 +29,7 @@ struct session_params {
     std::vector<std::pair<std::string, std::string>> env;
     bool stdin_null = false;
     int escape_char = '~'; // -1: none; only active with a tty
+    bool escape_command_line = false; // EnableEscapeCommandline: ~C listed in ~?
     std::string host;      // for "Connection to host closed."
 };
 

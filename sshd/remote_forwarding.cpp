@@ -131,6 +131,8 @@ void remote_forwarding::tcpip_forward(connection& conn, const forward::tcpip_for
     if (where.debug_message)
         conn.core().send_debug(false, *where.debug_message);
     auto bound = listen_tcp(where, r.port);
+    for (const auto& e : bound.verbose)
+        env_.log->verbose(printable(e));
     for (const auto& e : bound.errors)
         env_.log->error(printable(e));
     if (bound.fds.empty()) {

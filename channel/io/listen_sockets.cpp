@@ -97,7 +97,8 @@ tcp_listen_result listen_tcp(const forward::bind_address& where, int port)
             const int err = errno;
             // OpenSSH says nothing of an IPv6 loopback the machine lacks.
             if (!(ai->ai_family == AF_INET6 && err == EADDRNOTAVAIL))
-                out.errors.push_back("bind " + bracketed(ai->ai_addr, ai->ai_addrlen) + ": " + std::strerror(err));
+                (ai->ai_next == nullptr ? out.errors : out.verbose)
+                    .push_back("bind " + bracketed(ai->ai_addr, ai->ai_addrlen) + ": " + std::strerror(err));
             ::close(fd);
             continue;
         }

@@ -25,7 +25,11 @@ namespace longhaul {
 struct tcp_listen_result {
     std::vector<int> fds;            // listening, non-blocking, close-on-exec
     int port = 0;                    // the port bound (the allocated one for port 0)
-    std::vector<std::string> errors; // one line per address that failed
+    // One line per address that failed. As OpenSSH logs them: a failure on
+    // the last address the name resolved to is an error, the ones before
+    // it (IPv6 loopback before IPv4) are only verbose.
+    std::vector<std::string> errors;
+    std::vector<std::string> verbose;
 };
 
 // Binds `port` on every address `where` names and listens.

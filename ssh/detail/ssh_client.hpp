@@ -1,7 +1,8 @@
 // The state of one ssh client connection (run_client() in ssh/client.hpp),
 // its member functions split by responsibility between ssh/client.cpp
 // (connecting, the transport and session-layer events, the session
-// channel, escapes, keepalives) and ssh/client_login.cpp (user
+// channel, keepalives), ssh/client_escapes.cpp (escape sequences, the ~C
+// command line, LocalCommand) and ssh/client_login.cpp (user
 // authentication: identities, the agent, prompts).
 #pragma once
 
@@ -57,11 +58,17 @@ private:
     void start_session();
     // -W, -L, -D: false when the client is finishing (ExitOnForwardFailure).
     bool start_forwards();
+    // ssh/client_escapes.cpp: the escapes that reach the connection, the
+    // ~C command line, LocalCommand.
     void on_escape(escape_action a);
+    void run_command_line();
+    void run_escape_command(const std::string& line);
+    void run_configured_local_command();
     void report_disconnect(const transport_event& ev);
     void arm_keepalive();
-    // A global request with want_reply; `on_reply` (may be empty) gets its reply.
-    void send_global(std::string_view name, const bytes& data, std::function<void(bool, byte_span)> on_reply);
+    // A global request; with want_reply, `on_reply` (may be empty) gets its reply.
+    void send_global(std::string_view name, const bytes& data, std::function<void(bool, byte_span)> on_reply,
+                     bool want_reply = true);
     void finish(int status);
     std::vector<client_identity> collect_identities();
 

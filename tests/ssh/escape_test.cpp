@@ -57,3 +57,30 @@ TEST_CASE("escape: EscapeChar none and control characters")
     CHECK(run(f, "\x1d.", acts).empty());
     CHECK(acts.back() == escape_action::disconnect);
 }
+
+TEST_CASE("escape: ~V lowers the log level and ~v raises it, as in OpenSSH")
+{
+    escape_filter f('~');
+    std::vector<escape_action> acts;
+    CHECK(run(f, "~V~v", acts).empty());
+    REQUIRE(acts.size() == 2);
+    CHECK(acts[0] == escape_action::less_verbose);
+    CHECK(acts[1] == escape_action::more_verbose);
+}
+
+TEST_CASE("escape: OpenSSH's help text and echoes")
+{
+    escape_filter f('~');
+    const std::string with = f.help_text(true);
+    const std::string without = f.help_text(false);
+    CHECK(with.find(" ~C   - open a command line\r\n") != std::string::npos);
+    CHECK(without.find("~C") == std::string::npos);
+    CHECK(with.find(" ~.   - terminate connection (and any multiplexed sessions)\r\n") != std::string::npos);
+    CHECK(with.find(" ~V/v - decrease/increase verbosity (LogLevel)\r\n") != std::string::npos);
+    CHECK(with.find(" ~^Z  - suspend ssh\r\n") != std::string::npos);
+    CHECK(with.find(" ~~   - send the escape character by typing it twice\r\n") != std::string::npos);
+    CHECK(escape_echo(escape_action::list_forwardings, '~') == "~#\r\n");
+    CHECK(escape_echo(escape_action::help, '%') == "%?\r\n");
+    CHECK(escape_echo(escape_action::send_break, '~') == "~B\r\n");
+    CHECK(escape_echo(escape_action::command_line, '~').empty());
+}
