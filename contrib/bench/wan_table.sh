@@ -105,6 +105,7 @@ function dirname(d) { return d == "down" ? "down" : "up" }
             if (mn != "") { add(c "|tlmin", mn); add(c "|tlmax", mx) }
         }
     }
+    if (m == "fwd" || m == "jump") { add(c "|" m, field($0, "mbit")); haspaths = 1 }
     if (m == "scp") {
         add(c "|scp", field($0, "mbit"))
         gib = field($0, "bytes") / 1073741824
@@ -164,9 +165,13 @@ END {
             rtt, rate, loss, bufs, impl, kclient[c], kserver[c], dirname(dir) > summary
         printf "   \"ping_ms\": %s, \"runs\": %d, \"failures\": %d, \"wanem_late_max_ms\": %s, \"window_2mib_ceiling_mbit\": %s,\n", \
             jnum(ping), cnt[c "|ssh"], nfail[c] + 0, jnum(late), jnum(cap) > summary
-        printf "   \"ssh_x_raw\": %s, \"scp_x_raw\": %s, \"below_target\": [%s], \"target\": %s,\n", jnum(rs), jnum(rc), below, target > summary
-        nk = split("raw ssh scp tlmin tlmax ccpu scpu crss srss scp_ccpu scp_scpu scp_crss scp_srss raw_wanem ssh_wanem load", keys, " ")
-        split("raw_tcp_mbit ssh_mbit scp_mbit ssh_interval_min_mbit ssh_interval_max_mbit ssh_client_cpu_s_per_gib ssh_server_cpu_s_per_gib ssh_client_rss_mib ssh_server_rss_mib scp_client_cpu_s_per_gib scp_server_cpu_s_per_gib scp_client_rss_mib scp_server_rss_mib wanem_cpu_pct_raw wanem_cpu_pct_ssh load1", jn, " ")
+        rf = ratio(med(c "|fwd"), rawm); rj = ratio(med(c "|jump"), rawm)
+        if (rf != "" && rf + 0 < target) below = below (below == "" ? "" : ", ") "\"fwd\""
+        if (rj != "" && rj + 0 < target) below = below (below == "" ? "" : ", ") "\"jump\""
+        printf "   \"ssh_x_raw\": %s, \"scp_x_raw\": %s, \"fwd_x_raw\": %s, \"jump_x_raw\": %s, \"below_target\": [%s], \"target\": %s,\n", \
+            jnum(rs), jnum(rc), jnum(rf), jnum(rj), below, target > summary
+        nk = split("raw ssh scp fwd jump tlmin tlmax ccpu scpu crss srss scp_ccpu scp_scpu scp_crss scp_srss raw_wanem ssh_wanem load", keys, " ")
+        split("raw_tcp_mbit ssh_mbit scp_mbit fwd_mbit jump_mbit ssh_interval_min_mbit ssh_interval_max_mbit ssh_client_cpu_s_per_gib ssh_server_cpu_s_per_gib ssh_client_rss_mib ssh_server_rss_mib scp_client_cpu_s_per_gib scp_server_cpu_s_per_gib scp_client_rss_mib scp_server_rss_mib wanem_cpu_pct_raw wanem_cpu_pct_ssh load1", jn, " ")
         # Measured once per pairing (both directions share them).
         np = split("ttfb setc sets", pkeys, " ")
         split("ttfb_ms setup_client_cpu_ms setup_server_cpu_ms", pjn, " ")
@@ -179,6 +184,19 @@ END {
         printf "  }%s\n", (i < ncells ? "," : "") > summary
     }
     printf "]\n" > summary
+    if (haspaths) {
+        # One -L forward and one session through a -J hop, beside the
+        # plain session and raw TCP of the same runs.
+        print "" > table
+        print "| RTT ms | link Mbit/s | loss % | TCP buffers | pairing (client/server) | dir | raw TCP Mbit/s | session Mbit/s | ×raw | one -L stream Mbit/s | ×raw | session through -J Mbit/s | ×raw |" > table
+        print "|---|---|---|---|---|---|---|---|---|---|---|---|---|" > table
+        for (i = 1; i <= ncells; i++) {
+            c = order[i]; split(c, p, "|"); rawm = med(c "|raw")
+            printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", p[2], p[1], p[3], p[4], p[5], dirname(p[6]), \
+                spread(c "|raw", "mb"), spread(c "|ssh", "mb"), marked(ratio(med(c "|ssh"), rawm)), \
+                spread(c "|fwd", "mb"), marked(ratio(med(c "|fwd"), rawm)), spread(c "|jump", "mb"), marked(ratio(med(c "|jump"), rawm)) > table
+        }
+    }
     print "" > table
     printf "dir: up = client → server, down = server → client. ×raw: median over the pairing'"'"'s own raw TCP in the same direction; ✗ below %s. TTFB and set-up CPU are per pairing (the same in both directions).\n", target > table
     for (k = 1; k <= nnotes; k++) print notes[k] > table

@@ -269,8 +269,8 @@ int main(int argc, char** argv)
         "  source --bytes N | --seconds S [--report F]   incompressible data to stdout\n"
         "  sink [--timeline-ms N]              read stdin to EOF, report timing (and bytes per N ms)\n"
         "  run [--ttfb] [--report F] -- CMD    time CMD, its CPU and peak RSS\n"
-        "  tcp-sink --listen ADDR PORT [--ready-file F] [--timeline-ms N]   accept one connection, report\n"
-        "  tcp-source --connect ADDR PORT --bytes N | --seconds S\n"
+        "  tcp-sink --listen|--connect ADDR PORT [--ready-file F] [--timeline-ms N]   one connection, report\n"
+        "  tcp-source --connect|--listen ADDR PORT [--ready-file F] --bytes N | --seconds S\n"
         "  cpu [--wait-children SECS] PID      CPU seconds of PID and its reaped children\n"
         "  watch PID [--exclude NAME]          peak RSS of PID's descendants until SIGTERM\n";
     if (argc < 2) {
