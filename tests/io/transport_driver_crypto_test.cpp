@@ -6,8 +6,7 @@
 
 #include "channel/io/fd_pump.hpp"
 #include "common/crypto/crypto_engine.hpp"
-#include "common/crypto/hash.hpp"
-#include "tests/channel/io/runner_endpoint.hpp"
+#include "tests/channel/io/pipe_transfer.hpp"
 #include "tests/transport/harness.hpp"
 
 #include <boost/asio/io_context.hpp>
@@ -19,24 +18,7 @@
 
 using namespace longhaul;
 
-namespace {
-
 using crypto_endpoint = test::runner_endpoint;
-
-struct crypto_sink : channel_handler {
-    std::shared_ptr<fd_sink> sink;
-    void on_data(byte_span d, std::uint32_t) override { sink->write(d); }
-    void on_eof() override { sink->eof(); }
-};
-
-struct crypto_source : channel_handler {
-    std::shared_ptr<fd_source> source;
-    void on_data(byte_span, std::uint32_t) override {}
-    void on_open_confirmed(byte_span) override { source->start(); }
-    void on_writable() override { source->pump(); }
-};
-
-} // namespace
 
 TEST_CASE("transport_driver with CryptoThreads 2: 24 MiB through a channel, byte exact, on the pools")
 {
@@ -56,72 +38,34 @@ TEST_CASE("transport_driver with CryptoThreads 2: 24 MiB through a channel, byte
     REQUIRE(client.driver.crypto() != nullptr);
     CHECK(client.driver.crypto()->threads() == 2);
 
-    auto src = std::make_shared<crypto_source>();
-    auto snk = std::make_shared<crypto_sink>();
-    std::shared_ptr<fd_source> source;
+    auto src = std::make_shared<test::pipe_source_handler>();
+    auto snk = std::make_shared<test::pipe_sink_handler>();
     bool sink_done = false;
     auto on_event = [&](crypto_endpoint& ep, bool is_client) {
-        return [&ep, is_client, &src, &source, &in_pipe](const transport_event& ev) {
+        return [&ep, is_client, &src, &in_pipe](const transport_event& ev) {
             if (ev.type == transport_event_type::host_key)
                 ep.core.accept_host_key();
             if (ev.type == transport_event_type::kex_complete) {
                 // No user authentication layer here: both sides call it
                 // themselves, which is when the engines come into use.
                 ep.core.user_authenticated();
-                if (!is_client || source)
+                if (!is_client || src->source)
                     return;
-                auto id = ep.conn.open("session");
-                REQUIRE(id.has_value());
-                source = std::make_shared<fd_source>(ep.runner, *id, private_nonblocking_fd(in_pipe[0], false), 0, true);
-                source->on_eof = [&ep, id = *id](int) { ep.conn.send_eof(id); ep.driver.flush(); };
-                src->source = source;
-                ep.runner.attach(*id, src);
+                test::open_pipe_source(ep, in_pipe[0], src);
             }
             if (ev.type == transport_event_type::payload)
                 ep.handle_payload(ev.payload);
         };
     };
-    server.channel_types.add("session", [&](connection&, channel_id id, std::string_view, byte_span) {
-        server.conn.accept(id);
-        snk->sink = std::make_shared<fd_sink>(server.runner, id, private_nonblocking_fd(out_pipe[1], true), true);
-        snk->sink->on_drained = [&] {
-            sink_done = true;
-            server.conn.close(id);
-            server.driver.flush();
-        };
-        server.runner.attach(id, snk);
-    });
+    test::accept_pipe_sink(server, out_pipe[1], snk, [&] { sink_done = true; });
     client.driver.start(on_event(client, true), [](std::error_code) {});
     server.driver.start(on_event(server, false), [](std::error_code) {});
 
     const std::size_t total = 24u << 20;
     std::string sent_hash, got_hash;
-    std::thread writer([&] {
-        hasher h(hash_alg::sha256);
-        std::mt19937_64 gen(5);
-        std::vector<std::uint8_t> buf(65536);
-        for (std::size_t off = 0; off < total; off += buf.size()) {
-            for (auto& b : buf)
-                b = static_cast<std::uint8_t>(gen());
-            h.update(buf);
-            REQUIRE(::write(in_pipe[1], buf.data(), buf.size()) == static_cast<ssize_t>(buf.size()));
-        }
-        ::close(in_pipe[1]);
-        sent_hash = to_hex(h.finish());
-    });
     std::size_t received = 0;
-    std::thread reader([&] {
-        hasher h(hash_alg::sha256);
-        std::vector<std::uint8_t> buf(65536);
-        for (;;) {
-            ssize_t n = ::read(out_pipe[0], buf.data(), buf.size());
-            if (n <= 0)
-                break;
-            received += static_cast<std::size_t>(n);
-            h.update(byte_span(buf.data(), static_cast<std::size_t>(n)));
-        }
-        got_hash = to_hex(h.finish());
-    });
+    std::thread writer = test::hashed_pipe_writer(in_pipe[1], total, 5, sent_hash);
+    std::thread reader = test::hashed_pipe_reader(out_pipe[0], 65536, 0, received, got_hash);
     for (int i = 0; i < 1200 && !sink_done; ++i)
         io.run_for(std::chrono::milliseconds(100));
     ::close(out_pipe[1]);
