@@ -73,6 +73,10 @@ std::string rooted_filesystem::absolute(const std::string& path) const
 
 int rooted_filesystem::resolve(const std::string& path, int flags, int& fd, mode_t mode) const
 {
+    // An empty path names nothing; absolute() would leave it empty, and
+    // every operation refuses it the same way before touching fd.
+    if (path.empty())
+        return ENOENT;
     struct open_how how {};
     how.flags = static_cast<std::uint64_t>(flags) | O_CLOEXEC;
     how.mode = (flags & (O_CREAT | O_TMPFILE)) != 0 ? mode : 0;
@@ -109,32 +113,30 @@ int rooted_filesystem::locate(const std::string& path, bool strip_trailing_slash
     return resolve(parent, O_PATH | O_DIRECTORY, where.dir.fd);
 }
 
+int rooted_filesystem::locate_object(const std::string& path, bool follow, located& where) const
+{
+    if (!follow)
+        return locate(path, false, where);
+    if (int e = resolve(path, O_PATH, where.dir.fd))
+        return e;
+    where.self = true;
+    return 0;
+}
+
 int rooted_filesystem::open(const std::string& path, int flags, mode_t mode, int& fd)
 {
-    if (path.empty())
-        return ENOENT;
     return resolve(path, flags, fd, mode);
 }
 
 int rooted_filesystem::open_directory(const std::string& path, int& fd)
 {
-    if (path.empty())
-        return ENOENT;
     return resolve(path, O_RDONLY | O_DIRECTORY, fd);
 }
 
 int rooted_filesystem::stat(const std::string& path, bool follow, struct stat& st)
 {
-    if (follow) {
-        fd_guard f;
-        if (path.empty())
-            return ENOENT;
-        if (int e = resolve(path, O_PATH, f.fd))
-            return e;
-        return status_of(::fstatat(f.fd, "", &st, AT_EMPTY_PATH));
-    }
     located at;
-    if (int e = locate(path, false, at))
+    if (int e = locate_object(path, follow, at))
         return e;
     if (at.self)
         return status_of(::fstatat(at.dir.fd, "", &st, AT_EMPTY_PATH));
@@ -144,8 +146,6 @@ int rooted_filesystem::stat(const std::string& path, bool follow, struct stat& s
 int rooted_filesystem::truncate(const std::string& path, off_t size)
 {
     fd_guard f;
-    if (path.empty())
-        return ENOENT;
     if (int e = resolve(path, O_PATH, f.fd))
         return e;
     // truncate(2) through the descriptor's /proc link: the object already
@@ -156,15 +156,8 @@ int rooted_filesystem::truncate(const std::string& path, off_t size)
 int rooted_filesystem::chmod(const std::string& path, mode_t mode, bool follow)
 {
     located at;
-    if (follow) {
-        if (path.empty())
-            return ENOENT;
-        if (int e = resolve(path, O_PATH, at.dir.fd))
-            return e;
-        at.self = true;
-    } else if (int e = locate(path, false, at)) {
+    if (int e = locate_object(path, follow, at))
         return e;
-    }
     if (at.self)
         return status_of(::chmod(proc_path(at.dir.fd).c_str(), mode));
     return status_of(::fchmodat(at.dir.fd, at.name.c_str(), mode, AT_SYMLINK_NOFOLLOW));
@@ -173,15 +166,8 @@ int rooted_filesystem::chmod(const std::string& path, mode_t mode, bool follow)
 int rooted_filesystem::chown(const std::string& path, uid_t uid, gid_t gid, bool follow)
 {
     located at;
-    if (follow) {
-        if (path.empty())
-            return ENOENT;
-        if (int e = resolve(path, O_PATH, at.dir.fd))
-            return e;
-        at.self = true;
-    } else if (int e = locate(path, false, at)) {
+    if (int e = locate_object(path, follow, at))
         return e;
-    }
     if (at.self)
         return status_of(::fchownat(at.dir.fd, "", uid, gid, AT_EMPTY_PATH));
     return status_of(::fchownat(at.dir.fd, at.name.c_str(), uid, gid, AT_SYMLINK_NOFOLLOW));
@@ -191,15 +177,8 @@ int rooted_filesystem::set_times(const std::string& path, std::time_t atime, std
 {
     const struct timespec ts[2] = {{atime, 0}, {mtime, 0}};
     located at;
-    if (follow) {
-        if (path.empty())
-            return ENOENT;
-        if (int e = resolve(path, O_PATH, at.dir.fd))
-            return e;
-        at.self = true;
-    } else if (int e = locate(path, false, at)) {
+    if (int e = locate_object(path, follow, at))
         return e;
-    }
     if (at.self)
         return status_of(::utimensat(AT_FDCWD, proc_path(at.dir.fd).c_str(), ts, 0));
     return status_of(::utimensat(at.dir.fd, at.name.c_str(), ts, AT_SYMLINK_NOFOLLOW));
@@ -292,8 +271,6 @@ int rooted_filesystem::readlink(const std::string& path, std::string& target)
 int rooted_filesystem::statvfs(const std::string& path, struct statvfs& st)
 {
     fd_guard f;
-    if (path.empty())
-        return ENOENT;
     if (int e = resolve(path, O_PATH, f.fd))
         return e;
     return status_of(::fstatvfs(f.fd, &st));
@@ -308,8 +285,6 @@ int rooted_filesystem::getcwd(std::string& cwd)
 int rooted_filesystem::chdir(const std::string& path)
 {
     fd_guard f;
-    if (path.empty())
-        return ENOENT;
     if (int e = resolve(path, O_PATH | O_DIRECTORY, f.fd))
         return e;
     // The directory's path below the root, from what the kernel resolved.

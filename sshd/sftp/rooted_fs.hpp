@@ -53,6 +53,10 @@ private:
     std::string absolute(const std::string& path) const;
     int resolve(const std::string& path, int flags, int& fd, mode_t mode = 0) const;
     int locate(const std::string& path, bool strip_trailing_slash, located& where) const;
+    // The object of an operation that takes a follow flag (stat, chmod,
+    // chown, set_times): followed, the whole path resolved, as `self`;
+    // not followed, its parent and last name as locate() finds them.
+    int locate_object(const std::string& path, bool follow, located& where) const;
 
     int root_fd_;
     std::string root_real_; // the root's real path, to turn descriptors back into paths (chdir)
