@@ -80,6 +80,38 @@ struct fd_sink::watcher : fd_watcher {
     using fd_watcher::fd_watcher;
 };
 
+namespace {
+
+// One wait for the descriptor to become ready; `ready` runs on the pump
+// only if it still exists (the callback may outlive it).
+template <class Pump, class Ready>
+void wait_while_alive(fd_watcher& w, asio::posix::stream_descriptor::wait_type what, std::weak_ptr<Pump> self,
+                      Ready ready)
+{
+    w.d.async_wait(what, [self = std::move(self), ready](const boost::system::error_code& ec) {
+        if (auto s = self.lock())
+            ready(*s, ec);
+    });
+}
+
+// Stops watching (a pending wait ends with operation_aborted) and closes
+// the descriptor if the pump owns it: what stopping a source and closing a
+// sink have in common.
+template <class Watcher>
+void release_fd(std::unique_ptr<Watcher>& watcher, int& fd, bool owns_fd)
+{
+    if (watcher) {
+        boost::system::error_code ignored;
+        watcher->d.cancel(ignored);
+    }
+    watcher.reset();
+    if (owns_fd && fd >= 0)
+        ::close(fd);
+    fd = -1;
+}
+
+} // namespace
+
 // ---------------------------------------------------------------- source
 
 fd_source::fd_source(connection_runner& runner, channel_id id, int fd, std::uint32_t extended, bool owns_fd)
@@ -94,14 +126,7 @@ fd_source::~fd_source() { stop(); }
 void fd_source::stop()
 {
     stopped_ = true;
-    if (watcher_) {
-        boost::system::error_code ignored;
-        watcher_->d.cancel(ignored);
-    }
-    watcher_.reset();
-    if (owns_fd_ && fd_ >= 0)
-        ::close(fd_);
-    fd_ = -1;
+    release_fd(watcher_, fd_, owns_fd_);
 }
 
 void fd_source::start() { pump(); }
@@ -127,16 +152,12 @@ void fd_source::wait_readable()
     if (waiting_ || !watcher_)
         return;
     waiting_ = true;
-    watcher_->d.async_wait(asio::posix::stream_descriptor::wait_read,
-                           [self = weak_from_this()](const boost::system::error_code& ec) {
-                               auto s = self.lock();
-                               if (!s)
-                                   return;
-                               s->waiting_ = false;
-                               if (ec || s->stopped_)
-                                   return;
-                               s->pump();
-                           });
+    wait_while_alive(*watcher_, asio::posix::stream_descriptor::wait_read, weak_from_this(),
+                     [](fd_source& s, const boost::system::error_code& ec) {
+                         s.waiting_ = false;
+                         if (!ec && !s.stopped_)
+                             s.pump();
+                     });
 }
 
 void fd_source::pump()
@@ -210,14 +231,7 @@ fd_sink::~fd_sink() { close_fd(); }
 
 void fd_sink::close_fd()
 {
-    if (watcher_) {
-        boost::system::error_code ignored;
-        watcher_->d.cancel(ignored);
-    }
-    watcher_.reset();
-    if (owns_fd_ && fd_ >= 0)
-        ::close(fd_);
-    fd_ = -1;
+    release_fd(watcher_, fd_, owns_fd_);
 }
 
 std::size_t fd_sink::write_some(byte_span data, int& error)
@@ -284,16 +298,12 @@ void fd_sink::wait_writable()
     if (waiting_ || !watcher_)
         return;
     waiting_ = true;
-    watcher_->d.async_wait(asio::posix::stream_descriptor::wait_write,
-                           [self = weak_from_this()](const boost::system::error_code& ec) {
-                               auto s = self.lock();
-                               if (!s)
-                                   return;
-                               s->waiting_ = false;
-                               if (ec)
-                                   return;
-                               s->flush();
-                           });
+    wait_while_alive(*watcher_, asio::posix::stream_descriptor::wait_write, weak_from_this(),
+                     [](fd_sink& s, const boost::system::error_code& ec) {
+                         s.waiting_ = false;
+                         if (!ec)
+                             s.flush();
+                     });
 }
 
 void fd_sink::flush()
