@@ -1,5 +1,7 @@
 #include "ssh/scp/scp_args.hpp"
 
+#include "ssh/sftp_client/program_args.hpp"
+
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
@@ -15,39 +17,22 @@ const char* usage_text() noexcept
 
 namespace {
 
-// Options that take an argument (getopt's "x:").
-bool takes_argument(char c) noexcept
-{
-    return std::strchr("DFJMPSciloX", c) != nullptr;
-}
-
-bool known_flag(char c) noexcept
-{
-    return std::strchr("12346ABCTdfOpqRrstva", c) != nullptr;
-}
-
-std::uint64_t parse_number(const std::string& s, std::uint64_t lo, std::uint64_t hi, bool& ok)
-{
-    ok = false;
-    if (s.empty())
-        return 0;
-    char* end = nullptr;
-    errno = 0;
-    const unsigned long long v = std::strtoull(s.c_str(), &end, 10);
-    if (errno != 0 || *end != '\0' || s[0] == '-' || v < lo || v > hi)
-        return 0;
-    ok = true;
-    return v;
-}
+using sftp::parse_bounded_number;
 
 void apply(scp_options& o, char c, const std::string& arg)
 {
-    auto both = [&](std::initializer_list<std::string> a) {
+    // ssh's options go to the local ssh and to the origin host's of -R.
+    auto both = [&](const std::vector<std::string>& a) {
         for (const auto& s : a) {
             o.ssh.args.push_back(s);
             o.remote_remote_args.push_back(s);
         }
     };
+    std::vector<std::string> passed;
+    if (sftp::ssh_passthrough_option(c, arg, passed)) {
+        both(passed);
+        return;
+    }
     bool ok = false;
     switch (c) {
     case '1':
@@ -58,32 +43,17 @@ void apply(scp_options& o, char c, const std::string& arg)
         // OpenSSH forwards the agent only to the origin host of a -R copy;
         // Longhaul's ssh does not forward agents yet.
         throw option_error("scp: agent forwarding (-A) is not supported yet");
-    case '4':
-    case '6':
-    case 'C':
-        both({std::string("-") + c});
-        break;
     case '3':
         o.through_local = true;
         break;
     case 'R':
         o.through_local = false;
         break;
-    case 'o':
-    case 'c':
-    case 'i':
-    case 'F':
-        both({std::string("-") + c, arg});
-        break;
-    case 'J':
-        // As OpenSSH's scp passes it.
-        both({"-oProxyJump=" + arg});
-        break;
     case 'B':
         both({"-oBatchmode=yes"});
         break;
     case 'l': {
-        const auto v = parse_number(arg, 1, 100ull * 1024 * 1024, ok);
+        const auto v = parse_bounded_number(arg, 1, 100ull * 1024 * 1024, ok);
         if (!ok)
             throw usage_error("");
         o.limit_kbps = v;
@@ -93,7 +63,7 @@ void apply(scp_options& o, char c, const std::string& arg)
         o.preserve = true;
         break;
     case 'P': {
-        const auto v = parse_number(arg, 1, 65535, ok);
+        const auto v = parse_bounded_number(arg, 1, 65535, ok);
         if (!ok)
             throw option_error("scp: invalid port: " + arg);
         o.port = int(v);
@@ -131,12 +101,12 @@ void apply(scp_options& o, char c, const std::string& arg)
         const auto eq = arg.find('=');
         const std::string key = arg.substr(0, eq), value = eq == std::string::npos ? "" : arg.substr(eq + 1);
         if (key == "buffer") {
-            const auto v = parse_number(value, 1, 256 * 1024, ok);
+            const auto v = parse_bounded_number(value, 1, 256 * 1024, ok);
             if (!ok)
                 throw option_error("scp: Invalid buffer size \"" + value + "\": " + (value.empty() ? "invalid" : "out of range"));
             o.buffer_size = std::uint32_t(v);
         } else if (key == "nrequests") {
-            const auto v = parse_number(value, 1, 4096, ok);
+            const auto v = parse_bounded_number(value, 1, 4096, ok);
             if (!ok)
                 throw option_error("scp: Invalid number of requests \"" + value + "\"");
             o.num_requests = std::uint32_t(v);
@@ -169,33 +139,12 @@ void apply(scp_options& o, char c, const std::string& arg)
 scp_options parse_command_line(int argc, char** argv)
 {
     scp_options o;
-    int i = 1;
-    for (; i < argc; ++i) {
-        const std::string a = argv[i];
-        if (a == "--") {
-            ++i;
-            break;
-        }
-        if (a.size() < 2 || a[0] != '-')
-            break;
-        for (std::size_t k = 1; k < a.size(); ++k) {
-            const char c = a[k];
-            if (takes_argument(c)) {
-                std::string arg;
-                if (k + 1 < a.size())
-                    arg = a.substr(k + 1);
-                else if (i + 1 < argc)
-                    arg = argv[++i];
-                else
-                    throw usage_error(std::string(argv[0]) + ": option requires an argument -- " + c + "\r");
-                apply(o, c, arg);
-                break;
-            }
-            if (!known_flag(c))
-                throw usage_error(std::string(argv[0]) + ": unknown option -- " + c + "\r");
-            apply(o, c, {});
-        }
-    }
+    std::string error;
+    int i = sftp::parse_short_options(
+        argc, argv, "DFJMPSciloX", "12346ABCTdfOpqRrstva",
+        [&o](char c, const std::string& arg) { apply(o, c, arg); }, error);
+    if (i < 0)
+        throw usage_error(std::string(argv[0]) + ": " + error + "\r");
     for (; i < argc; ++i)
         o.operands.push_back(argv[i]);
     if (o.ssh.program.empty())

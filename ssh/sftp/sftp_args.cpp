@@ -1,5 +1,7 @@
 #include "ssh/sftp/sftp_args.hpp"
 
+#include "ssh/sftp_client/program_args.hpp"
+
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -17,19 +19,7 @@ const char* usage_text() noexcept
 
 namespace {
 
-std::uint64_t number(const std::string& s, std::uint64_t lo, std::uint64_t hi, bool& ok)
-{
-    ok = false;
-    if (s.empty() || s[0] == '-')
-        return 0;
-    char* end = nullptr;
-    errno = 0;
-    const unsigned long long v = std::strtoull(s.c_str(), &end, 10);
-    if (errno != 0 || *end != '\0' || v < lo || v > hi)
-        return 0;
-    ok = true;
-    return v;
-}
+using sftp::parse_bounded_number;
 
 // [user@]host[:path] / sftp://[user@]host[:port][/path].
 void parse_destination(const std::string& arg, sftp_options& o)
@@ -67,7 +57,7 @@ void parse_destination(const std::string& arg, sftp_options& o)
         }
         if (!port.empty()) {
             bool ok = false;
-            o.port = int(number(port, 1, 65535, ok));
+            o.port = int(parse_bounded_number(port, 1, 65535, ok));
             if (!ok)
                 throw usage_error("");
         }
@@ -113,143 +103,112 @@ void parse_destination(const std::string& arg, sftp_options& o)
     o.host = s;
 }
 
+void apply(sftp_options& o, char c, const std::string& arg)
+{
+    if (sftp::ssh_passthrough_option(c, arg, o.ssh.args))
+        return;
+    bool ok = false;
+    switch (c) {
+    case '1':
+        throw option_error("SSH protocol v.1 is no longer supported");
+    case '2':
+        break;
+    case 'A':
+        throw option_error("sftp: agent forwarding (-A) is not supported yet");
+    case 'a':
+        o.resume = true;
+        break;
+    case 'f':
+        o.fsync = true;
+        break;
+    case 'h':
+        throw usage_error("");
+    case 'N':
+        o.quiet = false;
+        break;
+    case 'p':
+        o.preserve = true;
+        break;
+    case 'q':
+        o.show_progress = false;
+        o.quiet = true;
+        o.ssh.args.push_back("-q");
+        break;
+    case 'r':
+        o.recursive = true;
+        break;
+    case 'v':
+        ++o.verbose;
+        o.ssh.args.push_back("-v");
+        break;
+    case 'D':
+        o.sftp_direct = arg;
+        break;
+    case 'l':
+        o.limit_kbps = parse_bounded_number(arg, 1, 100ull * 1024 * 1024, ok);
+        if (!ok)
+            throw usage_error("");
+        break;
+    case 's':
+        o.server = arg;
+        break;
+    case 'S':
+        o.ssh.program = arg;
+        break;
+    case 'b':
+        if (o.batch)
+            throw option_error("Batch file already specified.");
+        o.batch_file = arg;
+        o.batch = true;
+        o.quiet = true;
+        o.show_progress = false;
+        o.ssh.args.push_back("-oBatchMode=yes");
+        break;
+    case 'P':
+        o.port = int(parse_bounded_number(arg, 1, 65535, ok));
+        if (!ok)
+            throw option_error("Bad port \"" + arg + "\"");
+        break;
+    case 'B':
+        o.buffer_size = std::uint32_t(parse_bounded_number(arg, 1, 256 * 1024, ok));
+        if (!ok)
+            throw option_error("Invalid buffer size \"" + arg + "\"");
+        break;
+    case 'R':
+        o.num_requests = std::uint32_t(parse_bounded_number(arg, 1, 4096, ok));
+        if (!ok)
+            throw option_error("Invalid number of requests \"" + arg + "\"");
+        break;
+    case 'X': {
+        const auto eq = arg.find('=');
+        const std::string key = arg.substr(0, eq), value = eq == std::string::npos ? "" : arg.substr(eq + 1);
+        if (key == "buffer") {
+            o.buffer_size = std::uint32_t(parse_bounded_number(value, 1, 256 * 1024, ok));
+            if (!ok)
+                throw option_error("Invalid buffer size \"" + value + "\"");
+        } else if (key == "nrequests") {
+            o.num_requests = std::uint32_t(parse_bounded_number(value, 1, 4096, ok));
+            if (!ok)
+                throw option_error("Invalid number of requests \"" + value + "\"");
+        } else {
+            throw option_error("Invalid -X option");
+        }
+        break;
+    }
+    }
+}
+
 } // namespace
 
 sftp_options parse_command_line(int argc, char** argv)
 {
     sftp_options o;
-    int i = 1;
-    auto both = [&](std::initializer_list<std::string> a) {
-        for (const auto& s : a)
-            o.ssh.args.push_back(s);
-    };
-    for (; i < argc; ++i) {
-        const std::string a = argv[i];
-        if (a == "--") {
-            ++i;
-            break;
-        }
-        if (a.size() < 2 || a[0] != '-')
-            break;
-        for (std::size_t k = 1; k < a.size(); ++k) {
-            const char c = a[k];
-            std::string arg;
-            if (std::strchr("cDilosSbBFJPRX", c) != nullptr) {
-                if (k + 1 < a.size())
-                    arg = a.substr(k + 1);
-                else if (i + 1 < argc)
-                    arg = argv[++i];
-                else
-                    throw usage_error(std::string("option requires an argument -- ") + c + "\r");
-                k = a.size();
-            } else if (std::strchr("1246AafhNpqrvC", c) == nullptr) {
-                throw usage_error(std::string("unknown option -- ") + c + "\r");
-            }
-            bool ok = false;
-            switch (c) {
-            case '1':
-                throw option_error("SSH protocol v.1 is no longer supported");
-            case '2':
-                break;
-            case '4':
-            case '6':
-            case 'C':
-                both({std::string("-") + c});
-                break;
-            case 'A':
-                throw option_error("sftp: agent forwarding (-A) is not supported yet");
-            case 'a':
-                o.resume = true;
-                break;
-            case 'f':
-                o.fsync = true;
-                break;
-            case 'h':
-                throw usage_error("");
-            case 'N':
-                o.quiet = false;
-                break;
-            case 'p':
-                o.preserve = true;
-                break;
-            case 'q':
-                o.show_progress = false;
-                o.quiet = true;
-                both({"-q"});
-                break;
-            case 'r':
-                o.recursive = true;
-                break;
-            case 'v':
-                ++o.verbose;
-                both({"-v"});
-                break;
-            case 'c':
-            case 'i':
-            case 'F':
-            case 'o':
-                both({std::string("-") + c, arg});
-                break;
-            case 'J':
-                both({"-oProxyJump=" + arg});
-                break;
-            case 'D':
-                o.sftp_direct = arg;
-                break;
-            case 'l':
-                o.limit_kbps = number(arg, 1, 100ull * 1024 * 1024, ok);
-                if (!ok)
-                    throw usage_error("");
-                break;
-            case 's':
-                o.server = arg;
-                break;
-            case 'S':
-                o.ssh.program = arg;
-                break;
-            case 'b':
-                if (o.batch)
-                    throw option_error("Batch file already specified.");
-                o.batch_file = arg;
-                o.batch = true;
-                o.quiet = true;
-                o.show_progress = false;
-                both({"-oBatchMode=yes"});
-                break;
-            case 'P':
-                o.port = int(number(arg, 1, 65535, ok));
-                if (!ok)
-                    throw option_error("Bad port \"" + arg + "\"");
-                break;
-            case 'B':
-                o.buffer_size = std::uint32_t(number(arg, 1, 256 * 1024, ok));
-                if (!ok)
-                    throw option_error("Invalid buffer size \"" + arg + "\"");
-                break;
-            case 'R':
-                o.num_requests = std::uint32_t(number(arg, 1, 4096, ok));
-                if (!ok)
-                    throw option_error("Invalid number of requests \"" + arg + "\"");
-                break;
-            case 'X': {
-                const auto eq = arg.find('=');
-                const std::string key = arg.substr(0, eq), value = eq == std::string::npos ? "" : arg.substr(eq + 1);
-                if (key == "buffer") {
-                    o.buffer_size = std::uint32_t(number(value, 1, 256 * 1024, ok));
-                    if (!ok)
-                        throw option_error("Invalid buffer size \"" + value + "\"");
-                } else if (key == "nrequests") {
-                    o.num_requests = std::uint32_t(number(value, 1, 4096, ok));
-                    if (!ok)
-                        throw option_error("Invalid number of requests \"" + value + "\"");
-                } else {
-                    throw option_error("Invalid -X option");
-                }
-                break;
-            }
-            }
-        }
-    }
+    std::string error;
+    const int i = sftp::parse_short_options(
+        argc, argv, "cDilosSbBFJPRX", "1246AafhNpqrvC",
+        [&o](char c, const std::string& arg) { apply(o, c, arg); }, error);
+    if (i < 0)
+        throw usage_error(error + "\r");
     if (o.ssh.program.empty())
         o.ssh.program = sftp::sibling_program(argv[0], "ssh");
     if (o.sftp_direct.empty()) {
