@@ -42,13 +42,22 @@ scp_program::scp_program(scp_options o) : o_(std::move(o))
         meter_ = std::make_unique<sftp::progress_meter>();
 }
 
+std::optional<sftp::child_process> scp_program::spawn_child(const std::vector<std::string>& argv) const
+{
+    std::string error;
+    auto child = sftp::child_process::spawn(argv, error);
+    if (!child)
+        to_stderr(error);
+    return child;
+}
+
 void scp_program::run_err(const std::string& m)
 {
     ++errs_;
     to_stderr(m);
 }
 
-std::string scp_program::remote_command(char direction, const std::string& path) const
+std::string scp_program::remote_scp() const
 {
     std::string cmd = "scp";
     if (o_.verbose > 0)
@@ -59,7 +68,12 @@ std::string scp_program::remote_command(char direction, const std::string& path)
         cmd += " -p";
     if (o_.target_must_be_dir)
         cmd += " -d";
-    cmd += std::string(" -") + direction + " ";
+    return cmd;
+}
+
+std::string scp_program::remote_command(char direction, const std::string& path) const
+{
+    std::string cmd = remote_scp() + " -" + direction + " ";
     if (!path.empty() && path[0] == '-')
         cmd += "-- ";
     return cmd + path;
@@ -69,13 +83,9 @@ int scp_program::run()
 {
     if (o_.server_to || o_.server_from) {
         // The remote side of a legacy transfer, on our stdin/stdout.
-        legacy_settings s;
-        s.preserve = o_.preserve;
-        s.recursive = o_.recursive;
+        legacy_settings s = legacy_defaults();
         s.target_must_be_dir = o_.target_must_be_dir;
-        s.verbose = o_.verbose;
         s.remote = true;
-        s.limit_bps = o_.limit_kbps * 1024;
         legacy_peer peer(STDIN_FILENO, STDOUT_FILENO, s);
         try {
             if (o_.server_from) {
@@ -113,11 +123,7 @@ int scp_program::run()
             }
             to_local();
         }
-        if (conn_) {
-            if (batch_ && run_batch() != 0)
-                ++errs_;
-            close_connection();
-        }
+        finish_connection();
     } catch (const exit_now& e) {
         return e.code;
     } catch (const legacy_exit& e) {
@@ -133,11 +139,7 @@ sftp::connection& scp_program::connect(const operand& where)
     const std::string key = where.user + "@" + where.host + ":" + std::to_string(where.port);
     if (conn_ && key == conn_key_)
         return *conn_;
-    if (conn_) {
-        if (batch_ && run_batch() != 0)
-            ++errs_;
-        close_connection();
-    }
+    finish_connection();
     sftp::session_options so;
     so.buffer_size = o_.buffer_size;
     so.num_requests = o_.num_requests;
@@ -171,8 +173,12 @@ int scp_program::run_batch()
     return r;
 }
 
-void scp_program::close_connection()
+void scp_program::finish_connection()
 {
+    if (!conn_)
+        return;
+    if (batch_ && run_batch() != 0)
+        ++errs_;
     batch_.reset();
     // OpenSSH checks the ssh's exit status in SFTP mode.
     if (conn_->close() != 0)
@@ -263,11 +269,7 @@ void scp_program::to_local()
 void scp_program::local_copy(const std::string& src, const std::string& dst)
 {
     // A local-to-local copy is cp(1)'s job, as in OpenSSH.
-    if (conn_) {
-        if (batch_ && run_batch() != 0)
-            ++errs_;
-        close_connection();
-    }
+    finish_connection();
     std::vector<std::string> argv{"cp"};
     if (o_.recursive)
         argv.push_back("-r");
@@ -276,10 +278,8 @@ void scp_program::local_copy(const std::string& src, const std::string& dst)
     argv.push_back("--");
     argv.push_back(src);
     argv.push_back(dst);
-    std::string error;
-    auto child = sftp::child_process::spawn(argv, error);
+    auto child = spawn_child(argv);
     if (!child) {
-        to_stderr(error);
         ++errs_;
         return;
     }
@@ -319,22 +319,11 @@ void scp_program::remote_to_remote(const operand& src, const operand& dst)
     }
     argv.push_back("--");
     argv.push_back(src.host);
-    std::string cmd = "scp";
-    if (o_.verbose > 0)
-        cmd += " -v";
-    if (o_.recursive)
-        cmd += " -r";
-    if (o_.preserve)
-        cmd += " -p";
-    if (o_.target_must_be_dir)
-        cmd += " -d";
-    argv.push_back(cmd);
+    argv.push_back(remote_scp());
     argv.push_back(src.path);
     argv.push_back((dst.user.empty() ? "" : dst.user + "@") + dst.host + ":" + dst.path);
-    std::string error;
-    auto child = sftp::child_process::spawn(argv, error);
+    auto child = spawn_child(argv);
     if (!child) {
-        to_stderr(error);
         ++errs_;
         return;
     }
@@ -448,29 +437,18 @@ void scp_program::legacy_to_remote(const std::vector<std::string>& sources, cons
     const std::string cmd = remote_command('t', dst.path.empty() ? "." : dst.path);
     const auto argv = sftp::ssh_command_line(o_.ssh, dst.host, dst.user, dst.port != -1 ? dst.port : o_.port,
                                              false, cmd);
-    std::string error;
-    auto child = sftp::child_process::spawn(argv, error);
-    if (!child) {
-        to_stderr(error);
+    auto child = spawn_child(argv);
+    if (!child)
         throw exit_now{1};
-    }
-    legacy_settings s;
-    s.preserve = o_.preserve;
-    s.recursive = o_.recursive;
-    s.verbose = o_.verbose;
+    legacy_settings s = legacy_defaults();
     s.show_progress = meter_ != nullptr;
-    s.limit_bps = o_.limit_kbps * 1024;
     legacy_peer peer(child->from_child(), child->to_child(), s);
     if (peer.response() < 0) {
         errs_ += peer.errors();
         throw exit_now{1};
     }
     peer.source(sources);
-    errs_ += peer.errors();
-    child->close_pipes();
-    const int status = child->wait();
-    if (errs_ == 0 && status != 0)
-        errs_ = 1;
+    end_legacy(peer, *child);
 }
 
 void scp_program::legacy_to_local(const operand& src, const std::string& dst)
@@ -478,25 +456,35 @@ void scp_program::legacy_to_local(const operand& src, const std::string& dst)
     const std::string cmd = remote_command('f', src.path.empty() ? "." : src.path);
     const auto argv = sftp::ssh_command_line(o_.ssh, src.host, src.user, src.port != -1 ? src.port : o_.port,
                                              false, cmd);
-    std::string error;
-    auto child = sftp::child_process::spawn(argv, error);
+    auto child = spawn_child(argv);
     if (!child) {
-        to_stderr(error);
         ++errs_;
         return;
     }
+    legacy_settings s = legacy_defaults();
+    s.strict_names = o_.strict_names;
+    s.show_progress = meter_ != nullptr;
+    legacy_peer peer(child->from_child(), child->to_child(), s);
+    peer.sink(dst, &src.path);
+    end_legacy(peer, *child);
+}
+
+legacy_settings scp_program::legacy_defaults() const
+{
     legacy_settings s;
     s.preserve = o_.preserve;
     s.recursive = o_.recursive;
-    s.strict_names = o_.strict_names;
     s.verbose = o_.verbose;
-    s.show_progress = meter_ != nullptr;
     s.limit_bps = o_.limit_kbps * 1024;
-    legacy_peer peer(child->from_child(), child->to_child(), s);
-    peer.sink(dst, &src.path);
+    return s;
+}
+
+void scp_program::end_legacy(legacy_peer& peer, sftp::child_process& child)
+{
     errs_ += peer.errors();
-    child->close_pipes();
-    const int status = child->wait();
+    child.close_pipes();
+    // The peer's own errors first; else a failed ssh (or remote scp) counts.
+    const int status = child.wait();
     if (errs_ == 0 && status != 0)
         errs_ = 1;
 }

@@ -15,6 +15,9 @@
 
 namespace longhaul::scp {
 
+struct legacy_settings;
+class legacy_peer;
+
 // Thrown to end the program with a status after its message was printed
 // (OpenSSH's fatal() and killchild()).
 struct exit_now {
@@ -34,7 +37,10 @@ private:
 
     // SFTP mode.
     sftp::connection& connect(const operand& where);
-    void close_connection();
+    // Runs what the batch still holds and closes the connection (counting
+    // ssh's exit status); nothing without one. Before another host's
+    // connection, a local copy, and at the end.
+    void finish_connection();
     void source_sftp(const std::string& src, const operand& dst);
     void sink_sftp(const std::string& dst, const operand& src);
     std::optional<std::string> prepare_remote_path(const std::string& path);
@@ -43,8 +49,16 @@ private:
     // Legacy mode.
     void legacy_to_remote(const std::vector<std::string>& sources, const operand& dst);
     void legacy_to_local(const operand& src, const std::string& dst);
+    // The settings both directions and the remote side take from the options.
+    legacy_settings legacy_defaults() const;
+    // After a legacy transfer: the peer's errors, then ssh's exit status.
+    void end_legacy(legacy_peer& peer, sftp::child_process& child);
 
+    // "scp" and the flags the remote scp inherits (-v -r -p -d).
+    std::string remote_scp() const;
     std::string remote_command(char direction, const std::string& path) const;
+    // cp, ssh: started with pipes, or nullopt after the reason on stderr.
+    std::optional<sftp::child_process> spawn_child(const std::vector<std::string>& argv) const;
     void run_err(const std::string& m);
 
     scp_options o_;
