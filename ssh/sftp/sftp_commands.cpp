@@ -572,19 +572,12 @@ int sftp_shell::dispatch(args& a, bool err_abort)
             return fs.symlink(*a.path1, p2);
         return fs.hardlink(make_absolute(*a.path1), p2);
     }
-    case i_rm: {
-        const auto g = sftp::remote_glob(fs, make_absolute_pwd_glob(*a.path1), false, true);
-        for (const auto& p : g.paths) {
-            if (interrupted())
-                break;
+    case i_rm:
+        return for_each_match(*a.path1, err_abort, [&](const std::string& p) {
             if (!s_.quiet)
                 print(strprintf("Removing %s\n", p.c_str()));
-            err = fs.remove(p);
-            if (err != 0 && err_abort)
-                break;
-        }
-        return err;
-    }
+            return fs.remove(p);
+        });
     case i_mkdir: {
         sftp::attrs at;
         at.flags = sftp::attr::permissions;
@@ -652,17 +645,11 @@ int sftp_shell::dispatch(args& a, bool err_abort)
         sftp::attrs at;
         at.flags = sftp::attr::permissions;
         at.permissions = std::uint32_t(a.n);
-        const auto g = sftp::remote_glob(fs, make_absolute_pwd_glob(*a.path1), false, true);
-        for (const auto& p : g.paths) {
-            if (interrupted())
-                break;
+        return for_each_match(*a.path1, err_abort, [&](const std::string& p) {
             if (!s_.quiet)
                 print(strprintf("Changing mode on %s\n", p.c_str()));
-            err = a.h ? fs.lsetstat(p, at) : fs.setstat(p, at);
-            if (err != 0 && err_abort)
-                break;
-        }
-        return err;
+            return a.h ? fs.lsetstat(p, at) : fs.setstat(p, at);
+        });
     }
     case i_chown:
     case i_chgrp: {
@@ -731,6 +718,21 @@ int sftp_shell::dispatch(args& a, bool err_abort)
         out_.err("Command not implemented");
         return -1;
     }
+}
+
+int sftp_shell::for_each_match(const std::string& pattern, bool err_abort,
+                               const std::function<int(const std::string&)>& op)
+{
+    const auto g = sftp::remote_glob(conn_.fs(), make_absolute_pwd_glob(pattern), false, true);
+    int err = 0;
+    for (const auto& p : g.paths) {
+        if (interrupted())
+            break;
+        err = op(p);
+        if (err != 0 && err_abort)
+            break;
+    }
+    return err;
 }
 
 void sftp_shell::help()
@@ -859,6 +861,32 @@ int sftp_shell::do_put(const std::string& src, const std::optional<std::string>&
     return err;
 }
 
+namespace {
+
+// ls -l shows owner and group names (not with -n): ask the server for all
+// of a listing's names at once rather than one round trip per line.
+void prefetch_owner_names(sftp::remote_fs& fs, const std::vector<sftp::name_entry>& entries, const ls_flags& f)
+{
+    if (!f.long_view || f.numeric || !fs.can_get_users_groups())
+        return;
+    std::vector<std::uint32_t> uids, gids;
+    for (const auto& e : entries) {
+        uids.push_back(e.attributes.uid);
+        gids.push_back(e.attributes.gid);
+    }
+    fs.prefetch_names(uids, gids);
+}
+
+// One ls -l line made here from the attributes (names from the cache).
+std::string long_line(sftp::remote_fs& fs, const std::string& name, const sftp::attrs& a, const ls_flags& f,
+                      std::time_t now)
+{
+    const struct stat st = attrs_to_stat(a);
+    return ls_file(name, st, true, f.si_units, fs.user_name(st.st_uid), fs.group_name(st.st_gid), now) + "\n";
+}
+
+} // namespace
+
 int sftp_shell::do_ls_dir(const std::string& path, const std::string& strip, const ls_flags& f)
 {
     auto& fs = conn_.fs();
@@ -879,15 +907,7 @@ int sftp_shell::do_ls_dir(const std::string& path, const std::string& strip, con
     sort_entries(d, f);
     // Names are fetched for -l, not -n; what the cache holds is shown
     // either way, as OpenSSH's ruser_name() does.
-    const bool names = f.long_view && !f.numeric && fs.can_get_users_groups();
-    if (names) {
-        std::vector<std::uint32_t> uids, gids;
-        for (const auto& e : d) {
-            uids.push_back(e.attributes.uid);
-            gids.push_back(e.attributes.gid);
-        }
-        fs.prefetch_names(uids, gids);
-    }
+    prefetch_owner_names(fs, d, f);
     std::string out;
     const std::time_t now = std::time(nullptr);
     for (const auto& e : d) {
@@ -898,9 +918,7 @@ int sftp_shell::do_ls_dir(const std::string& path, const std::string& strip, con
         const std::string fname = path_strip(sftp::path_append(path, e.filename), &strip);
         if (f.long_view) {
             if (f.numeric || f.si_units || fs.can_get_users_groups()) {
-                const struct stat st = attrs_to_stat(e.attributes);
-                out += ls_file(fname, st, true, f.si_units, fs.user_name(st.st_uid), fs.group_name(st.st_gid), now) +
-                       "\n";
+                out += long_line(fs, fname, e.attributes, f, now);
             } else {
                 out += e.longname + "\n";
             }
@@ -949,22 +967,13 @@ int sftp_shell::do_globbed_ls(const std::string& path, const std::string* strip,
         sortable.push_back(sftp::name_entry{it.path, {}, it.a});
     sort_entries(sortable, f);
     column_printer cols(m, (f.short_view || f.long_view) ? 80 : terminal_width(), f.short_view || f.long_view);
-    if (f.long_view && !f.numeric && fs.can_get_users_groups()) {
-        std::vector<std::uint32_t> uids, gids;
-        for (const auto& e : sortable) {
-            uids.push_back(e.attributes.uid);
-            gids.push_back(e.attributes.gid);
-        }
-        fs.prefetch_names(uids, gids);
-    }
+    prefetch_owner_names(fs, sortable, f);
     std::string out;
     const std::time_t now = std::time(nullptr);
     for (const auto& e : sortable) {
         const std::string fname = path_strip(e.filename, strip);
         if (f.long_view) {
-            const struct stat st = attrs_to_stat(e.attributes);
-            out += ls_file(fname, st, true, f.si_units, fs.user_name(st.st_uid), fs.group_name(st.st_gid), now) +
-                   "\n";
+            out += long_line(fs, fname, e.attributes, f, now);
         } else {
             out += cols.add(fname);
         }

@@ -85,6 +85,9 @@ private:
     int do_ls_dir(const std::string& path, const std::string& strip, const ls_flags& f);
     int do_globbed_ls(const std::string& path, const std::string* strip, const ls_flags& f);
     int do_df(const std::string& path, bool human, bool inodes);
+    // rm, chmod: `op` on each remote match of a pattern until ^C, or until
+    // the first failure in a batch that aborts on errors; the last status.
+    int for_each_match(const std::string& pattern, bool err_abort, const std::function<int(const std::string&)>& op);
     void print(const std::string& s);
     void help();
     std::string make_absolute(const std::string& p) const;
