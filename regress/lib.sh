@@ -101,6 +101,25 @@ lh_make_host_keys() {
     "$LH_SSH_KEYGEN" -q -t rsa -b 2048 -N '' -f "$dir/ssh_host_rsa_key"
 }
 
+# lh_known_hosts DIR PORT: DIR/known_hosts.PORT, naming the host keys
+# lh_make_host_keys made in DIR as those of [127.0.0.1]:PORT.
+lh_known_hosts() {
+    local dir=$1 port=$2 k
+    for k in ed25519 ecdsa256 ecdsa384 ecdsa521 rsa; do
+        echo "[127.0.0.1]:$port $(cut -d' ' -f1,2 "$dir/ssh_host_${k}_key.pub")"
+    done >"$dir/known_hosts.$port"
+}
+
+# lh_ssh_to DIR PORT KEY [ssh args...]: OpenSSH's ssh to PORT with KEY alone
+# (no configuration file, no agent, never a password prompt), the host key
+# checked against DIR/known_hosts.PORT (lh_known_hosts).
+lh_ssh_to() {
+    local dir=$1 port=$2 key=$3
+    shift 3
+    ssh -F /dev/null -p "$port" -o "UserKnownHostsFile=$dir/known_hosts.$port" -o StrictHostKeyChecking=yes \
+        -o BatchMode=yes -o IdentitiesOnly=yes -o IdentityAgent=none -i "$key" "$@"
+}
+
 # lh_write_sshd_config DIR PORT [extra sshd_config lines...]
 # Writes DIR/sshd_config: the caller's lines, then the test defaults (host
 # keys DIR/ssh_host_*_key, DIR/authorized_keys, VERBOSE log).

@@ -40,19 +40,10 @@ lh_make_user "$pw"
 user=$LH_USER
 home=$(getent passwd "$user" | cut -d: -f6)
 
-known_hosts_for() {
-    local port=$1 k
-    for k in ed25519 ecdsa256 ecdsa384 ecdsa521 rsa; do
-        echo "[127.0.0.1]:$port $(cut -d' ' -f1,2 "$T/ssh_host_${k}_key.pub")"
-    done >"$T/known_hosts.$port"
-}
+# known_hosts_for PORT: $T/known_hosts.PORT for the servers' host keys.
+known_hosts_for() { lh_known_hosts "$T" "$1"; }
 # ssh_to PORT KEY [ssh args...]: OpenSSH's ssh as the test user with one key.
-ssh_to() {
-    local port=$1 key=$2
-    shift 2
-    ssh -F /dev/null -p "$port" -o "UserKnownHostsFile=$T/known_hosts.$port" -o StrictHostKeyChecking=yes \
-        -o BatchMode=yes -o IdentitiesOnly=yes -o IdentityAgent=none -i "$key" "$@"
-}
+ssh_to() { lh_ssh_to "$T" "$@"; }
 # new_server NAME PORTVAR [sshd_config lines...]: a server in $T/NAME.
 new_server() {
     local name=$1 var=$2
