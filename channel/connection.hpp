@@ -134,7 +134,19 @@ public:
     // keepalive@openssh.com requests (rtt_probe); window growth needs one.
     void set_rtt(std::chrono::microseconds rtt) noexcept { transport_rtt_us_ = static_cast<std::uint64_t>(rtt.count()); }
     // The estimate the window policy uses: TCP's when known, else the probes'.
-    std::uint64_t rtt_us() const noexcept { return transport_rtt_us_ != 0 ? transport_rtt_us_ : probe_.estimate_us(); }
+    // The SSH peer can be further away than the TCP peer: the inner
+    // connection of a jump host reaches sshd over the hop's socket beside it
+    // (TCP sees microseconds, the client is 100 ms away), and the window must
+    // cover the whole way its adjusts travel. So a probe round trip well
+    // above TCP's (more than twice it plus relay_margin_us) wins.
+    std::uint64_t rtt_us() const noexcept
+    {
+        const std::uint64_t probe = probe_.estimate_us();
+        if (transport_rtt_us_ == 0)
+            return probe;
+        return probe > 2 * transport_rtt_us_ + relay_margin_us ? probe : transport_rtt_us_;
+    }
+    static constexpr std::uint64_t relay_margin_us = 5'000;
     const rtt_probe& probe() const noexcept { return probe_; }
     // Periodic (a few times a second): idle windows shrink, RTT probes go out.
     void tick(steady_time now);

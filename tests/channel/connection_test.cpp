@@ -323,6 +323,31 @@ TEST_CASE("connection: without a TCP RTT the core measures one with keepalive pr
     CHECK(p.client->probe().min_us() == 20'000);
 }
 
+TEST_CASE("connection: behind a relay (a jump host) the SSH round trip wins over the socket's")
+{
+    connection_pair p;
+    p.on_event = [&](bool at_server, const connection_event& e) {
+        if (at_server && e.type == cet::global_request && e.want_reply)
+            p.server->reply_global(false);
+    };
+    auto [c, s] = p.open_session();
+    (void)s;
+    // The socket goes to the hop beside this sshd: 60 us.
+    p.client->set_rtt(std::chrono::microseconds(60));
+    CHECK(p.client->rtt_us() == 60);
+    p.client->tick(p.tp.now);
+    p.tp.now += std::chrono::milliseconds(100);
+    p.run();
+    REQUIRE(p.client->probe().samples() == 1);
+    CHECK(p.client->rtt_us() == 100'000);
+    // A direct connection: the probe (queued behind a little data) is close
+    // to TCP's figure, and TCP's, the finer one, stays.
+    p.client->set_rtt(std::chrono::microseconds(90'000));
+    CHECK(p.client->rtt_us() == 90'000);
+    p.client->set_rtt(std::chrono::microseconds(47'000));
+    CHECK(p.client->rtt_us() == 100'000);
+}
+
 TEST_CASE("connection: a TCP RTT wins, and the probes only cross-check it")
 {
     connection_pair p;
