@@ -65,8 +65,8 @@ void client_session::start_streams()
             std::vector<escape_action> actions;
             escapes_->feed(input, out, actions);
             for (auto a : actions) {
-                const std::string echo = escape_echo(a, escapes_->escape_char());
-                (void)!::write(STDERR_FILENO, echo.data(), echo.size());
+                if (const std::string echo = escape_echo(a, escapes_->escape_char()); !echo.empty())
+                    (void)!::write(STDERR_FILENO, echo.data(), echo.size());
                 if (a == escape_action::help) {
                     const std::string help = escapes_->help_text(params_.escape_command_line);
                     (void)!::write(STDERR_FILENO, help.data(), help.size());

@@ -276,6 +276,18 @@ TEST_CASE("connection: 64 MiB through one channel, byte exact, with rekeys")
     CHECK(sent.finish() == got.finish());
 }
 
+namespace {
+// The server answers every global request it gets (a failure), as OpenSSH
+// does for one it does not know: the RTT probes' answers.
+void answer_global_requests(connection_pair& p)
+{
+    p.on_event = [&p](bool at_server, const connection_event& e) {
+        if (at_server && e.type == cet::global_request && e.want_reply)
+            p.server->reply_global(false);
+    };
+}
+} // namespace
+
 TEST_CASE("connection: without a TCP RTT the core measures one with keepalive probes, answered as any peer would")
 {
     connection_pair p;
@@ -284,12 +296,7 @@ TEST_CASE("connection: without a TCP RTT the core measures one with keepalive pr
         samples.push_back(us);
         CHECK(tcp == 0);
     };
-    // The server answers every global request it gets, as OpenSSH does for
-    // one it does not know.
-    p.on_event = [&](bool at_server, const connection_event& e) {
-        if (at_server && e.type == cet::global_request && e.want_reply)
-            p.server->reply_global(false);
-    };
+    answer_global_requests(p);
     auto [c, s] = p.open_session();
     (void)s;
     CHECK(p.client->rtt_us() == 0);
@@ -326,10 +333,7 @@ TEST_CASE("connection: without a TCP RTT the core measures one with keepalive pr
 TEST_CASE("connection: behind a relay (a jump host) the SSH round trip wins over the socket's")
 {
     connection_pair p;
-    p.on_event = [&](bool at_server, const connection_event& e) {
-        if (at_server && e.type == cet::global_request && e.want_reply)
-            p.server->reply_global(false);
-    };
+    answer_global_requests(p);
     auto [c, s] = p.open_session();
     (void)s;
     // The socket goes to the hop beside this sshd: 60 us.
@@ -351,10 +355,7 @@ TEST_CASE("connection: behind a relay (a jump host) the SSH round trip wins over
 TEST_CASE("connection: a TCP RTT wins, and the probes only cross-check it")
 {
     connection_pair p;
-    p.on_event = [&](bool at_server, const connection_event& e) {
-        if (at_server && e.type == cet::global_request && e.want_reply)
-            p.server->reply_global(false);
-    };
+    answer_global_requests(p);
     auto [c, s] = p.open_session();
     (void)s;
     p.client->set_rtt(std::chrono::microseconds(100'000));
