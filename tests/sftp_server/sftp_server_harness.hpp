@@ -10,6 +10,7 @@
 #include "common/sftp/sftp_requests.hpp"
 #include "sshd/sftp/rooted_fs.hpp"
 #include "sshd/sftp/sftp_server.hpp"
+#include "tests/file_text.hpp"
 
 #include <doctest/doctest.h>
 
@@ -58,8 +59,7 @@ public:
     }
     std::string read(const std::string& inside) const
     {
-        std::ifstream in(real(inside), std::ios::binary);
-        return std::string(std::istreambuf_iterator<char>(in), {});
+        return read_whole_file(real(inside));
     }
 
 private:

@@ -2,6 +2,8 @@
 // OpenSSH's tools for comparison.
 #pragma once
 
+#include "tests/file_text.hpp"
+
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -51,8 +53,7 @@ inline void write_file(const std::string& path, const std::string& text, mode_t 
 
 inline std::string read_file(const std::string& path)
 {
-    std::ifstream in(path, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), {});
+    return read_whole_file(path);
 }
 
 struct command_result {
