@@ -239,8 +239,8 @@ void connection_runner::sample_drain_rate()
     // The best recent rate: what the path can take when there is data to
     // send (idle periods would otherwise pull the mark down).
     const std::uint64_t rate = *std::max_element(std::begin(drain_rates_), std::end(drain_rates_));
-    high_water_ = static_cast<std::size_t>(std::clamp<std::uint64_t>(rate * output_queue_us / 1'000'000,
-                                                                      min_output_high_water, max_output_high_water));
+    high_water_ = output_high_water_for(rate);
+    driver_.set_unsent_limit(unsent_limit_for(rate));
 }
 
 void connection_runner::set_logger(logger* log)

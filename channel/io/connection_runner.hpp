@@ -8,6 +8,7 @@
 #include "common/io/transport_driver.hpp"
 #include "common/log.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <deque>
 #include <functional>
@@ -80,6 +81,31 @@ public:
     static constexpr std::size_t min_output_high_water = 64 * 1024;
     static constexpr std::size_t max_output_high_water = 4 * 1024 * 1024;
     static constexpr std::uint64_t output_queue_us = 20'000;
+
+    // The kernel's share (TCP_NOTSENT_LOWAT) follows the same rate: 20 ms
+    // of it, 256 KiB to 32 MiB. The kernel wakes the writer when half is
+    // left, so the socket runs dry only if the process is late by 10 ms.
+    // A fixed 256 KiB ran dry after 1 ms at 1 Gbit/s with two busy cores;
+    // each dry moment marks TCP's delivery-rate samples app-limited, BBR
+    // ignores those and stayed in its startup (pacing at 2.89x the link)
+    // for a whole 10 s transfer, losing 13 % of the packets at the
+    // bottleneck: 0.87 of raw TCP at 100 ms (docs/PERFORMANCE.md).
+    static constexpr std::size_t max_unsent_limit = 32 * 1024 * 1024;
+    static constexpr std::uint64_t queue_bytes_for(std::uint64_t bytes_per_second)
+    {
+        // 2^40 bytes/s (8.8 Tbit/s) keeps the product far from overflow.
+        return std::min<std::uint64_t>(bytes_per_second, std::uint64_t(1) << 40) * output_queue_us / 1'000'000;
+    }
+    static constexpr std::size_t output_high_water_for(std::uint64_t bytes_per_second)
+    {
+        return static_cast<std::size_t>(
+            std::clamp<std::uint64_t>(queue_bytes_for(bytes_per_second), min_output_high_water, max_output_high_water));
+    }
+    static constexpr std::size_t unsent_limit_for(std::uint64_t bytes_per_second)
+    {
+        return static_cast<std::size_t>(std::clamp<std::uint64_t>(queue_bytes_for(bytes_per_second),
+                                                                  transport_driver::unsent_low_water, max_unsent_limit));
+    }
 
     // Starts the periodic timer: window ticks and RTT sampling.
     void start_timers();

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <cerrno>
 
 namespace longhaul {
@@ -52,6 +53,8 @@ struct transport_driver::impl : std::enable_shared_from_this<impl> {
     bool finished = false;
     bool eof = false;
     std::uint64_t written = 0;
+    // TCP_NOTSENT_LOWAT in force; 0 once setting it failed (not TCP).
+    std::size_t unsent_limit = 0;
     std::error_code error;
 
     void start_read()
@@ -279,7 +282,17 @@ transport_driver::transport_driver(asio::io_context& io, int read_fd, int write_
     // makes, and keep an interactive channel's keystrokes behind megabytes
     // of bulk data. Not a TCP socket (a pipe, a socketpair): no effect.
     const int lowat = static_cast<int>(unsent_low_water);
-    ::setsockopt(write_fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat, sizeof lowat);
+    if (::setsockopt(write_fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat, sizeof lowat) == 0)
+        impl_->unsent_limit = unsent_low_water;
+}
+
+void transport_driver::set_unsent_limit(std::size_t bytes)
+{
+    if (impl_->unsent_limit == 0 || impl_->unsent_limit == bytes)
+        return;
+    const int lowat = static_cast<int>(std::min<std::size_t>(bytes, INT_MAX));
+    if (::setsockopt(impl_->out.native_handle(), IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat, sizeof lowat) == 0)
+        impl_->unsent_limit = bytes;
 }
 
 transport_driver::~transport_driver()

@@ -34,7 +34,8 @@ public:
     // Called once when the connection is over and the socket closed.
     using close_handler = std::function<void(std::error_code io_error)>;
 
-    // Unsent bytes the kernel may hold for a TCP socket (TCP_NOTSENT_LOWAT).
+    // Unsent bytes the kernel may hold for a TCP socket (TCP_NOTSENT_LOWAT)
+    // until set_unsent_limit() says otherwise.
     static constexpr std::size_t unsent_low_water = 256 * 1024;
 
     // Takes ownership of `fd`, a connected socket.
@@ -63,6 +64,11 @@ public:
     // resumes, and above `hard_cap` the connection is dropped (close
     // handler with ENOBUFS). 0 for pause_above: no limit (the default).
     void limit_output(std::size_t pause_above, std::size_t resume_below, std::size_t hard_cap);
+
+    // TCP_NOTSENT_LOWAT of the write side: the kernel wakes the writer when
+    // less than half of this is left unsent. A no-op when the descriptor is
+    // not a TCP socket, or the value is the one already set.
+    void set_unsent_limit(std::size_t bytes);
 
     transport& core() noexcept;
     // The descriptor read from (for getsockopt: TCP_INFO, addresses).
