@@ -182,6 +182,11 @@ void connection_runner::dispatch(const connection_event& e)
 
 bool connection_runner::congested() const noexcept { return conn_.core().queued_size() > high_water_; }
 
+bool connection_runner::room_for_small_send() const noexcept
+{
+    return conn_.core().queued_size() + small_send_bytes <= 2 * high_water_;
+}
+
 void connection_runner::wake_when_drained(channel_id id)
 {
     if (std::find(waiting_.begin(), waiting_.end(), id) == waiting_.end())

@@ -73,6 +73,12 @@ public:
     // recently drained (64 KiB to 4 MiB), so a slow path does not hold
     // seconds of bulk data in front of a keystroke or a window adjust.
     bool congested() const noexcept;
+    // A source that had emptied its descriptor (a request, a keystroke) may
+    // send up to small_send_bytes past the mark, once per wake-up, so it
+    // does not wait behind the bulk channels' turns (each of which refills
+    // the queue); never beyond twice the mark.
+    static constexpr std::size_t small_send_bytes = 16 * 1024;
+    bool room_for_small_send() const noexcept;
     void wake_when_drained(channel_id id);
     void consumed(channel_id id, std::size_t n);
     void flush() { driver_.flush(); }

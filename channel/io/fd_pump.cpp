@@ -165,12 +165,21 @@ void fd_source::pump()
     if (finished_ || stopped_ || fd_ < 0)
         return;
     connection& conn = runner_.conn();
+    // Past the output mark, a source that was idle still sends this much
+    // now (request/response latency under bulk load, issue 11); a bulk
+    // source waits for its round-robin turn.
+    std::size_t small_left = idle_ ? connection_runner::small_send_bytes : 0;
     for (int turn = 0; turn < max_packets_per_turn; ++turn) {
-        if (runner_.congested()) {
-            runner_.wake_when_drained(id_);
-            return;
+        std::size_t cap = conn.send_capacity(id_);
+        const bool past_mark = runner_.congested();
+        if (past_mark) {
+            if (small_left == 0 || !runner_.room_for_small_send()) {
+                idle_ = false;
+                runner_.wake_when_drained(id_);
+                return;
+            }
+            cap = std::min(cap, small_left);
         }
-        const std::size_t cap = conn.send_capacity(id_);
         if (cap == 0)
             return; // on_writable() when the peer opens the window
         ssize_t n;
@@ -193,6 +202,8 @@ void fd_source::pump()
         }
         if (n > 0) {
             bytes_ += static_cast<std::uint64_t>(n);
+            idle_ = false;
+            small_left = past_mark ? small_left - std::min<std::size_t>(small_left, std::size_t(n)) : 0;
             if ((turn & 7) == 7)
                 runner_.flush(); // keep the receiver busy rather than bursting
             continue;
@@ -202,6 +213,7 @@ void fd_source::pump()
         if (errno == EINTR)
             continue;
         if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            idle_ = true;
             runner_.flush();
             if (drain_only_)
                 return finish(0);

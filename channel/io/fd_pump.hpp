@@ -60,6 +60,9 @@ private:
     bool finished_ = false;
     bool stopped_ = false;
     bool drain_only_ = false;
+    // The last read found the descriptor empty: what arrives next is a
+    // request or a keystroke, not the continuation of bulk data.
+    bool idle_ = true;
     bytes filtered_;
     std::uint64_t bytes_ = 0;
     struct watcher;

@@ -13,8 +13,9 @@
 namespace longhaul::test {
 
 struct runner_endpoint {
-    runner_endpoint(boost::asio::io_context& io, int fd, transport_config cfg, random_source& rng)
-        : core(cfg, rng, std::chrono::steady_clock::now()), driver(io, fd, core), conn(core),
+    runner_endpoint(boost::asio::io_context& io, int fd, transport_config cfg, random_source& rng,
+                    connection_config conn_cfg = {})
+        : core(cfg, rng, std::chrono::steady_clock::now()), driver(io, fd, core), conn(core, conn_cfg),
           runner(io, driver, conn)
     {
     }
