@@ -88,11 +88,16 @@ TEST_CASE("fd_source: past the output mark, an idle source's request goes out; b
     // past the mark.
     server.driver.pause_reading(true);
     io.run_for(std::chrono::milliseconds(300));
+    // The burst tops the queue up to just past the mark (the source's
+    // last read may have left it past the mark already).
     const std::size_t mark = client.runner.output_high_water();
-    const bytes burst(mark + 4096, 0x42);
-    REQUIRE(client.conn.send_capacity(0) >= burst.size());
-    REQUIRE(client.conn.send_data(0, burst));
-    client.driver.flush();
+    const std::size_t queued = client.core.queued_size();
+    const bytes burst(queued > mark ? 0 : mark - queued + 4096, 0x42);
+    if (!burst.empty()) {
+        REQUIRE(client.conn.send_capacity(0) >= burst.size());
+        REQUIRE(client.conn.send_data(0, burst));
+        client.driver.flush();
+    }
     io.run_for(std::chrono::milliseconds(50));
     REQUIRE(client.runner.congested());
     const std::uint64_t bulk_before = bulk->source->bytes_read();
