@@ -193,6 +193,8 @@ chmod 555 ro
 -mkdir /root/nope
 -rm /etc/passwd
 -ls /root
+-get -z nosuchfile
+-ln -q a b
 chmod 755 ro
 put $L/tree/empty ro/x
 ls -1 ro

@@ -1,5 +1,6 @@
 #include "ssh/sftp/sftp_commands.hpp"
 
+#include "ssh/sftp_client/program_args.hpp"
 #include "ssh/sftp_client/text.hpp"
 #include "ssh/sftp_client/tree.hpp"
 
@@ -78,28 +79,16 @@ bool local_is_dir(const std::string& p)
 }
 
 // getopt over one command's words (flags first, as OpenSSH's optind
-// loop): calls `on` for each flag; false on an unknown one.
+// loop): calls `on` for each flag; -1 after OpenSSH's message for an
+// unknown one.
 int parse_flags(const std::vector<std::string>& argv, const char* allowed, const std::string& cmd,
                 const sftp::output_sink& out, const std::function<void(char)>& on)
 {
-    std::size_t i = 1;
-    for (; i < argv.size(); ++i) {
-        const std::string& a = argv[i];
-        if (a == "--") {
-            ++i;
-            break;
-        }
-        if (a.size() < 2 || a[0] != '-')
-            break;
-        for (std::size_t k = 1; k < a.size(); ++k) {
-            if (std::strchr(allowed, a[k]) == nullptr || a[k] == ':') {
-                out.err(strprintf("%s: Invalid flag -%c", cmd.c_str(), a[k]));
-                return -1;
-            }
-            on(a[k]);
-        }
-    }
-    return int(i);
+    std::string error;
+    const int i = sftp::parse_short_options(argv, "", allowed, [&](char c, const std::string&) { on(c); }, error);
+    if (i < 0)
+        out.err(strprintf("%s: Invalid flag -%c", cmd.c_str(), error.back()));
+    return i;
 }
 
 int terminal_width()

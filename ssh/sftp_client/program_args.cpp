@@ -9,9 +9,16 @@ namespace longhaul::sftp {
 int parse_short_options(int argc, char** argv, const char* with_argument, const char* flags,
                         const std::function<void(char option, const std::string& argument)>& on, std::string& error)
 {
+    return parse_short_options(std::vector<std::string>(argv, argv + argc), with_argument, flags, on, error);
+}
+
+int parse_short_options(const std::vector<std::string>& words, const char* with_argument, const char* flags,
+                        const std::function<void(char option, const std::string& argument)>& on, std::string& error)
+{
+    const int argc = int(words.size());
     int i = 1;
     for (; i < argc; ++i) {
-        const std::string a = argv[i];
+        const std::string& a = words[std::size_t(i)];
         if (a == "--") {
             ++i;
             break;
@@ -25,7 +32,7 @@ int parse_short_options(int argc, char** argv, const char* with_argument, const 
                 if (k + 1 < a.size())
                     arg = a.substr(k + 1);
                 else if (i + 1 < argc)
-                    arg = argv[++i];
+                    arg = words[std::size_t(++i)];
                 else {
                     error = std::string("option requires an argument -- ") + c;
                     return -1;
@@ -33,7 +40,7 @@ int parse_short_options(int argc, char** argv, const char* with_argument, const 
                 on(c, arg);
                 break; // the rest of the word was the argument
             }
-            if (std::strchr(flags, c) == nullptr) {
+            if (c == ':' || std::strchr(flags, c) == nullptr) {
                 error = std::string("unknown option -- ") + c;
                 return -1;
             }

@@ -17,7 +17,11 @@ namespace longhaul::sftp {
 // order (argument empty for a flag) and returns the index of the first
 // operand; -1 with `error` set ("unknown option -- x", "option requires an
 // argument -- x") at the first bad one, after `on` ran for those before it.
+// The error always ends with the offending letter. The second form reads
+// the words of a command typed at sftp's prompt.
 int parse_short_options(int argc, char** argv, const char* with_argument, const char* flags,
+                        const std::function<void(char option, const std::string& argument)>& on, std::string& error);
+int parse_short_options(const std::vector<std::string>& words, const char* with_argument, const char* flags,
                         const std::function<void(char option, const std::string& argument)>& on, std::string& error);
 
 // A decimal number in [lo, hi]; ok false for anything else (empty, a sign,
