@@ -203,7 +203,7 @@ void fd_source::pump()
         if (n > 0) {
             bytes_ += static_cast<std::uint64_t>(n);
             idle_ = false;
-            small_left = past_mark ? small_left - std::min<std::size_t>(small_left, std::size_t(n)) : 0;
+            small_left = past_mark ? small_left - std::size_t(n) : 0; // n <= cap <= small_left
             if ((turn & 7) == 7)
                 runner_.flush(); // keep the receiver busy rather than bursting
             continue;
