@@ -116,7 +116,9 @@ max_child_rss_kib() {
 }
 new_server flood port_flood "PasswordAuthentication yes"
 listener_flood=${LH_PIDS[-1]}
-# flood_check MODE ARGS...: runs the prober for 20 s; fails if the server grew past the bound.
+# flood_check MODE ARGS...: runs the prober for up to 20 s (it stops 3 s
+# after the server stopped reading; a server that keeps reading gets all
+# 20 s); fails if the server grew past the bound.
 flood_check() {
     local out=$T/flood.$1 peak=0 rss i
     "$PROBER" "$@" >"$out" 2>&1 &

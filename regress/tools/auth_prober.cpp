@@ -5,8 +5,10 @@
 //   auth_prober flood-preauth PORT SECONDS
 //       completes the key exchange, then sends packets the server answers
 //       with UNIMPLEMENTED (an unknown message before authentication) as
-//       fast as it can for SECONDS, never reading; prints
-//       "sent N bytes" and holds the connection open 3 s more.
+//       fast as it can for SECONDS, never reading, or until the server has
+//       taken nothing for 3 s (it stopped reading, as a bounded server
+//       must); prints "sent N bytes (...)" and holds the connection open
+//       3 s more.
 //   auth_prober flood-postauth PORT USER PASSWORD SECONDS
 //       logs in with the password, then sends global requests that want a
 //       reply, never reading; same output and hold.
@@ -136,23 +138,38 @@ public:
     }
 
     // Sends `make()` payloads without ever reading, for `seconds`, until
-    // 512 MiB went out or until the socket is gone; returns the bytes written.
+    // 512 MiB went out, until the socket is gone, or until the server took
+    // nothing for `stall_limit` (it stopped reading: what the test wants to
+    // see, and waiting longer shows nothing more; a server that never stops
+    // reading gets the whole flood). Returns the bytes written.
     static constexpr std::uint64_t max_flood_bytes = 512ull << 20;
-    std::uint64_t flood(const std::function<bytes()>& make, int seconds)
+    static constexpr auto stall_limit = std::chrono::seconds(3);
+    struct flood_result {
+        std::uint64_t sent = 0;
+        bool stalled = false;
+    };
+    flood_result flood(const std::function<bytes()>& make, int seconds)
     {
         ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) | O_NONBLOCK);
         const auto deadline = steady::now() + std::chrono::seconds(seconds);
-        std::uint64_t sent = 0;
+        auto last_progress = steady::now();
+        flood_result r;
+        std::uint64_t& sent = r.sent;
         while (steady::now() < deadline && sent < max_flood_bytes) {
+            if (steady::now() - last_progress >= stall_limit) {
+                r.stalled = true;
+                break;
+            }
             // A batch of packets, then as much of it as the kernel takes.
             while (core_.output_size() < 256 * 1024)
                 if (!core_.send(make()))
-                    return sent;
+                    return r;
             auto out = core_.output();
             ssize_t n = ::send(fd_, out.data(), out.size(), MSG_NOSIGNAL);
             if (n > 0) {
                 core_.consume_output(static_cast<std::size_t>(n));
                 sent += static_cast<std::uint64_t>(n);
+                last_progress = steady::now();
                 continue;
             }
             if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
@@ -165,7 +182,7 @@ public:
                 continue;
             break; // the server closed the connection
         }
-        return sent;
+        return r;
     }
 
     const std::string& closed_text() const { return closed_text_; }
@@ -195,6 +212,12 @@ void hold()
     ::sleep(3);
 }
 
+void print_flood(const prober::flood_result& r)
+{
+    std::cout << "sent " << r.sent << " bytes"
+              << (r.stalled ? " (then the server stopped reading)" : " (the server kept reading)") << std::endl;
+}
+
 int flood_preauth(int port, int seconds)
 {
     prober p(port);
@@ -203,8 +226,7 @@ int flood_preauth(int port, int seconds)
         return 1;
     }
     // Message 200 before authentication: the server answers UNIMPLEMENTED.
-    const std::uint64_t sent = p.flood([] { return bytes{200}; }, seconds);
-    std::cout << "sent " << sent << " bytes" << std::endl;
+    print_flood(p.flood([] { return bytes{200}; }, seconds));
     hold();
     return 0;
 }
@@ -237,8 +259,7 @@ int flood_postauth(int port, const std::string& user, const std::string& passwor
     // REQUEST_FAILURE.
     bytes request;
     wire_writer(request).u8(msg::global_request).string("flood@longhaul.test").boolean(true);
-    const std::uint64_t sent = p.flood([&] { return request; }, seconds);
-    std::cout << "sent " << sent << " bytes" << std::endl;
+    print_flood(p.flood([&] { return request; }, seconds));
     hold();
     return 0;
 }
