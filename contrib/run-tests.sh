@@ -18,7 +18,8 @@
 # skip fails the run unless --allow-skip (or LONGHAUL_ALLOW_SKIP=1) is given,
 # for machines that lack root, /dev/net/tun, OpenSSH, PAM, tmux or python3.
 # LONGHAUL_SKIP_SANITIZERS=1, LONGHAUL_SKIP_TSAN=1 and LONGHAUL_SKIP_FUZZ=1 leave a stage out on
-# request; the summary says so. LONGHAUL_SERIAL_BUILDS=1 builds the
+# request; the summary says so. The three trees are unity builds (half the
+# CPU time; LONGHAUL_UNITY=OFF builds file by file). LONGHAUL_SERIAL_BUILDS=1 builds the
 # sanitizer trees in the foreground. Results: build/test-results/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -95,7 +96,8 @@ timed() {
 # the summary lists all that failed.
 tests_failed=0
 jobs=$(nproc)
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+export LONGHAUL_UNITY=${LONGHAUL_UNITY:-ON}
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLONGHAUL_UNITY="$LONGHAUL_UNITY" >/dev/null
 timed "build" cmake --build build -j"$jobs"
 # The sanitizer builds (build-asan/, build-tsan/) use the CPU the unit and
 # interop tests leave idle while they wait on sockets and child processes:
@@ -116,7 +118,8 @@ sanitizer_builds() {
         if [ "${LONGHAUL_SKIP_FUZZ:-0}" != 1 ] && command -v clang++ >/dev/null; then
             asan_fuzz=(-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DLONGHAUL_FUZZ=ON)
         fi
-        cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DLONGHAUL_SANITIZE=ON "${asan_fuzz[@]}" >/dev/null &&
+        cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DLONGHAUL_SANITIZE=ON -DLONGHAUL_UNITY="$LONGHAUL_UNITY" \
+            "${asan_fuzz[@]}" >/dev/null &&
             cmake --build build-asan -j"$jobs" || rc=1
     fi
     if [ "$tsan_wanted" = 1 ]; then

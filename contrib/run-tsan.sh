@@ -8,7 +8,8 @@
 #
 # --build-only configures and builds, and runs nothing (contrib/run-tests.sh
 # builds in the background while other tests run, and runs these later).
-# JOBS sets the build's parallelism (default: nproc).
+# JOBS sets the build's parallelism (default: nproc); LONGHAUL_UNITY=ON makes
+# it a unity build (contrib/run-tests.sh does).
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 build_only=0
@@ -19,7 +20,8 @@ fi
 build=${1:-$root/build-tsan}
 jobs=${JOBS:-$(nproc)}
 
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLONGHAUL_TSAN=ON >/dev/null
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLONGHAUL_TSAN=ON \
+    -DLONGHAUL_UNITY="${LONGHAUL_UNITY:-OFF}" >/dev/null
 cmake --build "$build" -j"$jobs" --target crypto_tests transport_tests
 [ "$build_only" = 0 ] || exit 0
 

@@ -20,7 +20,7 @@ namespace {
 // known_hosts files are read whole; anything larger is not a known_hosts file.
 constexpr std::size_t max_known_hosts_size = 64u << 20;
 
-bool is_space(char c) { return c == ' ' || c == '\t'; }
+bool is_blank(char c) { return c == ' ' || c == '\t'; }
 
 std::optional<std::string> read_whole_file(const std::string& path, int& err)
 {
@@ -57,18 +57,18 @@ void for_each_line(std::string_view text, Fn&& fn)
 std::string_view host_field(std::string_view line)
 {
     std::size_t i = 0;
-    while (i < line.size() && is_space(line[i]))
+    while (i < line.size() && is_blank(line[i]))
         ++i;
     if (i >= line.size() || line[i] == '#' || line[i] == '\r')
         return {};
     if (line[i] == '@') {
-        while (i < line.size() && !is_space(line[i]))
+        while (i < line.size() && !is_blank(line[i]))
             ++i;
-        while (i < line.size() && is_space(line[i]))
+        while (i < line.size() && is_blank(line[i]))
             ++i;
     }
     std::size_t end = i;
-    while (end < line.size() && !is_space(line[end]))
+    while (end < line.size() && !is_blank(line[end]))
         ++end;
     return line.substr(i, end - i);
 }

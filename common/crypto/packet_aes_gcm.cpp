@@ -18,8 +18,6 @@ namespace longhaul::detail {
 
 namespace {
 
-constexpr std::size_t length_size = 4;
-
 class aes_gcm_openssh final : public packet_cipher {
 public:
     aes_gcm_openssh(byte_span key, byte_span iv) : key_(key), iv_(iv), gcm_(key)

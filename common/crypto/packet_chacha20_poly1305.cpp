@@ -19,8 +19,6 @@ namespace longhaul::detail {
 
 namespace {
 
-constexpr std::size_t length_size = 4;
-
 // Keystream block 0 is produced by encrypting zeros; an immutable table.
 constexpr std::uint8_t zero_block[chacha20::block_size] = {};
 

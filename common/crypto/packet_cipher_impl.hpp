@@ -10,6 +10,9 @@
 
 namespace longhaul::detail {
 
+// The uint32 packet_length field at the start of every packet.
+inline constexpr std::size_t length_size = 4;
+
 // chacha20-poly1305@openssh.com; key is 64 bytes.
 std::unique_ptr<packet_cipher> make_chacha20_poly1305(byte_span key);
 // aes128-gcm@openssh.com / aes256-gcm@openssh.com; iv is 12 bytes.

@@ -25,7 +25,6 @@ namespace longhaul::detail {
 
 namespace {
 
-constexpr std::size_t length_size = 4;
 constexpr std::size_t aes_block = 16;
 constexpr std::size_t max_mac_size = 64; // SHA-512
 

@@ -28,8 +28,6 @@ struct fd_guard {
 
 std::string proc_path(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
 
-int status_of(int rc) noexcept { return rc == 0 ? 0 : errno; }
-
 } // namespace
 
 struct rooted_filesystem::located {

@@ -9,12 +9,6 @@
 
 namespace longhaul::sftp {
 
-namespace {
-
-int status_of(int rc) noexcept { return rc == 0 ? 0 : errno; }
-
-} // namespace
-
 int posix_filesystem::open(const std::string& path, int flags, mode_t mode, int& fd)
 {
     fd = ::open(path.c_str(), flags | O_CLOEXEC, mode);

@@ -12,10 +12,14 @@
 #include <sys/statvfs.h>
 #include <sys/types.h>
 
+#include <cerrno>
 #include <ctime>
 #include <string>
 
 namespace longhaul::sftp {
+
+// What an implementation returns for a system call's result: 0, or errno.
+inline int status_of(int rc) noexcept { return rc == 0 ? 0 : errno; }
 
 class filesystem {
 public:

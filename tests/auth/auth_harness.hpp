@@ -7,6 +7,7 @@
 
 #include "common/auth/client_auth.hpp"
 #include "common/auth/server_auth.hpp"
+#include "tests/secret_text.hpp"
 
 #include <doctest/doctest.h>
 
@@ -53,9 +54,6 @@ inline client_identity agent_identity(const std::shared_ptr<const private_key>& 
     id.key = k->public_part();
     return id;
 }
-
-inline secret_bytes secret(std::string_view s) { return secret_bytes(as_bytes(s)); }
-inline std::string str(const secret_bytes& s) { return std::string(as_string_view(s.span())); }
 
 struct test_user {
     std::string password;

@@ -3,17 +3,17 @@
 #include "common/auth/messages.hpp"
 
 #include "common/wire.hpp"
+#include "tests/secret_text.hpp"
 
 #include <doctest/doctest.h>
 
 #include <functional>
 
 using namespace longhaul;
+using longhaul::test::secret;
+using longhaul::test::str;
 
 namespace {
-
-secret_bytes secret(std::string_view s) { return secret_bytes(as_bytes(s)); }
-std::string str(const secret_bytes& s) { return std::string(as_string_view(s.span())); }
 
 // Every strict prefix of a valid encoding fails to decode, and so does the
 // encoding with a byte appended.

@@ -3,6 +3,7 @@
 #include "common/keys/base64.hpp"
 #include "common/wire.hpp"
 #include "key_fixtures.hpp"
+#include "tests/counting_random.hpp"
 
 #include <doctest/doctest.h>
 
@@ -10,18 +11,6 @@ using namespace longhaul;
 using namespace longhaul::test;
 
 namespace {
-
-class counter_random final : public random_source {
-public:
-    void fill(mutable_byte_span out) override
-    {
-        for (auto& b : out)
-            b = static_cast<std::uint8_t>(next_++ * 13 + 5);
-    }
-
-private:
-    std::uint32_t next_ = 0;
-};
 
 const private_key& fixture_key()
 {
@@ -204,7 +193,7 @@ TEST_CASE("openssh_key_v1: every bit flip fails or leaves the same key")
 
 TEST_CASE("openssh_key_v1: bit flips in an encrypted section")
 {
-    counter_random rng;
+    counting_random rng{0, 13, 5};
     auto key = fixture_key();
     key.set_comment("k");
     // One bcrypt round keeps this fast; the file is otherwise standard.
@@ -233,7 +222,7 @@ TEST_CASE("openssh_key_v1: bit flips in an encrypted section")
 
 TEST_CASE("openssh_key_v1: authenticated ciphers detect tampering")
 {
-    counter_random rng;
+    counting_random rng{0, 13, 5};
     auto key = fixture_key();
     for (auto cipher : {"aes256-gcm@openssh.com", "chacha20-poly1305@openssh.com"}) {
         CAPTURE(cipher);
@@ -251,7 +240,7 @@ TEST_CASE("openssh_key_v1: authenticated ciphers detect tampering")
 
 TEST_CASE("openssh_key_v1: the written format is what ssh-keygen writes")
 {
-    counter_random rng;
+    counting_random rng{0, 13, 5};
     auto key = fixture_key();
     key.set_comment("longhaul ed25519 plain");
     const auto ours = write_openssh_private_key(key, "", 16, rng).value();

@@ -8,7 +8,7 @@ using namespace longhaul;
 
 namespace {
 
-const env_lookup no_env = [](const std::string& name) -> std::optional<std::string> {
+const env_lookup sockdir_env = [](const std::string& name) -> std::optional<std::string> {
     if (name == "SOCKDIR")
         return std::string("/run/x");
     return std::nullopt;
@@ -17,14 +17,14 @@ const env_lookup no_env = [](const std::string& name) -> std::optional<std::stri
 forward_spec forward(std::string_view spec, bool dynamic = false, bool remote = false)
 {
     forward_spec f;
-    REQUIRE(parse_forward(spec, dynamic, remote, f, no_env));
+    REQUIRE(parse_forward(spec, dynamic, remote, f, sockdir_env));
     return f;
 }
 
 bool forward_fails(std::string_view spec, bool dynamic = false, bool remote = false)
 {
     forward_spec f;
-    return !parse_forward(spec, dynamic, remote, f, no_env);
+    return !parse_forward(spec, dynamic, remote, f, sockdir_env);
 }
 
 } // namespace

@@ -2,27 +2,17 @@
 
 #include "ssh/options.hpp"
 #include "ssh_test_util.hpp"
+#include "tests/counting_random.hpp"
 
 #include <doctest/doctest.h>
 
 using namespace longhaul;
+using longhaul::test::counting_random;
 using longhaul::test::fixture_key;
 using longhaul::test::log_capture;
 using longhaul::test::scratch_dir;
 
 namespace {
-
-class counting_random final : public random_source {
-public:
-    void fill(mutable_byte_span out) override
-    {
-        for (auto& b : out)
-            b = static_cast<std::uint8_t>(next_++);
-    }
-
-private:
-    unsigned next_ = 7;
-};
 
 // A scripted user: answers in order, records the prompts.
 struct scripted_user {
@@ -43,7 +33,7 @@ struct fixture {
     scratch_dir home;
     config_environment env = test::test_environment(home.path());
     std::string kh = home / ".ssh/known_hosts";
-    counting_random rng;
+    counting_random rng{7};
     log_capture log;
     scripted_user user;
     public_key ed = fixture_key("ed25519_plain_key.pub");

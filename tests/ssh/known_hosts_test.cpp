@@ -1,29 +1,18 @@
 #include "ssh/known_hosts.hpp"
 
 #include "ssh_test_util.hpp"
+#include "tests/counting_random.hpp"
 
 #include <doctest/doctest.h>
 
 #include <sys/stat.h>
 
 using namespace longhaul;
+using longhaul::test::counting_random;
 using longhaul::test::fixture_key;
 using longhaul::test::scratch_dir;
 
 namespace {
-
-// Deterministic salts for hashed names.
-class counting_random final : public random_source {
-public:
-    void fill(mutable_byte_span out) override
-    {
-        for (auto& b : out)
-            b = static_cast<std::uint8_t>(next_++);
-    }
-
-private:
-    unsigned next_ = 1;
-};
 
 std::string key_text(const public_key& k) { return format_public_key(k); }
 
@@ -50,7 +39,7 @@ TEST_CASE("known_hosts: host field matching")
     CHECK_FALSE(known_hosts_field_matches("example.org", "[example.org]:2222"));
     CHECK(known_hosts_field_matches("[*.example.org]:*", "[a.example.org]:2222"));
 
-    counting_random rng;
+    counting_random rng{1}; // deterministic salts for hashed names
     const auto hashed = hash_known_host("example.org", rng);
     CHECK(known_hosts_field_matches(hashed, "example.org"));
     CHECK_FALSE(known_hosts_field_matches(hashed, "example.com"));
@@ -64,7 +53,7 @@ TEST_CASE("known_hosts: lookups and status")
     const auto ed = fixture_key("ed25519_plain_key.pub");
     const auto rsa = fixture_key("rsa2048_pem_plain_key.pub");
     const auto ecdsa = fixture_key("ecdsa256_plain_key.pub");
-    counting_random rng;
+    counting_random rng{1}; // deterministic salts for hashed names
     const std::string text = "# comment\n"
                              "\n"
                              "plain.example " + key_text(ed) + "\n" +
@@ -129,7 +118,7 @@ TEST_CASE("known_hosts: files, other names and algorithm order")
     scratch_dir dir;
     const auto ed = fixture_key("ed25519_plain_key.pub");
     const auto rsa = fixture_key("rsa2048_pem_plain_key.pub");
-    counting_random rng;
+    counting_random rng{1}; // deterministic salts for hashed names
     const auto f1 = dir.write("kh1", "target " + key_text(rsa) + "\nalias1,alias2 " + key_text(ed) + "\n");
     const auto f2 = dir.write("kh2", hash_known_host("alias3", rng) + " " + key_text(ed) + "\n@revoked other " +
                                          key_text(ed) + "\n");
@@ -159,7 +148,7 @@ TEST_CASE("known_hosts: adding keys")
     scratch_dir home;
     const auto ed = fixture_key("ed25519_plain_key.pub");
     const auto rsa = fixture_key("rsa2048_pem_plain_key.pub");
-    counting_random rng;
+    counting_random rng{1}; // deterministic salts for hashed names
     const std::string ssh_dir = home / ".ssh";
     const std::string kh = ssh_dir + "/known_hosts";
 

@@ -29,7 +29,7 @@ std::string pub_line(const std::string& name)
     return text.substr(0, text.find('\n'));
 }
 
-sshd_config parse(const std::string& text)
+sshd_config parse_config(const std::string& text)
 {
     config_load_options o;
     o.resolve_addresses = true; // numeric addresses only
@@ -124,13 +124,13 @@ TEST_CASE("RevokedKeys: a file that cannot be read or parsed refuses every key")
 
 TEST_CASE("RevokedKeys: configuration (none, Match) and no longer reported as unsupported")
 {
-    const auto c = parse("RevokedKeys /etc/ssh/revoked\n");
+    const auto c = parse_config("RevokedKeys /etc/ssh/revoked\n");
     CHECK(c.global().revoked_keys == "/etc/ssh/revoked");
     for (const auto& note : unsupported_settings(c.global()))
         CHECK(note.find("RevokedKeys") == std::string::npos);
-    CHECK(parse("RevokedKeys none\n").global().revoked_keys.empty());
+    CHECK(parse_config("RevokedKeys none\n").global().revoked_keys.empty());
 
-    const auto m = parse("Match User alice\n  RevokedKeys /etc/ssh/alice_revoked\n");
+    const auto m = parse_config("Match User alice\n  RevokedKeys /etc/ssh/alice_revoked\n");
     CHECK(m.global().revoked_keys.empty());
     connection_info alice;
     alice.user = "alice";
