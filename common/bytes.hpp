@@ -62,6 +62,15 @@ private:
     std::size_t n_ = 0;
 };
 
+// The bytes after any leading zeros (big-endian magnitudes).
+inline byte_span strip_leading_zeros(byte_span b) noexcept
+{
+    std::size_t i = 0;
+    while (i < b.size() && b[i] == 0)
+        ++i;
+    return b.subspan(i);
+}
+
 // Lowercase hex, for logs and tests.
 std::string to_hex(byte_span b);
 // The value of one hex digit (either case); -1 for anything else.

@@ -20,8 +20,6 @@ namespace {
 // known_hosts files are read whole; anything larger is not a known_hosts file.
 constexpr std::size_t max_known_hosts_size = 64u << 20;
 
-bool is_blank(char c) { return c == ' ' || c == '\t'; }
-
 std::optional<std::string> read_whole_file(const std::string& path, int& err)
 {
     const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);

@@ -12,6 +12,11 @@
 
 namespace longhaul {
 
+// Input either side holds while the program answers a question (a prompt,
+// a signature); a peer has no reason to send more than a few messages
+// without waiting for replies.
+inline constexpr std::size_t max_queued_auth_messages = 64;
+
 // OpenSSH's log levels, in the order LogLevel enables them. The machines
 // produce lines at a level; the program decides what is shown (ssh -v shows
 // debug1, sshd's default LogLevel INFO hides verbose and below).

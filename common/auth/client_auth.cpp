@@ -10,8 +10,6 @@ namespace longhaul {
 
 namespace {
 
-constexpr std::size_t max_queued_messages = 64;
-
 // The methods this client implements; others in PreferredAuthentications
 // (gssapi-with-mic, hostbased) are passed over.
 bool implemented(std::string_view m)
@@ -112,7 +110,7 @@ void client_auth::handle(byte_span payload, std::uint32_t seq)
     if (phase_ == phase::closed || phase_ == phase::success)
         return;
     if (phase_ == phase::asking || phase_ == phase::signing) {
-        if (queued_.size() >= max_queued_messages) {
+        if (queued_.size() >= max_queued_auth_messages) {
             disconnect("too many messages while authenticating");
             return;
         }

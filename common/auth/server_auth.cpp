@@ -15,9 +15,6 @@ namespace longhaul {
 
 namespace {
 
-// Input held while the program answers a question; a client has no reason
-// to send more than a few messages without waiting for replies.
-constexpr std::size_t max_queued_messages = 64;
 // OpenSSH disconnects after this many requests whatever MaxAuthTries says.
 constexpr int max_requests = 1024;
 
@@ -157,7 +154,7 @@ void server_auth::handle(byte_span payload, std::uint32_t seq)
     if (state_ == state::closed)
         return;
     if (state_ == state::password_check || state_ == state::kbdint_query) {
-        if (queued_.size() >= max_queued_messages) {
+        if (queued_.size() >= max_queued_auth_messages) {
             protocol_failure("too many messages while authenticating");
             return;
         }

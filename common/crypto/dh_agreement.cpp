@@ -29,14 +29,6 @@ constexpr std::size_t max_modulus_bits = 16384;
 // named RFC 3526 groups (400 bits for group 18).
 constexpr int min_private_bits = 512;
 
-byte_span strip_zeros(byte_span b) noexcept
-{
-    std::size_t i = 0;
-    while (i < b.size() && b[i] == 0)
-        ++i;
-    return b.subspan(i);
-}
-
 // Compares two magnitudes without leading zeros: <0, 0, >0.
 int compare(byte_span a, byte_span b) noexcept
 {
@@ -131,7 +123,7 @@ public:
 
     result<secret_bytes> derive(byte_span peer_public) override
     {
-        const byte_span y = strip_zeros(peer_public);
+        const byte_span y = strip_leading_zeros(peer_public);
         if (!public_value_valid(y, p_minus_1_))
             return errc::invalid_argument;
         auto peer = import_dh(p_, g_, y, nullptr);
@@ -158,7 +150,7 @@ public:
         secret_bytes padded(len);
         if (EVP_PKEY_derive(ctx.get(), padded.data(), &len) != 1 || len != p_.size())
             return errc::crypto_error;
-        const byte_span k = strip_zeros(padded.span());
+        const byte_span k = strip_leading_zeros(padded.span());
         // y^x mod p with 1 < y < p-1 cannot be 0 for prime p; a zero here
         // means p was not prime after all.
         if (k.empty())
@@ -187,7 +179,7 @@ result<bytes> public_of(EVP_PKEY* key)
 
 result<std::unique_ptr<key_agreement>> make_dh_agreement(const dh_group& group, int private_bits)
 {
-    const byte_span p = strip_zeros(group.p), g = strip_zeros(group.g);
+    const byte_span p = strip_leading_zeros(group.p), g = strip_leading_zeros(group.g);
     if (auto r = check_group(p, g); !r)
         return r.error();
     if (private_bits < min_private_bits || static_cast<std::size_t>(private_bits) >= magnitude_bits(p))
@@ -225,10 +217,10 @@ result<std::unique_ptr<key_agreement>> make_dh_agreement(const dh_group& group, 
 
 result<std::unique_ptr<key_agreement>> make_dh_agreement_from_private(const dh_group& group, byte_span x)
 {
-    const byte_span p = strip_zeros(group.p), g = strip_zeros(group.g);
+    const byte_span p = strip_leading_zeros(group.p), g = strip_leading_zeros(group.g);
     if (auto r = check_group(p, g); !r)
         return r.error();
-    const byte_span xm = strip_zeros(x);
+    const byte_span xm = strip_leading_zeros(x);
     static constexpr std::uint8_t one[] = {1};
     if (compare(xm, one) <= 0 || magnitude_bits(xm) >= magnitude_bits(p))
         return errc::invalid_argument;

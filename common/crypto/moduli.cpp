@@ -93,14 +93,6 @@ int compare_magnitudes(byte_span a, byte_span b, bool decrement_b = false) noexc
     return 0;
 }
 
-byte_span strip_zeros(byte_span b) noexcept
-{
-    std::size_t i = 0;
-    while (i < b.size() && b[i] == 0)
-        ++i;
-    return b.subspan(i);
-}
-
 // 1 < g < p-1 for an odd p; both without leading zeros.
 bool generator_in_range(byte_span g, byte_span p) noexcept
 {
@@ -302,7 +294,7 @@ std::uint32_t dh_estimate(std::uint32_t security_bits) noexcept
 
 result<void> validate_gex_group(const dh_group& group, std::uint32_t min_bits, std::uint32_t max_bits) noexcept
 {
-    const byte_span p = strip_zeros(group.p), g = strip_zeros(group.g);
+    const byte_span p = strip_leading_zeros(group.p), g = strip_leading_zeros(group.g);
     if (p.empty())
         return errc::invalid_argument;
     const std::size_t bits = magnitude_bits(p);

@@ -12,8 +12,6 @@ namespace longhaul {
 
 namespace {
 
-bool is_blank(char c) noexcept { return c == ' ' || c == '\t'; }
-
 std::string_view trim_left(std::string_view s) noexcept
 {
     while (!s.empty() && is_blank(s.front()))

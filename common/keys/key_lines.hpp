@@ -16,6 +16,9 @@
 
 namespace longhaul {
 
+// The separators of key lines (authorized_keys, known_hosts, KRL sources).
+inline bool is_blank(char c) noexcept { return c == ' ' || c == '\t'; }
+
 // "ssh-ed25519 AAAA..." (type and base64 blob only, OpenSSH's sshkey_write).
 std::string format_public_key(const public_key& key);
 // "ssh-ed25519 AAAA... comment" without the newline, byte for byte as

@@ -12,7 +12,7 @@ namespace longhaul {
 
 namespace {
 
-constexpr std::string_view magic{"openssh-key-v1\0", 15};
+constexpr std::string_view key_v1_magic{"openssh-key-v1\0", 15};
 constexpr std::size_t salt_len = 16;
 constexpr std::size_t max_salt_len = 1024;
 constexpr std::size_t max_comment_len = 64 * 1024;
@@ -36,13 +36,13 @@ result<parsed_file> parse_file(std::string_view contents, const key_parse_option
     f.blob = std::move(*blob);
 
     wire_reader r(f.blob.span());
-    const byte_span m = r.raw(magic.size());
+    const byte_span m = r.raw(key_v1_magic.size());
     const auto cipher = r.text(64);
     const auto kdf = r.text(64);
     const byte_span kdf_options = r.string(max_salt_len + 8);
     const std::uint32_t nkeys = r.u32();
     const byte_span pub_blob = r.string();
-    if (!r.ok() || as_string_view(m) != magic)
+    if (!r.ok() || as_string_view(m) != key_v1_magic)
         return errc::invalid_format;
     // OpenSSH reads and writes exactly one key per file.
     if (nkeys != 1)
@@ -204,7 +204,7 @@ result<std::string> write_openssh_private_key(const private_key& key, std::strin
     const bytes& pub = key.public_part().blob();
     detail::wiped_bytes file(section.get().size() + pub.size() + kdf_options.size() + 256);
     wire_writer(file.get())
-        .raw(as_bytes(magic))
+        .raw(as_bytes(key_v1_magic))
         .string(c->name)
         .string(encrypt ? "bcrypt" : "none")
         .string(kdf_options)

@@ -18,7 +18,7 @@ using detail::clear_openssl_errors;
 constexpr std::array<std::string_view, 4> labels = {
     "RSA PRIVATE KEY", "EC PRIVATE KEY", "PRIVATE KEY", "ENCRYPTED PRIVATE KEY"};
 
-std::string_view skip_space(std::string_view s) noexcept
+std::string_view skip_pem_space(std::string_view s) noexcept
 {
     while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r' || s.front() == '\n'))
         s.remove_prefix(1);
@@ -28,7 +28,7 @@ std::string_view skip_space(std::string_view s) noexcept
 // The label of the first PEM block, when the text starts with one.
 std::string_view pem_label(std::string_view contents) noexcept
 {
-    contents = skip_space(contents);
+    contents = skip_pem_space(contents);
     constexpr std::string_view begin = "-----BEGIN ";
     if (contents.substr(0, begin.size()) != begin)
         return {};
@@ -86,7 +86,7 @@ result<bool> pem_private_key_is_encrypted(std::string_view contents)
         return errc::invalid_format;
     if (label == "ENCRYPTED PRIVATE KEY")
         return true;
-    return has_encrypted_proc_type(skip_space(contents));
+    return has_encrypted_proc_type(skip_pem_space(contents));
 }
 
 result<private_key> parse_pem_private_key(std::string_view contents, std::optional<std::string_view> passphrase)
@@ -94,7 +94,7 @@ result<private_key> parse_pem_private_key(std::string_view contents, std::option
     const auto label = pem_label(contents);
     if (!known_label(label))
         return label.ends_with("PRIVATE KEY") ? errc::unsupported : errc::invalid_format;
-    const bool encrypted = label == "ENCRYPTED PRIVATE KEY" || has_encrypted_proc_type(skip_space(contents));
+    const bool encrypted = label == "ENCRYPTED PRIVATE KEY" || has_encrypted_proc_type(skip_pem_space(contents));
     if (encrypted && !passphrase)
         return errc::passphrase_required;
 

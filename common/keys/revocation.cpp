@@ -1,6 +1,7 @@
 #include "common/keys/revocation.hpp"
 
 #include "common/keys/base64.hpp"
+#include "common/keys/key_lines.hpp"
 #include "common/wire.hpp"
 
 #include <algorithm>
@@ -9,8 +10,6 @@
 namespace longhaul {
 
 namespace {
-
-bool is_blank(char c) noexcept { return c == ' ' || c == '\t'; }
 
 // isspace() in the C locale: what b64_pton skips inside the base64 text.
 bool is_c_space(char c) noexcept { return c == ' ' || (c >= '\t' && c <= '\r'); }

@@ -8,7 +8,7 @@ namespace longhaul {
 
 namespace {
 
-constexpr std::string_view magic = "SSHSIG";
+constexpr std::string_view sshsig_magic = "SSHSIG";
 constexpr std::uint32_t version = 1;
 
 result<hash_alg> sshsig_hash(std::string_view name) noexcept
@@ -24,7 +24,7 @@ bytes signed_data(std::string_view ns, std::string_view reserved, std::string_vi
                   byte_span message)
 {
     bytes out;
-    wire_writer(out).raw(magic).string(ns).string(reserved).string(hash_name).string(digest(h, message));
+    wire_writer(out).raw(sshsig_magic).string(ns).string(reserved).string(hash_name).string(digest(h, message));
     return out;
 }
 
@@ -41,14 +41,14 @@ std::string_view signature_algorithm(byte_span signature) noexcept
 result<sshsig> parse_sshsig_blob(byte_span blob)
 {
     wire_reader r(blob);
-    const byte_span m = r.raw(magic.size());
+    const byte_span m = r.raw(sshsig_magic.size());
     const std::uint32_t v = r.u32();
     const byte_span key_blob = r.string();
     const auto ns = r.text(1024);
     const auto reserved = r.text(1024);
     const auto hash_name = r.text(64);
     const byte_span signature = r.string(max_signature_blob);
-    if (!r.finish() || as_string_view(m) != magic || v != version || ns.empty())
+    if (!r.finish() || as_string_view(m) != sshsig_magic || v != version || ns.empty())
         return errc::invalid_format;
     if (!sshsig_hash(hash_name))
         return errc::unsupported;
@@ -88,7 +88,7 @@ bytes sshsig_to_blob(const sshsig& sig)
 {
     bytes out;
     wire_writer(out)
-        .raw(magic)
+        .raw(sshsig_magic)
         .u32(version)
         .string(sig.key.blob())
         .string(sig.ns)

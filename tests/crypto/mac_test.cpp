@@ -1,22 +1,17 @@
 #include "common/crypto/mac.hpp"
 
+#include "tests/crypto/byte_patterns.hpp"
+
 #include <doctest/doctest.h>
 
 #include <string>
 
 using namespace longhaul;
+using longhaul::test::counting;
 
 namespace {
 
 bytes repeat(std::uint8_t b, std::size_t n) { return bytes(n, b); }
-
-bytes counting(std::uint8_t first, std::uint8_t last)
-{
-    bytes out;
-    for (int v = first; v <= last; ++v)
-        out.push_back(std::uint8_t(v));
-    return out;
-}
 
 struct hmac_case {
     bytes key;

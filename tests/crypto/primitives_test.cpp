@@ -1,20 +1,15 @@
 #include "common/crypto/primitives.hpp"
 
+#include "tests/crypto/byte_patterns.hpp"
+
 #include <doctest/doctest.h>
 
 #include <string>
 
 using namespace longhaul;
+using longhaul::test::counting;
 
 namespace {
-
-bytes counting(std::uint8_t first, std::uint8_t last)
-{
-    bytes out;
-    for (int v = first; v <= last; ++v)
-        out.push_back(std::uint8_t(v));
-    return out;
-}
 
 bytes chacha_stream(chacha20& c, const std::uint8_t* iv, byte_span in)
 {

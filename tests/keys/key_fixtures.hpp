@@ -2,10 +2,13 @@
 // the README there).
 #pragma once
 
+#include "common/keys/key_lines.hpp"
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,5 +49,14 @@ inline bool fixture_is_pem(std::string_view name)
 }
 
 inline std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+// The key on a fixture's first line (a .pub file); throws if it does not parse.
+inline public_key fixture_public_key(std::string_view name)
+{
+    auto line = parse_public_key_line(first_line(fixture(name)));
+    if (!line)
+        throw std::runtime_error("fixture " + std::string(name) + ": not a public key line");
+    return line->key;
+}
 
 } // namespace longhaul::test

@@ -25,13 +25,6 @@ bytes krl_fixture(std::string_view name)
     return to_bytes(as_bytes(text));
 }
 
-public_key pub(std::string_view name)
-{
-    auto line = parse_public_key_line(first_line(fixture(name)));
-    REQUIRE(line.has_value());
-    return line->key;
-}
-
 // The six plain keys the fixtures revoke (or not), by fixture name.
 const char* const all_keys[] = {"ed25519_plain_key.pub", "ecdsa256_plain_key.pub", "ecdsa384_plain_key.pub",
                                 "ecdsa521_plain_key.pub", "rsa2048_plain_key.pub", "rsa3072_plain_key.pub"};
@@ -40,7 +33,7 @@ std::set<std::string> revoked_by(const krl& k)
 {
     std::set<std::string> out;
     for (const char* name : all_keys)
-        if (k.revokes(pub(name)))
+        if (k.revokes(fixture_public_key(name)))
             out.insert(name);
     return out;
 }
@@ -150,7 +143,7 @@ TEST_CASE("krl: plain keys revoked by ssh-keygen -k (key, sha1, sha256, hash)")
     CHECK(k->authorities.empty());
     CHECK(revoked_by(*k) == std::set<std::string>{"ed25519_plain_key.pub", "ecdsa256_plain_key.pub",
                                                   "ecdsa384_plain_key.pub", "rsa2048_plain_key.pub"});
-    CHECK(k->keys[0] == pub("ed25519_plain_key.pub").blob());
+    CHECK(k->keys[0] == fixture_public_key("ed25519_plain_key.pub").blob());
 }
 
 TEST_CASE("krl: certificates revoked by serial list, range, bitmap and key ID")
@@ -160,7 +153,7 @@ TEST_CASE("krl: certificates revoked by serial list, range, bitmap and key ID")
     CHECK(revoked_by(*k).empty()); // certificate sections never revoke plain keys
     REQUIRE(k->authorities.size() == 1);
     const auto& ca = k->authorities[0];
-    CHECK(ca.ca_key == pub("krl/ca_key.pub").blob());
+    CHECK(ca.ca_key == fixture_public_key("krl/ca_key.pub").blob());
     // ssh-keygen chose all three serial encodings for certs.spec.
     CHECK_FALSE(ca.serial_bitmaps.empty());
     CHECK(ca.serial_ranges.size() >= 4);
@@ -257,7 +250,7 @@ TEST_CASE("krl: header errors")
 
 TEST_CASE("krl: section errors")
 {
-    const bytes ed = pub("ed25519_plain_key.pub").blob();
+    const bytes ed = fixture_public_key("ed25519_plain_key.pub").blob();
     const bytes hash20(20, 0xab), hash32(32, 0xcd);
 
     SUBCASE("trailing and oversized data")
@@ -304,7 +297,7 @@ TEST_CASE("krl: section errors")
         wire_writer(signed_krl).u8(4).string(ed).string("not checked");
         auto k = parse_krl(signed_krl);
         REQUIRE(k.has_value());
-        CHECK(k->revokes(pub("ed25519_plain_key.pub")));
+        CHECK(k->revokes(fixture_public_key("ed25519_plain_key.pub")));
         bytes unsigned_end = krl_builder().out;
         wire_writer(unsigned_end).u8(4).string(ed); // the signature string is missing
         CHECK(parse_error(unsigned_end) == errc::incomplete);
@@ -340,7 +333,7 @@ TEST_CASE("krl: certificate subsection rules")
     CHECK(one(0x23, strings({to_bytes(as_bytes(std::string_view("a\0b", 3)))})) == errc::invalid_format);
     // CA keys: Longhaul's types are validated, OpenSSH-only types kept,
     // anything else refused.
-    const bytes ed = pub("ed25519_plain_key.pub").blob();
+    const bytes ed = fixture_public_key("ed25519_plain_key.pub").blob();
     CHECK(one(0x20, u64s({1}), ed) == errc::ok);
     bytes broken = ed;
     broken.pop_back();
@@ -355,7 +348,7 @@ TEST_CASE("krl: certificate subsection rules")
 
 TEST_CASE("krl: sections of one CA merge; a wildcard CA is listed as such")
 {
-    const bytes ca = pub("krl/ca_key.pub").blob();
+    const bytes ca = fixture_public_key("krl/ca_key.pub").blob();
     auto k = parse_krl(krl_builder()
                            .section(1, cert_section(ca, {{0x20, u64s({5})}, {0x23, strings({to_bytes(as_bytes("b"))})}}))
                            .section(1, cert_section({}, {{0x23, strings({to_bytes(as_bytes("everyone"))})}}))

@@ -19,13 +19,6 @@ using namespace longhaul::test;
 
 namespace {
 
-public_key pub(std::string_view name)
-{
-    auto line = parse_public_key_line(first_line(fixture(name)));
-    REQUIRE(line.has_value());
-    return line->key;
-}
-
 std::string pub_line(std::string_view name) { return first_line(fixture(name)); }
 
 result<revocation_list> parse_text(std::string_view text) { return parse_revocation_list(as_bytes(text)); }
@@ -73,15 +66,15 @@ TEST_CASE("revocation: a list of public keys")
     REQUIRE(list.has_value());
     CHECK(list->kind() == revocation_list::format::key_list);
     CHECK(list->contents().keys.size() == 3);
-    CHECK(list->revoked(pub("ed25519_plain_key.pub")));
-    CHECK(list->revoked(pub("rsa2048_plain_key.pub")));
-    CHECK(list->revoked(pub("ecdsa384_plain_key.pub")));
-    CHECK_FALSE(list->revoked(pub("ecdsa256_plain_key.pub"))); // commented out
-    CHECK_FALSE(list->revoked(pub("ecdsa521_plain_key.pub")));
+    CHECK(list->revoked(fixture_public_key("ed25519_plain_key.pub")));
+    CHECK(list->revoked(fixture_public_key("rsa2048_plain_key.pub")));
+    CHECK(list->revoked(fixture_public_key("ecdsa384_plain_key.pub")));
+    CHECK_FALSE(list->revoked(fixture_public_key("ecdsa256_plain_key.pub"))); // commented out
+    CHECK_FALSE(list->revoked(fixture_public_key("ecdsa521_plain_key.pub")));
 
     auto empty = parse_text("");
     REQUIRE(empty.has_value());
-    CHECK_FALSE(empty->revoked(pub("ed25519_plain_key.pub")));
+    CHECK_FALSE(empty->revoked(fixture_public_key("ed25519_plain_key.pub")));
 }
 
 TEST_CASE("revocation: a key list line that cannot be read refuses the whole file")
@@ -94,7 +87,7 @@ TEST_CASE("revocation: a key list line that cannot be read refuses the whole fil
     CHECK(parse_text(good + "ssh-ed25519 !!!!\n").error() == errc::invalid_format);
     CHECK(parse_text(good + "\r\n").error() == errc::invalid_format); // as in OpenSSH: "\r" is not blank
     // The type named and the type of the blob differ.
-    const std::string ed_b64 = base64_encode(pub("ed25519_plain_key.pub").blob());
+    const std::string ed_b64 = base64_encode(fixture_public_key("ed25519_plain_key.pub").blob());
     CHECK(parse_text(good + "ssh-rsa " + ed_b64 + "\n").error() == errc::key_type_mismatch);
     // An authorized_keys options field is not part of this format.
     CHECK(parse_text("no-pty " + good).error() == errc::invalid_format);
@@ -113,11 +106,11 @@ TEST_CASE("revocation: key list lines OpenSSH reads but Longhaul keys cannot mat
                             "ssh-dss-cert-v01@openssh.com AAAAHHNzaC1kc3MtY2VydC12MDFAb3BlbnNzaC5jb20=\n" +
                             ed);
     REQUIRE(other.has_value());
-    CHECK(other->revoked(pub("ed25519_plain_key.pub")));
+    CHECK(other->revoked(fixture_public_key("ed25519_plain_key.pub")));
     // Short type names are not key types here (OpenSSH 9.2: "invalid format").
-    CHECK(parse_text("ED25519 " + base64_encode(pub("ed25519_plain_key.pub").blob()) + "\n").error() ==
+    CHECK(parse_text("ED25519 " + base64_encode(fixture_public_key("ed25519_plain_key.pub").blob()) + "\n").error() ==
           errc::invalid_format);
-    CHECK(parse_text("RSA " + base64_encode(pub("rsa3072_plain_key.pub").blob()) + "\n").error() ==
+    CHECK(parse_text("RSA " + base64_encode(fixture_public_key("rsa3072_plain_key.pub").blob()) + "\n").error() ==
           errc::invalid_format);
 }
 
@@ -126,8 +119,8 @@ TEST_CASE("revocation: a certificate in a key list revokes its public key")
     // ecdsa521-cert.pub certifies ecdsa521_plain_key.pub (see make_krl_fixtures.sh).
     auto list = parse_text(fixture("krl/ecdsa521-cert.pub"));
     REQUIRE(list.has_value());
-    CHECK(list->revoked(pub("ecdsa521_plain_key.pub")));
-    CHECK_FALSE(list->revoked(pub("ecdsa384_plain_key.pub")));
+    CHECK(list->revoked(fixture_public_key("ecdsa521_plain_key.pub")));
+    CHECK_FALSE(list->revoked(fixture_public_key("ecdsa384_plain_key.pub")));
     // A certificate line whose blob is something else.
     const std::string cert_b64 = pub_line("krl/ecdsa521-cert.pub").substr(pub_line("krl/ecdsa521-cert.pub").find(' ') + 1);
     CHECK(parse_text("ssh-ed25519-cert-v01@openssh.com " + cert_b64).error() == errc::key_type_mismatch);
@@ -139,7 +132,7 @@ TEST_CASE("revocation: lines end at a NUL, as C strings do")
     const std::string line = pub_line("ed25519_plain_key.pub");
     auto list = parse_text(line + std::string("\0garbage", 8) + "\n" + std::string("\0more garbage\n", 14));
     REQUIRE(list.has_value());
-    CHECK(list->revoked(pub("ed25519_plain_key.pub")));
+    CHECK(list->revoked(fixture_public_key("ed25519_plain_key.pub")));
 }
 
 TEST_CASE("revocation: the KRL magic selects the binary format")
@@ -148,8 +141,8 @@ TEST_CASE("revocation: the KRL magic selects the binary format")
     auto list = parse_text(krl_text);
     REQUIRE(list.has_value());
     CHECK(list->kind() == revocation_list::format::krl);
-    CHECK(list->revoked(pub("ecdsa256_plain_key.pub")));
-    CHECK_FALSE(list->revoked(pub("ecdsa521_plain_key.pub")));
+    CHECK(list->revoked(fixture_public_key("ecdsa256_plain_key.pub")));
+    CHECK_FALSE(list->revoked(fixture_public_key("ecdsa521_plain_key.pub")));
     // A damaged KRL is refused, not read as a key list.
     CHECK(parse_text(krl_text.substr(0, krl_text.size() - 1)).error() == errc::incomplete);
     // Shorter than the magic: a (bad) key list.
@@ -168,8 +161,8 @@ TEST_CASE("revocation: error reasons in OpenSSH's words")
 TEST_CASE("revocation: check_revocation_file reads the file and fails closed")
 {
     using status = revocation_check::status;
-    const auto ed = pub("ed25519_plain_key.pub");
-    const auto rsa = pub("rsa2048_plain_key.pub");
+    const auto ed = fixture_public_key("ed25519_plain_key.pub");
+    const auto rsa = fixture_public_key("rsa2048_plain_key.pub");
 
     temp_file list(pub_line("ed25519_plain_key.pub") + "\n");
     CHECK(check_revocation_file(list.path(), ed).result == status::revoked);
@@ -177,7 +170,7 @@ TEST_CASE("revocation: check_revocation_file reads the file and fails closed")
 
     temp_file krl(fixture("krl/keys.krl"));
     CHECK(check_revocation_file(krl.path(), ed).result == status::revoked);
-    CHECK(check_revocation_file(krl.path(), pub("rsa3072_plain_key.pub")).result == status::not_revoked);
+    CHECK(check_revocation_file(krl.path(), fixture_public_key("rsa3072_plain_key.pub")).result == status::not_revoked);
 
     auto missing = check_revocation_file("/nonexistent/longhaul/revoked", ed);
     CHECK(missing.result == status::error);
