@@ -6,7 +6,9 @@
 # for the same input); a connection in flight through each forward keeps
 # going after its listener is cancelled, with checksummed data, while new
 # connections are refused; the same port forwarded again afterwards;
-# "!command" and LocalCommand only with PermitLocalCommand.
+# "!command" and LocalCommand only with PermitLocalCommand; after the
+# session ends, ssh waits for the forwarded connections still open, and ~&
+# puts it in the background for that wait (checked against Debian's ssh).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -178,32 +180,43 @@ fi
 lh_check "~C messages: Longhaul's ssh prints the same" check_messages longhaul_messages "$LH_SSH"
 
 # ---------------------------------------------------------------- forwards
-# inflight NAME PORT KIND CANCEL: a connection through PORT (KIND plain
-# or socks) sends the first half of the data and gets it back; the
-# forward is cancelled (CANCEL at the prompt); new connections are
-# refused; the second half then goes through the same connection, and
-# all of it comes back intact.
-inflight() {
-    local name=$1 port=$2 kind=$3 cancel=$4 pid got rc=0
+# open_inflight PORT [KIND]: a connection through PORT (KIND plain, the
+# default, or socks) that has sent the first half of the data and got it
+# back; its writer in fd $w, its reader's PID in $inflight_pid.
+open_inflight() {
     rm -f "$T/in.fifo" "$T/out"
     mkfifo "$T/in.fifo"
-    if [ "$kind" = socks ]; then
-        python3 "$HERE/socks_client.py" "$port" 127.0.0.1 "$ECHO_PORT" <"$T/in.fifo" >"$T/out" 2>"$T/client.err" &
+    if [ "${2:-plain}" = socks ]; then
+        python3 "$HERE/socks_client.py" "$1" 127.0.0.1 "$ECHO_PORT" <"$T/in.fifo" >"$T/out" 2>"$T/client.err" &
     else
-        python3 "$HERE/tcp_pipe.py" "$port" <"$T/in.fifo" >"$T/out" 2>"$T/client.err" &
+        python3 "$HERE/tcp_pipe.py" "$1" <"$T/in.fifo" >"$T/out" 2>"$T/client.err" &
     fi
-    pid=$!
+    inflight_pid=$!
     exec {w}>"$T/in.fifo"
     cat "$T/first_half" >&"$w"
     size_is() { [ "$(stat -c %s "$T/out")" = $((1 << 20)) ]; }
     lh_wait_until 20 size_is || { echo "  first half not echoed" >&2; cat "$T/client.err" >&2; exec {w}>&-; return 1; }
-    cmdline "$name" "$cancel" "Canceled forwarding." || { exec {w}>&-; return 1; }
-    lh_wait_until 10 refuses "$port" || { echo "  $port still accepts after the cancel" >&2; exec {w}>&-; return 1; }
+}
+# close_inflight: the second half through the same connection; all of it
+# back intact.
+close_inflight() {
+    local rc=0 got
     cat "$T/second_half" >&"$w"
     exec {w}>&-
-    wait "$pid" || rc=$?
+    wait "$inflight_pid" || rc=$?
     got=$(sha256sum <"$T/out" | cut -d' ' -f1)
     [ "$rc" = 0 ] && [ "$got" = "$WANT" ] || { echo "  client status $rc" >&2; cat "$T/client.err" >&2; return 1; }
+}
+# inflight NAME PORT KIND CANCEL: a connection in flight through PORT; the
+# forward is cancelled (CANCEL at the prompt); new connections are
+# refused; the rest of the data then goes through the same connection,
+# and all of it comes back intact.
+inflight() {
+    local name=$1 port=$2 kind=$3 cancel=$4
+    open_inflight "$port" "$kind" || return 1
+    cmdline "$name" "$cancel" "Canceled forwarding." || { exec {w}>&-; return 1; }
+    lh_wait_until 10 refuses "$port" || { echo "  $port still accepts after the cancel" >&2; exec {w}>&-; return 1; }
+    close_inflight
 }
 # through PORT KIND: a fresh connection carries all the data both ways.
 through() {
@@ -260,6 +273,67 @@ check_allocated() {
 # OpenSSH's ssh prints nothing for this one (its ~C sends the request
 # without waiting for the reply, so it cannot use the port either).
 lh_check "~C -R 0: the allocated port printed, used and cancelled" check_allocated
+
+# ---------------------------------------------------------------- after the session
+# A session whose remote command ends on ^D (cat), with a -L forward, in a
+# pane where bash reports "ssh-exited STATUS" when ssh ends and stays.
+# Sets LP. OpenSSH's client stays after the session while a forwarded
+# connection is open; ~& backgrounds it for that wait.
+catsession() {
+    local name=$1 ssh=$2 port=$3 cmd
+    lh_port LP
+    cmd="$ssh -F /dev/null -p $port -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null"
+    cmd+=" -o BatchMode=yes -o IdentitiesOnly=yes -o IdentityAgent=none -o LogLevel=INFO -i $T/id"
+    cmd+=" -L $LP:127.0.0.1:$ECHO_PORT -tt $me@127.0.0.1 'echo session-up; cat >/dev/null; echo cat-done'"
+    tmux -S "$TMUX_SOCK" new-session -d -s "$name" -x 200 -y 50 \
+        "$cmd 2>$T/$name.err; echo ssh-exited \$?; exec sleep 600"
+    if [ -z "${TMUX_PID:-}" ]; then
+        TMUX_PID=$(tmux -S "$TMUX_SOCK" display-message -p '#{pid}')
+        LH_PIDS+=("$TMUX_PID")
+    fi
+    lh_wait_until 20 pane_has "$name" '^session-up' && lh_wait_until 10 accepts "$LP" ||
+        { cat "$T/$name.err" >&2; return 1; }
+}
+# no_ssh_forwarding PORT: no process runs with this test's -L for PORT.
+no_ssh_forwarding() { ! pgrep -f -- "-L $1:127.0.0.1:$ECHO_PORT" >/dev/null; }
+check_waits_for_forwarded() {
+    local name=$1 ssh=$2 port=$3
+    catsession "$name" "$ssh" "$port" && open_inflight "$LP" || return 1
+    tmux -S "$TMUX_SOCK" send-keys -t "$name" C-d
+    lh_wait_until 10 pane_has "$name" '^cat-done' || { echo "  the remote cat did not end" >&2; exec {w}>&-; return 1; }
+    sleep 1 # nothing to wait for: a client that does not wait exits now
+    pane_has "$name" '^ssh-exited' && { echo "  ssh exited with a forwarded connection open" >&2; exec {w}>&-; return 1; }
+    close_inflight && lh_wait_until 10 pane_has "$name" '^ssh-exited 0$'
+}
+check_background() {
+    local name=$1 ssh=$2 port=$3
+    catsession "$name" "$ssh" "$port" && open_inflight "$LP" || return 1
+    escape "$name" '~&'
+    lh_wait_until 10 pane_has "$name" '^ssh-exited 0$' || { echo "  ssh did not exit 0 after ~&" >&2; exec {w}>&-; return 1; }
+    grep -qxF '~& [backgrounded]' "$T/$name.err" || { echo "  no '~& [backgrounded]' line" >&2; exec {w}>&-; return 1; }
+    # The child sent the ^D: the remote cat ended; the listener is gone.
+    lh_wait_until 10 pane_has "$name" '^cat-done' || { echo "  the session's input did not end" >&2; exec {w}>&-; return 1; }
+    lh_wait_until 10 refuses "$LP" || { echo "  $LP still accepts" >&2; exec {w}>&-; return 1; }
+    close_inflight || return 1
+    # The background child ends once that connection has closed.
+    lh_wait_until 10 no_ssh_forwarding "$LP" ||
+        { echo "  the background ssh is still running" >&2; return 1; }
+}
+if [ -x /usr/bin/ssh ]; then
+    lh_check "session over, a forwarded connection open: Debian's ssh waits for it (what this test expects)" \
+        check_waits_for_forwarded wait_openssh /usr/bin/ssh "$DEBIAN_PORT"
+    lh_check "~&: Debian's ssh backgrounds, ends the session's input, serves the open connection (what this test expects)" \
+        check_background bg_openssh /usr/bin/ssh "$DEBIAN_PORT"
+else
+    lh_skip_check "~& and the wait after the session, Debian's ssh" "OpenSSH's ssh client not found at /usr/bin/ssh"
+fi
+for server in debian longhaul; do
+    port_var=${server^^}_PORT
+    lh_check "session over, a forwarded connection open ($server sshd): ssh waits for it, then exits 0" \
+        check_waits_for_forwarded "wait_lh_$server" "$LH_SSH" "${!port_var}"
+    lh_check "~& ($server sshd): ssh backgrounds, ends the session's input, serves the open connection" \
+        check_background "bg_lh_$server" "$LH_SSH" "${!port_var}"
+done
 
 # ---------------------------------------------------------------- local commands
 check_local_commands() {

@@ -234,6 +234,23 @@ int ssh_client::run()
     return status_;
 }
 
+void ssh_client::finish_when_channels_closed()
+{
+    if (finished_)
+        return;
+    // OpenSSH's channel_still_open: any channel but listeners (ours are not
+    // channels), opening ones included; the session's own may linger until
+    // its CLOSE is answered.
+    std::size_t others = conn_->channel_count();
+    if (session_ && conn_->exists(session_->id))
+        --others;
+    if (others > 0)
+        return;
+    if (session_ && session_->tty())
+        log_.info("Connection to " + host_ + " closed.");
+    finish(session_status_);
+}
+
 void ssh_client::finish(int status)
 {
     if (finished_)
@@ -273,7 +290,11 @@ void ssh_client::on_session_event(const session_event& e)
     case session_event_type::first_kex: on_first_kex(); break;
     case session_event_type::client_auth: on_auth_event(*e.client_auth); break;
     case session_event_type::authenticated: on_authenticated(); break;
-    case session_event_type::channel: runner_->dispatch(e.channel); break;
+    case session_event_type::channel:
+        runner_->dispatch(e.channel);
+        if (session_closed_)
+            finish_when_channels_closed();
+        break;
     default: break;
     }
 }
@@ -486,9 +507,9 @@ void ssh_client::start_session()
             raw_.reset();
             log_.set_raw_terminal(false);
         }
-        if (session_ && session_->tty())
-            log_.info("Connection to " + host_ + " closed.");
-        finish(status);
+        session_closed_ = true;
+        session_status_ = status;
+        finish_when_channels_closed();
     };
     session_->on_escape = [this](escape_action a) { on_escape(a); };
     auto id = conn_->open("session");

@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 
 namespace longhaul::detail {
@@ -75,11 +76,36 @@ void ssh_client::on_escape(escape_action a)
         }
         run_command_line();
         break;
-    case escape_action::background:
-        write_stderr("~& is not supported yet (no forwarded connections to wait for)\r\n");
-        break;
+    case escape_action::background: background(); break;
     default: break;
     }
+}
+
+void ssh_client::background()
+{
+    // OpenSSH's ~&: the terminal back to its modes, no new forwarded
+    // connections, and a child carries on in the background while the
+    // parent exits 0 (so the user's shell gets the terminal back). The
+    // child ends the session's input (a ^D, then EOF: a shell logs out) and,
+    // like any client whose session closed, stays until the connections
+    // already forwarded have closed.
+    if (raw_) {
+        raw_.reset();
+        log_.set_raw_terminal(false);
+    }
+    if (forwards_)
+        forwards_->stop_listening();
+    write_stderr(escape_char_name(cfg_.escape_char.value_or('~')) + "& [backgrounded]\n");
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+        log_.error(std::string("fork: ") + std::strerror(errno));
+        return;
+    }
+    if (pid > 0)
+        _exit(0);
+    io_.notify_fork(asio::io_context::fork_child);
+    if (session_)
+        session_->end_input();
 }
 
 void ssh_client::run_command_line()

@@ -83,6 +83,13 @@ void client_forwards::stop()
     channels_.stop_all();
 }
 
+void client_forwards::stop_listening()
+{
+    for (auto& l : listeners_)
+        l.socket->close();
+    listeners_.clear();
+}
+
 bool client_forwards::start_stdio(const std::string& host, int port, std::function<void(int)> on_done)
 {
     const int in = private_nonblocking_fd(STDIN_FILENO, false);

@@ -53,6 +53,10 @@ public:
     // Connections already forwarded carry on. False when none matched.
     bool cancel(const forward_spec& key, bool dynamic);
 
+    // ~&: every -L and -D listener closed (OpenSSH's
+    // channel_stop_listening); connections already forwarded carry on.
+    void stop_listening();
+
     std::size_t listener_count() const noexcept { return listeners_.size(); }
     // The client is ending: listeners, handshakes and forwarded sockets
     // closed, so nothing keeps the event loop running.

@@ -76,6 +76,10 @@ void client_session::start_streams()
                     on_escape(a);
                 }
             }
+            if (end_input_) {
+                out.push_back(0x04);
+                stdin_->end_after_filter();
+            }
         };
     }
     stdin_->on_eof = [this](int) {

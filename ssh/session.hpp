@@ -56,6 +56,9 @@ public:
     void window_changed();
     bool tty() const noexcept { return params_.want_tty; }
     void send_break();
+    // ~&, from on_escape: after the escape, the input ends as OpenSSH's
+    // does it, with a ^D (a shell on the pty logs out) and then EOF.
+    void end_input() noexcept { end_input_ = true; }
 
 private:
     void start_streams();
@@ -71,6 +74,7 @@ private:
     std::optional<int> exit_status_;
     bool closed_ = false;
     bool done_ = false;
+    bool end_input_ = false;
 };
 
 } // namespace longhaul

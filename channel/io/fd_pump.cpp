@@ -194,6 +194,11 @@ void fd_source::pump()
                     (void)conn.send_data(id_, filtered_, extended_);
                 if (stopped_)
                     return;
+                if (end_after_filter_) {
+                    stop();
+                    runner_.flush();
+                    return finish(0);
+                }
             }
         } else {
             auto room = conn.prepare_data(id_, cap, extended_);

@@ -42,6 +42,9 @@ public:
     // and then report EOF at the first read that would block, instead of
     // waiting for an EOF that other holders of the descriptor may delay.
     void finish_when_drained();
+    // Called from the filter: what it has output so far is sent, then the
+    // source ends as at EOF (on_eof) and reads no more (ssh's ~&).
+    void end_after_filter() noexcept { end_after_filter_ = true; }
     void stop();
     bool finished() const noexcept { return finished_; }
     std::uint64_t bytes_read() const noexcept { return bytes_; }
@@ -60,6 +63,7 @@ private:
     bool finished_ = false;
     bool stopped_ = false;
     bool drain_only_ = false;
+    bool end_after_filter_ = false;
     // The last read found the descriptor empty: what arrives next is a
     // request or a keystroke, not the continuation of bulk data.
     bool idle_ = true;

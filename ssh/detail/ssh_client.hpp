@@ -61,6 +61,7 @@ private:
     // ssh/client_escapes.cpp: the escapes that reach the connection, the
     // ~C command line, LocalCommand.
     void on_escape(escape_action a);
+    void background();
     void run_command_line();
     void run_escape_command(const std::string& line);
     void run_configured_local_command();
@@ -70,6 +71,10 @@ private:
     void send_global(std::string_view name, const bytes& data, std::function<void(bool, byte_span)> on_reply,
                      bool want_reply = true);
     void finish(int status);
+    // After the session: as OpenSSH, the client stays until the forwarded
+    // connections still open have closed, then finishes with the session's
+    // status.
+    void finish_when_channels_closed();
     std::vector<client_identity> collect_identities();
 
     client_invocation& inv_;
@@ -98,6 +103,8 @@ private:
     std::unique_ptr<raw_terminal> raw_;
     bool version_seen_ = false;
     bool finished_ = false;
+    bool session_closed_ = false;
+    int session_status_ = 255;
     int status_ = 255;
     std::uint64_t last_bytes_in_ = 0;
     int alive_misses_ = 0;
