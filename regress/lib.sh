@@ -44,8 +44,20 @@ lh_cleanup() {
         [ -n "$pid" ] && wait "$pid" 2>/dev/null || true
     done
     # Sanitizer reports from anything the test ran (read after the servers
-    # have exited, so their leak checks are in).
+    # have exited, so their leak checks are in). One line is not a finding:
+    # a process forked from one with threads (ssh after ~& or -f, while the
+    # crypto pool's helpers exist in the parent) still has those threads in
+    # LeakSanitizer's registry, and its exit-time leak check says "Running
+    # thread N was not suspended. False leaks are possible." (clang 14;
+    # shown with a 10-line program). A file with nothing else is set aside;
+    # any other line, a leak report included, still fails the test.
     local reports
+    for f in $(find "$LH_SAN_DIR" -type f -size +0 2>/dev/null); do
+        if ! grep -qvE '^==[0-9]+==Running thread [0-9]+ was not suspended\. False leaks are possible\.$' "$f"; then
+            echo "note: LeakSanitizer's 'thread not suspended' notice from a forked child ($(basename "$f")), not a finding" >&2
+            rm -f "$f"
+        fi
+    done
     reports=$(find "$LH_SAN_DIR" -type f -size +0 2>/dev/null)
     if [ -n "$reports" ]; then
         for f in $reports; do
