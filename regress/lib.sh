@@ -45,9 +45,9 @@ lh_cleanup() {
     done
     # Sanitizer reports from anything the test ran (read after the servers
     # have exited, so their leak checks are in). One line is not a finding:
-    # a process forked from one with threads (ssh after ~& or -f, while the
-    # crypto pool's helpers exist in the parent) still has those threads in
-    # LeakSanitizer's registry, and its exit-time leak check says "Running
+    # a process forked from one with threads (ssh after ~& or -f) still has
+    # the parent's other threads in LeakSanitizer's registry, and its
+    # exit-time leak check says "Running
     # thread N was not suspended. False leaks are possible." (clang 14;
     # shown with a 10-line program). A file with nothing else is set aside;
     # any other line, a leak report included, still fails the test.
