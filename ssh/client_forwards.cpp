@@ -75,8 +75,7 @@ client_forwards::~client_forwards() = default;
 void client_forwards::stop()
 {
     boost::system::error_code ignored;
-    for (auto& l : listeners_)
-        l.socket->close();
+    stop_listening();
     for (auto& [p, h] : handshakes_)
         if (h->d.is_open())
             h->d.close(ignored);

@@ -196,8 +196,7 @@ void fd_source::pump()
                     return;
                 if (end_after_filter_) {
                     stop();
-                    runner_.flush();
-                    return finish(0);
+                    return finish(0); // on_eof sends the EOF (and flushes)
                 }
             }
         } else {
