@@ -592,7 +592,7 @@ void connection::consumed(channel_id id, std::size_t n, steady_time now)
         return;
     now_us_ = std::max(now_us_, micros(now));
     const std::uint32_t credit = c->rx.on_consumed(static_cast<std::uint32_t>(std::min<std::size_t>(n, 0xffffffffu)),
-                                                   micros(now), rtt_us());
+                                                   micros(now), rtt_us(), path_rtt_us());
     report_window_change(id, c->rx);
     if (credit == 0 || c->info.close_sent || c->info.close_received || c->info.eof_received)
         return;

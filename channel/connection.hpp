@@ -132,7 +132,12 @@ public:
     // The transport connection's round-trip time from TCP_INFO (0: not a TCP
     // socket). Without it the core measures the RTT itself with
     // keepalive@openssh.com requests (rtt_probe); window growth needs one.
-    void set_rtt(std::chrono::microseconds rtt) noexcept { transport_rtt_us_ = static_cast<std::uint64_t>(rtt.count()); }
+    // `min_rtt`: TCP's smallest RTT (0: not known), the path without queues.
+    void set_rtt(std::chrono::microseconds rtt, std::chrono::microseconds min_rtt = {}) noexcept
+    {
+        transport_rtt_us_ = static_cast<std::uint64_t>(rtt.count());
+        transport_min_rtt_us_ = static_cast<std::uint64_t>(min_rtt.count());
+    }
     // The estimate the window policy uses: TCP's when known, else the probes'.
     // The SSH peer can be further away than the TCP peer: the inner
     // connection of a jump host reaches sshd over the hop's socket beside it
@@ -147,6 +152,14 @@ public:
         return probe > 2 * transport_rtt_us_ + relay_margin_us ? probe : transport_rtt_us_;
     }
     static constexpr std::uint64_t relay_margin_us = 5'000;
+    // The path's round trip without queues: TCP's minimum when TCP's
+    // estimate is the one in use, else 0 (the policy then takes the smallest
+    // estimate it was given; the probes' estimate is already their minimum).
+    std::uint64_t path_rtt_us() const noexcept
+    {
+        const std::uint64_t rtt = rtt_us();
+        return rtt == transport_rtt_us_ && transport_min_rtt_us_ != 0 ? std::min(transport_min_rtt_us_, rtt) : 0;
+    }
     const rtt_probe& probe() const noexcept { return probe_; }
     // Periodic (a few times a second): idle windows shrink, RTT probes go out.
     void tick(steady_time now);
@@ -212,6 +225,7 @@ private:
     std::deque<bool> global_replies_pending_;
     std::uint32_t global_replies_owed_ = 0;    // the peer's awaiting us
     std::uint64_t transport_rtt_us_ = 0;
+    std::uint64_t transport_min_rtt_us_ = 0;
     rtt_probe probe_;
     std::uint64_t now_us_ = 0;                 // the latest time the core was given
     bool data_since_tick_ = false;             // channel data moved since the last tick

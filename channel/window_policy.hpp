@@ -35,9 +35,14 @@
 // is credit the sender holds while TCP, not the window, limits it. A sender
 // that reads its source as far as its credit allows buffers all of it, and
 // OpenSSH's sender pays for a large buffer (window_for_peer() below): for
-// such a peer the target stays within one round trip's delivery plus
-// `max_spare`, so the window still follows the bandwidth-delay product
-// while the sender's unsent data stays small.
+// such a peer the target stays within what the path holds plus `max_spare`,
+// so the window still follows the bandwidth-delay product while the
+// sender's unsent data stays small. "What the path holds" is the recent
+// peak rate (decaying by an eighth per round trip, so that one round trip
+// of loss recovery does not count as a drop) over the path's own round
+// trip (TCP's minimum RTT): credit beyond it only lengthens the queue at
+// the bottleneck, which the receiver's RTT estimate would then count as
+// path and grant again.
 #pragma once
 
 #include <cstdint>
@@ -164,9 +169,12 @@ public:
     void on_discarded(std::uint32_t n) noexcept;
 
     // The sink took `n` bytes. `rtt_us` is the connection's current round-trip
-    // estimate (0: unknown, no growth). Returns the credit to send in
-    // WINDOW_ADJUST now (0: not worth a message yet).
-    std::uint32_t on_consumed(std::uint32_t n, std::uint64_t now_us, std::uint64_t rtt_us) noexcept;
+    // estimate (0: unknown, no growth); `path_rtt_us` the path's own round
+    // trip without queues (TCP's minimum RTT; 0: the smallest `rtt_us`
+    // given). Returns the credit to send in WINDOW_ADJUST now (0: not worth
+    // a message yet).
+    std::uint32_t on_consumed(std::uint32_t n, std::uint64_t now_us, std::uint64_t rtt_us,
+                              std::uint64_t path_rtt_us = 0) noexcept;
 
     // Periodic: an idle channel gives its growth back to the budget.
     void on_tick(std::uint64_t now_us) noexcept;
@@ -186,7 +194,7 @@ public:
 private:
     std::uint32_t adjust_threshold() const noexcept;
     std::uint32_t window_in_effect() const noexcept;
-    void measure(std::uint32_t consumed, std::uint64_t now_us, std::uint64_t rtt_us) noexcept;
+    void measure(std::uint32_t consumed, std::uint64_t now_us, std::uint64_t rtt_us, std::uint64_t path_rtt_us) noexcept;
     void end_interval(std::uint64_t elapsed_us, std::uint64_t rtt_us) noexcept;
     void grow_to(std::uint64_t aim, window_change::reason why, std::uint64_t per_rtt, std::uint64_t rtt_us) noexcept;
     void shrink_to(std::uint64_t to, window_change::reason why, std::uint64_t per_rtt, std::uint64_t rtt_us) noexcept;
@@ -208,6 +216,8 @@ private:
     std::uint32_t interval_target_ = 0;  // window in effect when the interval began
     std::uint32_t interval_backlog_ = 0; // smallest backlog left after the sink took data
     std::uint64_t previous_per_rtt_ = 0;
+    std::uint64_t recent_per_rtt_ = 0; // decaying peak of per-RTT delivery (spare bound)
+    std::uint64_t min_rtt_us_ = 0;     // the path's RTT: as given, else the smallest RTT given
     int steady_intervals_ = 0;
     window_stats stats_;
     std::optional<window_change> change_;

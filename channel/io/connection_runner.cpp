@@ -220,13 +220,23 @@ void connection_runner::sample_rtt()
     // estimate is the measurement. A stream that is not a TCP socket (a
     // ProxyCommand's socketpair, sshd -i's pipes) reports 0, and the
     // connection core measures the RTT itself with probes.
-    tcp_info info{};
+    // glibc's tcp_info stops before the fields Linux added later; the
+    // minimum RTT (Linux 4.6) follows them at a fixed place.
+    struct {
+        tcp_info base;
+        std::uint64_t pacing_rate, max_pacing_rate, bytes_acked, bytes_received;
+        std::uint32_t segs_out, segs_in, notsent_bytes, min_rtt;
+    } info{};
+    static_assert(offsetof(decltype(info), min_rtt) == 148, "Linux's tcpi_min_rtt");
     socklen_t len = sizeof info;
-    std::uint32_t rtt = 0;
+    std::uint32_t rtt = 0, min_rtt = 0;
     if (getsockopt(driver_.native_handle(), IPPROTO_TCP, TCP_INFO, &info, &len) == 0 &&
-        len >= offsetof(tcp_info, tcpi_rcv_rtt) + sizeof info.tcpi_rcv_rtt)
-        rtt = info.tcpi_rtt != 0 ? info.tcpi_rtt : info.tcpi_rcv_rtt;
-    conn_.set_rtt(std::chrono::microseconds(rtt));
+        len >= offsetof(tcp_info, tcpi_rcv_rtt) + sizeof info.base.tcpi_rcv_rtt) {
+        rtt = info.base.tcpi_rtt != 0 ? info.base.tcpi_rtt : info.base.tcpi_rcv_rtt;
+        if (len >= offsetof(decltype(info), min_rtt) + sizeof info.min_rtt && info.min_rtt != ~0u)
+            min_rtt = info.min_rtt;
+    }
+    conn_.set_rtt(std::chrono::microseconds(rtt), std::chrono::microseconds(min_rtt));
 }
 
 void connection_runner::sample_drain_rate()

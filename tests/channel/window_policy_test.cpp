@@ -512,3 +512,70 @@ TEST_CASE("window_policy: when an OpenSSH sender's rate drops, the window comes 
     CHECK(sim.max_held <= cfg.max_spare + cfg.max_spare / 4);
     CHECK(budget.used() == w.budget_held());
 }
+
+TEST_CASE("window_policy: a round trip of TCP loss recovery does not take an OpenSSH sender's window away")
+{
+    // A round trip in which TCP repairs a loss delivers little: the data
+    // waits in the receiver's out-of-order queue, still in flight, and the
+    // next round trip delivers it all at once. Shrinking the window to that
+    // one round trip starved the sender for the round trips after it.
+    const window_config cfg = window_for_peer(big_config(), "OpenSSH_9.2p1");
+    window_budget budget(cfg.budget);
+    receive_window w(cfg, budget);
+    const std::uint64_t rate = 125'000'000, bdp = rate / 10; // 1 Gbit/s, 100 ms
+    path_sim sim(100'000, rate, bdp + bdp / 4, w);
+    for (int i = 0; i < 20 * 64; ++i)
+        sim.step();
+    REQUIRE(w.target() >= bdp);
+    // One round trip at a twentieth of the rate, then the link again.
+    sim.rate_bytes_per_s = rate / 20;
+    for (int i = 0; i < 64; ++i)
+        sim.step();
+    sim.rate_bytes_per_s = rate;
+    std::uint32_t smallest = w.target();
+    for (int i = 0; i < 4 * 64; ++i) {
+        sim.step();
+        smallest = std::min(smallest, w.target());
+    }
+    CHECK(smallest >= bdp);
+    CHECK(budget.used() == w.budget_held());
+}
+
+TEST_CASE("window_policy: an OpenSSH sender's spare credit is counted over the path's round trip, not a queue's")
+{
+    // The receiver's TCP estimate includes the queue at the bottleneck
+    // (150 ms on a 100 ms path here); credit beyond what the path itself
+    // holds only lengthens that queue or waits in the sender's buffer.
+    const window_config cfg = window_for_peer(big_config(), "OpenSSH_9.2p1");
+    window_budget budget(cfg.budget);
+    receive_window w(cfg, budget);
+    const std::uint64_t rate = 125'000'000, path_us = 100'000, srtt_us = 150'000;
+    const std::uint64_t step_us = 1000, per_step = rate * step_us / 1'000'000;
+    std::uint64_t now = 1'000'000, sender_credit = w.credit();
+    for (int i = 0; i < 10'000; ++i) { // 10 s; credit goes back at once
+        now += step_us;
+        const auto n = static_cast<std::uint32_t>(std::min(per_step, sender_credit));
+        if (n == 0)
+            continue;
+        REQUIRE(w.on_receive(n, now));
+        sender_credit -= n;
+        sender_credit += w.on_consumed(n, now, srtt_us, path_us);
+    }
+    const std::uint64_t path_bdp = rate * path_us / 1'000'000;
+    CHECK(w.target() >= path_bdp);
+    CHECK(w.target() <= path_bdp + cfg.max_spare + cfg.max_spare / 4);
+    // Without the path's RTT the policy takes the smallest RTT it was given.
+    receive_window v(cfg, budget);
+    sender_credit = v.credit();
+    for (int i = 0; i < 10'000; ++i) {
+        now += step_us;
+        const std::uint64_t srtt = i < 500 ? path_us : srtt_us; // the queue builds after half a second
+        const auto n = static_cast<std::uint32_t>(std::min(per_step, sender_credit));
+        if (n == 0)
+            continue;
+        REQUIRE(v.on_receive(n, now));
+        sender_credit -= n;
+        sender_credit += v.on_consumed(n, now, srtt);
+    }
+    CHECK(v.target() <= path_bdp + cfg.max_spare + cfg.max_spare / 4);
+}
