@@ -639,10 +639,15 @@ void connection::maybe_probe(std::uint64_t now_us)
 {
     // Only while data moves: an idle connection needs no RTT, and an idle
     // session should stay silent on the wire.
-    // The first probe goes out at the first tick, right after
-    // authentication, before any bulk data can queue up in front of it.
+    // Without TCP's estimate the first probe goes out at the first tick,
+    // right after authentication, before any bulk data can queue up in
+    // front of it; with it, a second later (first_cross_check_delay_us).
     const bool active = data_since_tick_ || probe_.samples() == 0;
     data_since_tick_ = false;
+    if (first_tick_us_ == 0)
+        first_tick_us_ = now_us;
+    if (transport_rtt_us_ != 0 && probe_.samples() == 0 && now_us < first_tick_us_ + first_cross_check_delay_us)
+        return;
     if (!active || transport_.closed() || !probe_.due(now_us, transport_rtt_us_ != 0))
         return;
     bytes m;

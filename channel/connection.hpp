@@ -143,7 +143,17 @@ public:
     // connection of a jump host reaches sshd over the hop's socket beside it
     // (TCP sees microseconds, the client is 100 ms away), and the window must
     // cover the whole way its adjusts travel. So a probe round trip well
-    // above TCP's (more than twice it plus relay_margin_us) wins.
+    // above TCP's (more than twice it plus relay_margin_us) wins. The margin
+    // covers what a bulk sender has queued ahead of a probe's answer (its
+    // socket buffer: 14-16 ms from Debian's sshd on a 0.2 ms link); below
+    // it a relay's extra round trip is worth less than the initial window.
+    static constexpr std::uint64_t relay_margin_us = 20'000;
+    // With TCP's estimate in hand the first probe waits this long after the
+    // first tick: right after authentication the peer may still be setting
+    // itself up (OpenSSH's privilege-separated child takes the connection
+    // over) and answered the first probe after 57 ms on a 0.2 ms link,
+    // which read as a relay.
+    static constexpr std::uint64_t first_cross_check_delay_us = 1'000'000;
     std::uint64_t rtt_us() const noexcept
     {
         const std::uint64_t probe = probe_.estimate_us();
@@ -151,7 +161,6 @@ public:
             return probe;
         return probe > 2 * transport_rtt_us_ + relay_margin_us ? probe : transport_rtt_us_;
     }
-    static constexpr std::uint64_t relay_margin_us = 5'000;
     // The path's round trip without queues: TCP's minimum when TCP's
     // estimate is the one in use, else 0 (the policy then takes the smallest
     // estimate it was given; the probes' estimate is already their minimum).
@@ -226,6 +235,7 @@ private:
     std::uint32_t global_replies_owed_ = 0;    // the peer's awaiting us
     std::uint64_t transport_rtt_us_ = 0;
     std::uint64_t transport_min_rtt_us_ = 0;
+    std::uint64_t first_tick_us_ = 0;
     rtt_probe probe_;
     std::uint64_t now_us_ = 0;                 // the latest time the core was given
     bool data_since_tick_ = false;             // channel data moved since the last tick

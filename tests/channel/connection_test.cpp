@@ -339,6 +339,11 @@ TEST_CASE("connection: behind a relay (a jump host) the SSH round trip wins over
     // The socket goes to the hop beside this sshd: 60 us.
     p.client->set_rtt(std::chrono::microseconds(60));
     CHECK(p.client->rtt_us() == 60);
+    // With TCP's estimate the first probe waits a second after the first tick.
+    p.client->tick(p.tp.now);
+    p.run();
+    CHECK(p.client->probe().samples() == 0);
+    p.tp.now += std::chrono::microseconds(connection::first_cross_check_delay_us);
     p.client->tick(p.tp.now);
     p.tp.now += std::chrono::milliseconds(100);
     p.run();
@@ -348,7 +353,7 @@ TEST_CASE("connection: behind a relay (a jump host) the SSH round trip wins over
     // to TCP's figure, and TCP's, the finer one, stays.
     p.client->set_rtt(std::chrono::microseconds(90'000));
     CHECK(p.client->rtt_us() == 90'000);
-    p.client->set_rtt(std::chrono::microseconds(47'000));
+    p.client->set_rtt(std::chrono::microseconds(35'000));
     CHECK(p.client->rtt_us() == 100'000);
 }
 
@@ -362,6 +367,8 @@ TEST_CASE("connection: a TCP RTT wins, and the probes only cross-check it")
     CHECK(p.client->rtt_us() == 100'000);
     std::uint64_t tcp_seen = 0;
     p.client->on_rtt_sample = [&](std::uint64_t, std::uint64_t tcp) { tcp_seen = tcp; };
+    p.client->tick(p.tp.now);
+    p.tp.now += std::chrono::microseconds(connection::first_cross_check_delay_us);
     p.client->tick(p.tp.now);
     p.tp.now += std::chrono::milliseconds(120);
     p.run();
