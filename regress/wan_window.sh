@@ -17,10 +17,10 @@
 # nearly all the time at this BDP, 12.5 MB), whatever the machine's load.
 # Against an OpenSSH sender the window grows additively by design (its
 # spare credit is bounded to 4 MiB, channel/window_policy and
-# docs/PERFORMANCE.md: more makes OpenSSH's sender collapse), and a rate
-# that dips (slow start's losses in the emulator's queue) brings the window
-# down with it, so those runs are held to under half the active time: a
-# window stuck at 2 MiB still fails that, and the peak window, by far.
+# docs/PERFORMANCE.md: more makes OpenSSH's sender collapse), so its ramp
+# counts as window-limited (8-9 % of these transfers on 2 December); those
+# runs are held to under a fifth of the active time: a window stuck at
+# 2 MiB still fails that, and the peak window, by far.
 # Every run may add two round trips to its share: a transfer this short is
 # some 25 round trips, and TCP's own slow start leaves the first ones to
 # the measurement's lag (one round trip) whatever the policy.
@@ -109,8 +109,8 @@ run_pair() {
     shift 4
     # An OpenSSH sender (see above): Debian's sshd sends the download,
     # Debian's ssh the upload.
-    [[ $sshd_bin == /usr/sbin/sshd ]] && down_pct=50
-    [[ $ssh_bin == /usr/bin/ssh ]] && up_pct=50
+    [[ $sshd_bin == /usr/sbin/sshd ]] && down_pct=20
+    [[ $ssh_bin == /usr/bin/ssh ]] && up_pct=20
     wan_select_impl "$label:$ssh_bin:$sshd_bin"
     # WAN_WINDOW_SSHD_LINE / WAN_WINDOW_SSH_OPTION: one more sshd_config line
     # and ssh option, to show the checks fail (e.g. "ChannelWindowMax 2M").
