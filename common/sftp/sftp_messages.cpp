@@ -297,6 +297,42 @@ result<extended_reply> extended_reply::decode(byte_span payload)
     return m;
 }
 
+// --- check-file ----------------------------------------------------------
+
+void check_file_reply::encode_to(bytes& out) const
+{
+    wire_writer w(out);
+    const auto mark = w.begin_string();
+    w.u8(type).u32(id).string(ext::check_file_reply).string(algorithm).raw(byte_span(hashes));
+    w.end_string(mark);
+}
+bytes check_file_reply::encode() const { return encode_of(*this); }
+
+result<check_file_reply> check_file_reply::decode(byte_span payload)
+{
+    wire_reader r(payload);
+    const std::uint32_t id = r.u32();
+    if (!r.ok())
+        return r.error();
+    return decode_body(id, r.rest());
+}
+
+result<check_file_reply> check_file_reply::decode_body(std::uint32_t id, byte_span body)
+{
+    wire_reader r(body);
+    check_file_reply m;
+    m.id = id;
+    const auto name = r.text(detail::unbounded);
+    if (r.ok() && name != ext::check_file_reply)
+        return errc::invalid_argument;
+    detail::get(r, m.algorithm);
+    const auto rest = r.rest();
+    if (!r.ok())
+        return r.error();
+    m.hashes.assign(rest.begin(), rest.end());
+    return m;
+}
+
 // --- packet to message -------------------------------------------------------
 
 namespace {
@@ -330,6 +366,8 @@ constexpr extension_entry extension_decoders[] = {
     {ext::copy_data, as<request, copy_data_request>},
     {ext::home_directory, as<request, home_directory_request>},
     {ext::users_groups_by_id, as<request, users_groups_by_id_request>},
+    {ext::check_file_handle, as<request, check_file_handle_request>},
+    {ext::check_file_name, as<request, check_file_name_request>},
 };
 
 result<request> decode_extended(byte_span payload)

@@ -99,7 +99,16 @@ inline constexpr std::string_view expand_path = "expand-path@openssh.com";
 inline constexpr std::string_view copy_data = "copy-data";
 inline constexpr std::string_view home_directory = "home-directory";
 inline constexpr std::string_view users_groups_by_id = "users-groups-by-id@openssh.com";
+// draft-ietf-secsh-filexfer-extensions-00 §3 (not OpenSSH's): a hash of a
+// range of a file, by handle or by name, answered by "check-file".
+inline constexpr std::string_view check_file_handle = "check-file-handle";
+inline constexpr std::string_view check_file_name = "check-file-name";
+inline constexpr std::string_view check_file_reply = "check-file";
 } // namespace ext
+
+// check-file: the smallest block-size the draft allows (0 means one hash
+// of the whole range).
+inline constexpr std::uint32_t min_check_file_block = 256;
 
 // Size limits. OpenSSH's sftp-server takes packets up to 256 KiB and reads
 // and writes of 255 KiB; Longhaul's server takes 256 KiB reads and writes

@@ -119,6 +119,23 @@ struct users_groups_by_id_reply {
     friend bool operator==(const users_groups_by_id_reply&, const users_groups_by_id_reply&) = default;
 };
 
+// check-file (the reply to check-file-handle and check-file-name): the
+// algorithm the server used and the hashes, concatenated to the end of the
+// packet (no length: a block's hash is digest-sized). decode rejects a
+// reply whose name is not "check-file".
+struct check_file_reply {
+    static constexpr std::uint8_t type = fxp::extended_reply;
+    std::uint32_t id = 0;
+    std::string algorithm;
+    bytes hashes;
+    void encode_to(bytes& out) const;
+    bytes encode() const;
+    static result<check_file_reply> decode(byte_span payload);
+    // From an extended_reply as the client core hands it (the id read).
+    static result<check_file_reply> decode_body(std::uint32_t id, byte_span body);
+    friend bool operator==(const check_file_reply&, const check_file_reply&) = default;
+};
+
 using reply = std::variant<version_reply, status_reply, handle_reply, data_reply, name_reply, attrs_reply,
                            extended_reply>;
 

@@ -286,6 +286,36 @@ struct users_groups_by_id_request {
     friend bool operator==(const users_groups_by_id_request&, const users_groups_by_id_request&) = default;
 };
 
+// check-file-handle / check-file-name (draft-ietf-secsh-filexfer-extensions-00
+// §3): a hash of [start_offset, start_offset + length) of the file, to the
+// end of the file when length is 0; one hash of the whole range when
+// block_size is 0, else one per block of block_size bytes (at least 256).
+// `algorithms` is the client's comma-separated list, in its preference:
+// the server uses the first one it has.
+struct check_file_handle_request {
+    static constexpr std::uint8_t type = fxp::extended;
+    static constexpr std::string_view ext_name = ext::check_file_handle;
+    std::uint32_t id = 0;
+    bytes handle;
+    std::string algorithms;
+    std::uint64_t start_offset = 0, length = 0;
+    std::uint32_t block_size = 0;
+    LONGHAUL_SFTP_MESSAGE(check_file_handle_request, handle, algorithms, start_offset, length, block_size)
+    friend bool operator==(const check_file_handle_request&, const check_file_handle_request&) = default;
+};
+
+struct check_file_name_request {
+    static constexpr std::uint8_t type = fxp::extended;
+    static constexpr std::string_view ext_name = ext::check_file_name;
+    std::uint32_t id = 0;
+    std::string path;
+    std::string algorithms;
+    std::uint64_t start_offset = 0, length = 0;
+    std::uint32_t block_size = 0;
+    LONGHAUL_SFTP_MESSAGE(check_file_name_request, path, algorithms, start_offset, length, block_size)
+    friend bool operator==(const check_file_name_request&, const check_file_name_request&) = default;
+};
+
 // Any other SSH_FXP_EXTENDED: the name and the undecoded rest.
 struct extended_request {
     static constexpr std::uint8_t type = fxp::extended;
@@ -303,7 +333,8 @@ using request = std::variant<init_request, open_request, close_request, read_req
                              rename_request, readlink_request, symlink_request, posix_rename_request,
                              statvfs_request, fstatvfs_request, hardlink_request, fsync_request, lsetstat_request,
                              limits_request, expand_path_request, copy_data_request, home_directory_request,
-                             users_groups_by_id_request, extended_request>;
+                             users_groups_by_id_request, check_file_handle_request, check_file_name_request,
+                             extended_request>;
 
 // One packet (type byte first, as sftp_framing gives it) to a request. An
 // extension the codec knows decodes to its struct; others to

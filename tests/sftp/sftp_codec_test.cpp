@@ -69,6 +69,10 @@ std::vector<request> sample_requests()
         home_directory_request{.id = 28, .username = "alice"},
         users_groups_by_id_request{.id = 29, .uids = {{0, 1, 1000}}, .gids = {{0}}},
         extended_request{.id = 30, .name = "vendor@example.com", .data = as_bytes(std::string_view("\0\1opaque", 8))},
+        check_file_handle_request{.id = 31, .handle = handle_a, .algorithms = "sha256,sha512", .start_offset = 7,
+                                  .length = 1ull << 33, .block_size = 4096},
+        check_file_name_request{.id = 32, .path = "/f", .algorithms = "sha512", .start_offset = 0, .length = 0,
+                                .block_size = 0},
     };
 }
 
@@ -367,4 +371,56 @@ TEST_CASE("sftp codec: an unknown extension keeps its name and raw data")
     REQUIRE(v.find(ext::limits) != nullptr);
     CHECK(*v.find(ext::limits) == "1");
     CHECK(v.find(ext::copy_data) == nullptr);
+}
+
+TEST_CASE("sftp codec: check-file requests and the check-file reply")
+{
+    const check_file_handle_request q{.id = 5, .handle = handle_a, .algorithms = "sha256", .start_offset = 1,
+                                      .length = 2, .block_size = 256};
+    const bytes p = q.encode();
+    // string "check-file-handle", string handle, string list, uint64, uint64, uint32.
+    CHECK(p.size() == 4 + 1 + 4 + (4 + 17) + (4 + handle_a.size()) + (4 + 6) + 8 + 8 + 4);
+    auto d = check_file_handle_request::decode(byte_span(p).subspan(5));
+    REQUIRE(d);
+    CHECK(*d == q);
+
+    const check_file_reply r{.id = 9, .algorithm = "sha256", .hashes = bytes(64, 0xab)};
+    const bytes b = r.encode();
+    // The hashes run to the end of the packet, without a length of their own.
+    CHECK(b.size() == 4 + 1 + 4 + (4 + 10) + (4 + 6) + 64);
+    auto e = check_file_reply::decode(byte_span(b).subspan(5));
+    REQUIRE(e);
+    CHECK(*e == r);
+    auto generic = decode_reply(byte_span(b).subspan(4));
+    REQUIRE(generic);
+    const auto& x = std::get<extended_reply>(*generic);
+    auto f = check_file_reply::decode_body(x.id, x.data);
+    REQUIRE(f);
+    CHECK(*f == r);
+    // No hash at all is a valid reply (the caller checks the size).
+    const check_file_reply empty{.id = 1, .algorithm = "sha512", .hashes = {}};
+    REQUIRE(check_file_reply::decode(byte_span(empty.encode()).subspan(5)));
+}
+
+TEST_CASE("sftp codec: malformed check-file replies")
+{
+    // Another extension's reply name.
+    bytes other;
+    {
+        wire_writer w(other);
+        w.u32(9).string("limits").string("sha256").raw(bytes(32, 1));
+    }
+    CHECK(check_file_reply::decode(other).error() == errc::invalid_argument);
+    // Cut inside the name, inside the algorithm; a NUL in the algorithm.
+    const bytes good = check_file_reply{.id = 9, .algorithm = "sha256", .hashes = bytes(32, 1)}.encode();
+    const byte_span payload = byte_span(good).subspan(5);
+    CHECK_FALSE(check_file_reply::decode(payload.first(2)));
+    CHECK_FALSE(check_file_reply::decode(payload.first(4 + 4 + 5)));
+    CHECK_FALSE(check_file_reply::decode(payload.first(4 + 4 + 10 + 4 + 3)));
+    bytes nul;
+    {
+        wire_writer w(nul);
+        w.u32(9).string("check-file").string(std::string_view("sha\0256", 7));
+    }
+    CHECK_FALSE(check_file_reply::decode(nul));
 }
