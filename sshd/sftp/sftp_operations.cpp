@@ -126,10 +126,13 @@ void server::do_init(byte_span payload)
     client_version_ = version;
     log(log_level::verbose, format("received client version %u", version));
     version_reply v;
-    static constexpr std::pair<std::string_view, std::string_view> advertised[] = {
+    // OpenSSH's, in its order, then the draft's check-file pair (their data
+    // is the hash algorithms they take, as the draft's names).
+    const std::pair<std::string_view, std::string_view> advertised[] = {
         {ext::posix_rename, "1"}, {ext::statvfs, "2"},     {ext::fstatvfs, "2"},       {ext::hardlink, "1"},
         {ext::fsync, "1"},        {ext::lsetstat, "1"},    {ext::limits, "1"},         {ext::expand_path, "1"},
         {ext::copy_data, "1"},    {ext::home_directory, "1"}, {ext::users_groups_by_id, "1"},
+        {ext::check_file_handle, check_file_algorithm_list()}, {ext::check_file_name, check_file_algorithm_list()},
     };
     for (const auto& [name, ver] : advertised) {
         for (const auto& h : extended_handlers()) {

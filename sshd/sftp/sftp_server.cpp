@@ -59,6 +59,9 @@ std::span<const server::handler> server::extended_handlers()
         {"copy-data", ext::copy_data, fxp::extended, true, &server::do_copy_data},
         {"home-directory", ext::home_directory, fxp::extended, false, &server::do_home_directory},
         {"users-groups-by-id", ext::users_groups_by_id, fxp::extended, false, &server::do_users_groups_by_id},
+        // Not OpenSSH's: after its table, so -Q lists OpenSSH's names first.
+        {"check-file-handle", ext::check_file_handle, fxp::extended, false, &server::do_check_file_handle},
+        {"check-file-name", ext::check_file_name, fxp::extended, false, &server::do_check_file_name},
     };
     return table;
 }

@@ -47,6 +47,10 @@ struct server_options {
     // max_handles to what RLIMIT_NOFILE allows.
     std::size_t max_handles = 16384;
     std::size_t max_directory_handles = 256;
+    // Bytes one check-file request may hash: the core serves one request
+    // at a time, so this bounds how long one can hold up the others
+    // (sftp_check_file.cpp).
+    std::uint64_t max_check_length = 256 * 1024 * 1024;
     std::string user = "UNKNOWN";          // the local user, for log lines
     std::string home = "/";                // home-directory with an empty name
     std::string client_address = "UNKNOWN"; // from SSH_CONNECTION
@@ -95,6 +99,8 @@ public:
 
     // The request names of -Q requests, -p and -P, in OpenSSH's order.
     static std::vector<std::string_view> request_names();
+    // The hash algorithms check-file takes, as VERSION advertises them.
+    static std::string_view check_file_algorithm_list() noexcept;
 
     // Implementation details shared by the handler files.
     struct handle_entry {
@@ -150,7 +156,7 @@ private:
     int realpath(const std::string& path, std::string& resolved);
     std::time_t now() const;
 
-    // The operations (sftp_operations.cpp, sftp_extensions.cpp).
+    // The operations (sftp_operations.cpp, sftp_extensions.cpp, sftp_check_file.cpp).
     void do_init(byte_span payload);
     void do_open(std::uint32_t id, byte_span payload);
     void do_close(std::uint32_t id, byte_span payload);
@@ -181,6 +187,10 @@ private:
     void do_copy_data(std::uint32_t id, byte_span payload);
     void do_home_directory(std::uint32_t id, byte_span payload);
     void do_users_groups_by_id(std::uint32_t id, byte_span payload);
+    void do_check_file_handle(std::uint32_t id, byte_span payload);
+    void do_check_file_name(std::uint32_t id, byte_span payload);
+    void check_file(std::uint32_t id, int fd, const char* name, const std::string& algorithms, std::uint64_t start,
+                    std::uint64_t length, std::uint32_t block_size);
     void do_stat_common(std::uint32_t id, const std::string& path, bool follow);
     void apply_attrs(std::uint32_t id, const std::string& name, const attrs& a, int fd, bool follow);
 

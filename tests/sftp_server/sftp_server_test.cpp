@@ -42,7 +42,7 @@ attrs attrs_of(const reply& r)
 
 } // namespace
 
-TEST_CASE("sftp server: INIT gets version 3 and OpenSSH's extensions in its order")
+TEST_CASE("sftp server: INIT gets version 3, OpenSSH's extensions in its order, then check-file's")
 {
     sftp_harness h({}, false);
     auto r = h.exchange(init_request{.version = 6}.encode());
@@ -56,7 +56,9 @@ TEST_CASE("sftp server: INIT gets version 3 and OpenSSH's extensions in its orde
                                             "fstatvfs@openssh.com=2", "hardlink@openssh.com=1", "fsync@openssh.com=1",
                                             "lsetstat@openssh.com=1", "limits@openssh.com=1",
                                             "expand-path@openssh.com=1", "copy-data=1", "home-directory=1",
-                                            "users-groups-by-id@openssh.com=1"});
+                                            "users-groups-by-id@openssh.com=1",
+                                            "check-file-handle=sha256,sha384,sha512",
+                                            "check-file-name=sha256,sha384,sha512"});
     CHECK(h.logged("session opened for local user tester from [192.0.2.1]"));
     CHECK(h.logged("received client version 6"));
 }
