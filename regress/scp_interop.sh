@@ -9,7 +9,8 @@
 #    Debian's scp, run side by side;
 #  - Longhaul's `scp -t`/`scp -f` (the remote side of -O) driven by
 #    Debian's scp -O, and the reverse;
-#  - the progress meter on a terminal, -l, -a (resume), options that are
+#  - the progress meter on a terminal, -l, -a (resume; with Longhaul's
+#    sshd the whole prefix hashed by check-file-handle), options that are
 #    not supported yet refused.
 # Permission errors need a non-root user: as root the script creates one.
 source "$(dirname "$0")/lib.sh"
@@ -286,5 +287,38 @@ check_resume() {
     run_scp "$SCP" "$port_debian" -a "$L/big" "$user@127.0.0.1:$R/up-stale" && [ $rc = 0 ] && cmp "$L/big" "$R/up-stale"
 }
 lh_check "-a resumes a partial download and upload, and resends a copy whose prefix differs" check_resume
+flip_byte() { # FILE OFFSET: a different byte there
+    local b
+    b=$(dd if="$1" bs=1 skip="$2" count=1 2>/dev/null | od -An -tu1 | tr -d ' ')
+    printf "\\$(printf %03o $(((b + 1) % 256)))" | dd of="$1" bs=1 seek="$2" conv=notrunc 2>/dev/null
+}
+check_resume_hashed() {
+    # Longhaul's sshd (internal-sftp) has check-file-handle: the whole
+    # prefix is hashed on both sides, so a byte changed in the middle of
+    # the partial file, far from the first and last 64 KiB (all that can be
+    # compared cheaply without it), is caught and the file sent whole.
+    fresh_remote
+    cp "$L/big" "$R/big" && chown "$user" "$R/big"
+    head -c 4000000 "$L/big" >"$T/mid-stale" && flip_byte "$T/mid-stale" 2000000 &&
+        ! cmp -s "$T/mid-stale" <(head -c 4000000 "$L/big") || return 1
+    run_scp "$SCP" "$port_longhaul" -v -a "$user@127.0.0.1:$R/big" "$T/mid-stale" && [ $rc = 0 ] &&
+        cmp "$L/big" "$T/mid-stale" && grep -q 'does not match' "$T/err" &&
+        grep -q '(check-file-handle): different' "$T/err" || { echo "   download"; grep -v '^debug[23]' "$T/err"; return 1; }
+    head -c 4000000 "$L/big" >"$R/up-mid" && flip_byte "$R/up-mid" 2000000 && chown "$user" "$R/up-mid"
+    run_scp "$SCP" "$port_longhaul" -v -a "$L/big" "$user@127.0.0.1:$R/up-mid" && [ $rc = 0 ] &&
+        cmp "$L/big" "$R/up-mid" && grep -q '(check-file-handle): different' "$T/err" ||
+        { echo "   upload"; grep -v '^debug[23]' "$T/err"; return 1; }
+    # A prefix that matches is continued.
+    head -c 4000000 "$L/big" >"$T/mid-ok"
+    run_scp "$SCP" "$port_longhaul" -v -a "$user@127.0.0.1:$R/big" "$T/mid-ok" && [ $rc = 0 ] &&
+        cmp "$L/big" "$T/mid-ok" && grep -q '(check-file-handle): same' "$T/err" && ! grep -q 'does not match' "$T/err" ||
+        { echo "   matching prefix"; grep -v '^debug[23]' "$T/err"; return 1; }
+    # Debian's sshd (its sftp-server has no check-file-handle): samples, said at -v.
+    head -c 4000000 "$L/big" >"$T/deb-ok"
+    run_scp "$SCP" "$port_debian" -v -a "$user@127.0.0.1:$R/big" "$T/deb-ok" && [ $rc = 0 ] &&
+        cmp "$L/big" "$T/deb-ok" && grep -q 'server lacks check-file-handle: comparing samples of the prefix' "$T/err" ||
+        { echo "   Debian's sshd"; grep -v '^debug[23]' "$T/err"; return 1; }
+}
+lh_check "-a against Longhaul's sshd: a byte changed mid-prefix is caught by the hash, the file sent whole" check_resume_hashed
 
 lh_summary

@@ -1,8 +1,11 @@
 #include "ssh/sftp_client/disk_io.hpp"
 
+#include "common/crypto/hash.hpp"
+
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 namespace longhaul::sftp {
@@ -33,9 +36,35 @@ disk_io::~disk_io()
         ::close(wake_fd_);
 }
 
+void disk_io::execute_hash(op& o)
+{
+    constexpr std::size_t chunk = 1024 * 1024;
+    hasher h(hash_alg::sha256);
+    bytes buf(static_cast<std::size_t>(std::min<std::uint64_t>(chunk, std::max<std::uint64_t>(o.length, 1))));
+    std::uint64_t done = 0;
+    while (done < o.length) {
+        const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), o.length - done));
+        const ssize_t n = ::pread(o.fd, buf.data(), want, off_t(o.offset + done));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            o.err = n < 0 ? errno : EIO;
+            return;
+        }
+        h.update(byte_span(buf.data(), std::size_t(n)));
+        done += std::uint64_t(n);
+    }
+    o.data = h.finish();
+    o.n = o.data.size();
+}
+
 void disk_io::execute(op& o)
 {
-    if (o.is_write) {
+    if (o.kind == op_kind::hash) {
+        execute_hash(o);
+        return;
+    }
+    if (o.kind == op_kind::write) {
         std::size_t done = 0;
         while (done < o.data.size()) {
             const ssize_t n = ::pwrite(o.fd, o.data.data() + done, o.data.size() - done, off_t(o.offset + done));
@@ -50,10 +79,11 @@ void disk_io::execute(op& o)
         o.n = done;
         return;
     }
-    o.data.resize(o.length);
+    const auto length = std::size_t(o.length);
+    o.data.resize(length);
     std::size_t got = 0;
-    while (got < o.length) {
-        const ssize_t n = ::pread(o.fd, o.data.data() + got, o.length - got, off_t(o.offset + got));
+    while (got < length) {
+        const ssize_t n = ::pread(o.fd, o.data.data() + got, length - got, off_t(o.offset + got));
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
@@ -70,7 +100,7 @@ void disk_io::execute(op& o)
 
 void disk_io::complete(op& o)
 {
-    if (o.is_write) {
+    if (o.kind == op_kind::write) {
         if (o.wdone)
             o.wdone(o.err, o.n);
     } else if (o.rdone) {
@@ -80,7 +110,7 @@ void disk_io::complete(op& o)
 
 void disk_io::write(int fd, std::uint64_t offset, byte_span data, write_done done)
 {
-    op o{true, fd, offset, data.size(), {}, std::move(done), {}};
+    op o{op_kind::write, fd, offset, data.size(), {}, std::move(done), {}};
     if (!threaded_) {
         // Inline: straight from the caller's buffer.
         std::size_t w = 0;
@@ -100,6 +130,7 @@ void disk_io::write(int fd, std::uint64_t offset, byte_span data, write_done don
         return;
     }
     o.data.assign(data.begin(), data.end());
+    o.counted = data.size();
     {
         std::lock_guard<std::mutex> l(mu_);
         backlog_ += data.size();
@@ -110,7 +141,24 @@ void disk_io::write(int fd, std::uint64_t offset, byte_span data, write_done don
 
 void disk_io::read(int fd, std::uint64_t offset, std::size_t length, read_done done)
 {
-    op o{false, fd, offset, length, {}, {}, std::move(done)};
+    op o{op_kind::read, fd, offset, length, {}, {}, std::move(done)};
+    if (!threaded_) {
+        execute(o);
+        complete(o);
+        return;
+    }
+    o.counted = length;
+    {
+        std::lock_guard<std::mutex> l(mu_);
+        backlog_ += length;
+        queue_.push_back(std::move(o));
+    }
+    cv_.notify_one();
+}
+
+void disk_io::hash(int fd, std::uint64_t offset, std::uint64_t length, read_done done)
+{
+    op o{op_kind::hash, fd, offset, length, {}, {}, std::move(done)};
     if (!threaded_) {
         execute(o);
         complete(o);
@@ -118,7 +166,6 @@ void disk_io::read(int fd, std::uint64_t offset, std::size_t length, read_done d
     }
     {
         std::lock_guard<std::mutex> l(mu_);
-        backlog_ += length;
         queue_.push_back(std::move(o));
     }
     cv_.notify_one();
@@ -162,7 +209,7 @@ void disk_io::drain()
         std::lock_guard<std::mutex> l(mu_);
         ready.swap(done_);
         for (const auto& o : ready)
-            backlog_ -= o.length;
+            backlog_ -= o.counted;
     }
     for (auto& o : ready)
         complete(o);

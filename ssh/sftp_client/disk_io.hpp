@@ -40,6 +40,12 @@ public:
     void write(int fd, std::uint64_t offset, byte_span data, write_done done);
     // pread of up to `length` bytes at `offset`.
     void read(int fd, std::uint64_t offset, std::size_t length, read_done done);
+    // SHA-256 of [offset, offset + length) (a resume's check of what is
+    // already there): read in chunks of one small buffer, so a range of
+    // gigabytes costs the worker's time but neither memory nor the loop's
+    // time. EIO when the file ends before the range does. Not counted in
+    // backlog(): it holds no data.
+    void hash(int fd, std::uint64_t offset, std::uint64_t length, read_done done);
 
     // Bytes queued or in progress; full() stops new READ requests.
     std::size_t backlog() const;
@@ -53,17 +59,20 @@ public:
     void wait_idle();
 
 private:
+    enum class op_kind : std::uint8_t { write, read, hash };
     struct op {
-        bool is_write;
+        op_kind kind;
         int fd;
         std::uint64_t offset;
-        std::size_t length;
+        std::uint64_t length;
         bytes data;
         write_done wdone;
         read_done rdone;
         int err = 0;
         std::size_t n = 0;
+        std::size_t counted = 0; // bytes of backlog() it holds
     };
+    static void execute_hash(op& o);
     void worker();
     static void execute(op& o);
     void complete(op& o);

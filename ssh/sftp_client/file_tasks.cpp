@@ -1,5 +1,6 @@
 #include "ssh/sftp_client/file_tasks.hpp"
 
+#include "ssh/sftp_client/prefix_check.hpp"
 #include "ssh/sftp_client/text.hpp"
 
 #include <fcntl.h>
@@ -34,47 +35,6 @@ std::uint32_t status_of(const reply& r) noexcept
 bool lost(session& s, const reply& r) noexcept
 {
     return !s.ok() && status_of(r) == static_cast<std::uint32_t>(status_code::connection_lost);
-}
-
-// Resume: before continuing after `n` bytes, the local file and the
-// remote one must agree where it is cheap to look, their first and last
-// 64 KiB of the common part (two READs, whatever the size). A different
-// file of the same name, or one rewritten since the interrupted transfer,
-// is then sent whole instead of being spliced onto a stale prefix.
-void check_prefix(session& s, const bytes& handle, int fd, std::uint64_t n,
-                  std::function<void(bool same, bool lost)> done)
-{
-    const std::uint64_t block = std::min<std::uint64_t>(64 * 1024, s.read_chunk());
-    struct state {
-        int pending = 0;
-        bool same = true;
-        bool lost = false;
-        std::function<void(bool, bool)> done;
-    };
-    auto st = std::make_shared<state>();
-    st->done = std::move(done);
-    std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges{{0, std::min(block, n)}};
-    if (n > block)
-        ranges.emplace_back(n - block, block);
-    st->pending = int(ranges.size());
-    for (const auto& [off, len] : ranges) {
-        s.core().request(read_request{.id = 0, .handle = handle, .offset = off, .length = std::uint32_t(len)},
-                         [st, fd, off = off, &s](const reply& r) {
-                             if (const auto* d = std::get_if<data_reply>(&r)) {
-                                 bytes local(d->data.size());
-                                 const ssize_t got = ::pread(fd, local.data(), local.size(), off_t(off));
-                                 if (d->data.empty() || got != ssize_t(local.size()) ||
-                                     !std::equal(local.begin(), local.end(), d->data.begin()))
-                                     st->same = false;
-                             } else if (lost(s, r)) {
-                                 st->lost = true;
-                             } else {
-                                 st->same = false; // EOF or an error: the remote file is not what we had
-                             }
-                             if (--st->pending == 0)
-                                 st->done(st->same, st->lost);
-                         });
-    }
 }
 
 // --- download ------------------------------------------------------------------
@@ -172,13 +132,14 @@ private:
             offset = std::uint64_t(st.st_size);
         }
         if (f_.resume && offset > 0) {
-            check_prefix(sess(), handle_, fd_, offset, [this, offset](bool same, bool gone) {
-                if (gone) {
+            check_prefix(sess(), handle_, fd_, offset, [this, offset](const prefix_verdict& v) {
+                if (v.lost) {
                     finish(-1);
                     return;
                 }
+                debug(strprintf("\"%s\": %s", local_.c_str(), v.how.c_str()));
                 std::uint64_t from = offset;
-                if (!same) {
+                if (!v.same) {
                     info(strprintf("\"%s\" does not match \"%s\" in the part already transferred: "
                                    "transferring it whole",
                                    local_.c_str(), remote_.c_str()));
@@ -386,7 +347,7 @@ private:
                                       handle_ = h->handle;
                                       if (f_.resume && offset_ > 0) {
                                           check_prefix(sess(), handle_, fd_, offset_,
-                                                       [this](bool same, bool gone) { checked(same, gone); });
+                                                       [this](const prefix_verdict& v) { checked(v); });
                                           return;
                                       }
                                       start_data();
@@ -399,13 +360,14 @@ private:
                               });
     }
 
-    void checked(bool same, bool gone)
+    void checked(const prefix_verdict& v)
     {
-        if (gone) {
+        if (v.lost) {
             finish(-1);
             return;
         }
-        if (same) {
+        debug(strprintf("\"%s\": %s", remote_.c_str(), v.how.c_str()));
+        if (v.same) {
             start_data();
             return;
         }
@@ -561,6 +523,8 @@ void task_runner::flush_head()
                 fs_.out().inf(m.text);
             else if (m.what == file_task::message::print)
                 fs_.out().say(m.text);
+            else if (m.what == file_task::message::debug)
+                fs_.out().dbg(1, m.text);
         }
         if (head->result() != 0) {
             status_ = -1;

@@ -57,7 +57,7 @@ public:
     // Output held until the task's turn: errors, info lines, and whether
     // and where the progress meter ran.
     struct message {
-        enum kind { error, info, meter, print } what;
+        enum kind { error, info, meter, print, debug } what;
         std::string text;
     };
     std::vector<message> messages;
@@ -76,6 +76,8 @@ protected:
     friend class task_runner;
     void err(std::string m) { messages.push_back({message::error, std::move(m)}); }
     void info(std::string m) { messages.push_back({message::info, std::move(m)}); }
+    // -v (debug level 1).
+    void debug(std::string m) { messages.push_back({message::debug, std::move(m)}); }
     void finish(int r);
     session& sess() { return fs_.sess(); }
     remote_fs& fs_;

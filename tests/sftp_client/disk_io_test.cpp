@@ -1,9 +1,11 @@
 // File I/O off the event loop: the worker thread's writes and reads, the
 // completion callbacks on the caller's thread, and whole transfers with
-// the disk thread on (replies written and uploads read ahead by it).
+// the disk thread on (replies written and uploads read ahead by it), and
+// the hash of a range a resume compares with the server's.
 #include "ssh/sftp_client/disk_io.hpp"
 #include "ssh/sftp_client/file_tasks.hpp"
 
+#include "common/crypto/hash.hpp"
 #include "tests/sftp_client/sftp_client_harness.hpp"
 
 #include <doctest/doctest.h>
@@ -94,4 +96,41 @@ TEST_CASE("sftp client: transfers with the disk thread arrive intact (downloads 
     for (int i = 0; i < 40; ++i)
         REQUIRE(h.remote.read("/s" + std::to_string(i)) == client_harness::random_bytes(std::size_t(i * 997), unsigned(i)));
     CHECK(h.errors.empty());
+}
+
+TEST_CASE("disk_io: hash() gives SHA-256 of a range on the worker, EIO when the file ends first")
+{
+    sftp_temp_dir dir;
+    const std::string data = client_harness::random_bytes(3 * 1024 * 1024 + 5, 31);
+    dir.write("/f", data);
+    const int fd = ::open((dir.path() + "/f").c_str(), O_RDONLY);
+    REQUIRE(fd >= 0);
+    for (const bool threaded : {true, false}) {
+        CAPTURE(threaded);
+        disk_io io(threaded, 1 << 20);
+        const std::thread::id loop = std::this_thread::get_id();
+        bytes got;
+        int err = -1;
+        io.hash(fd, 1000, data.size() - 1000, [&](int e, bytes d) {
+            CHECK(std::this_thread::get_id() == loop);
+            err = e;
+            got = std::move(d);
+        });
+        // A hash holds no data: it does not stop READs.
+        CHECK(io.backlog() == 0);
+        io.wait_idle();
+        CHECK(err == 0);
+        CHECK(got == digest(hash_alg::sha256, as_bytes(std::string_view(data).substr(1000))));
+        io.hash(fd, 0, 0, [&](int e, bytes d) {
+            err = e;
+            got = std::move(d);
+        });
+        io.wait_idle();
+        CHECK(err == 0);
+        CHECK(got == digest(hash_alg::sha256, {}));
+        io.hash(fd, 5, data.size(), [&](int e, bytes) { err = e; });
+        io.wait_idle();
+        CHECK(err == EIO);
+    }
+    ::close(fd);
 }

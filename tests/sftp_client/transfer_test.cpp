@@ -229,9 +229,9 @@ TEST_CASE("sftp client: resume continues a download from what is there, and says
     };
     REQUIRE(download(h, "/f", h.lpath("f"), transfer_flags{.resume = true}) == 0);
     CHECK(client_harness::read_file(h.lpath("f")) == data);
-    // The rest, and the first and last 64 KiB of what was there (the
-    // check that the local part is a prefix of the remote file).
-    CHECK(requested == data.size() - 700000 + 2 * 65536);
+    // Only the rest: the part that was there is compared by its hash
+    // (check-file-handle), not read back.
+    CHECK(requested == data.size() - 700000);
     REQUIRE(download(h, "/f", h.lpath("f"), transfer_flags{.resume = true}) == 0);
     REQUIRE(h.infos.size() == 1);
     CHECK(h.infos[0] == "File \"" + h.lpath("f") + "\" was not modified");
