@@ -9,6 +9,8 @@
 #    Debian's scp, run side by side;
 #  - Longhaul's `scp -t`/`scp -f` (the remote side of -O) driven by
 #    Debian's scp -O, and the reverse;
+#  - -O with names that hold a newline, encoded as OpenSSH's scp does,
+#    against both sshds and Longhaul's scp -t/-f;
 #  - the progress meter on a terminal, -l, -a (resume; with Longhaul's
 #    sshd the whole prefix hashed by check-file-handle), options that are
 #    not supported yet refused.
@@ -246,6 +248,59 @@ check_remote_side_errors() {
     [ "$drc" = "$rc" ] && diff "$T/err.debian" "$T/err.ours"
 }
 lh_check "Longhaul's scp -t/-f reports errors to Debian's scp -O as Debian's does" check_remote_side_errors
+
+# --- -O and a newline in a file name ------------------------------------------------
+# A record is one line, so OpenSSH's scp sends a source name that holds a
+# newline encoded as strnvis(VIS_NL) does ("new\^Jline"; every other byte
+# that is not graphic ASCII, space or tab encoded too, backslashes doubled)
+# and the sink creates that name; a name without a newline goes as it is.
+# A directory with a newline is not sent at all: the encoded name is what
+# it opens ("d\^Jir: No such file or directory"). (A remote path with a
+# newline cannot be asked for by name either: the remote shell splits the
+# command there, so downloads below go through a glob.)
+NL=$T/nl
+mkdir -p "$NL/src" "$NL/dirs/d"$'\n'"ir"
+printf 'nl' >"$NL/src/new"$'\n'"line"
+printf 'mixed' >"$NL/src/"$'a\\b\n\r\xe9'
+printf 'cr' >"$NL/src/"$'c\rr\xe9'
+echo x >"$NL/dirs/d"$'\n'"ir/f"
+chmod -R a+rX "$NL"
+nl_sources=("$NL/src/new"$'\n'"line" "$NL/src/"$'a\\b\n\r\xe9' "$NL/src/"$'c\rr\xe9')
+names_and_sums() { (cd "$1" && ls -b | sort && find . -type f -print0 | sort -z | xargs -0 md5sum | sed 's/^/  /'); }
+check_legacy_newline() { # SERVER: Debian's scp -O and ours, up and down, the same names
+    local port_var="port_$1" which bin
+    local p=${!port_var}
+    for which in debian ours; do
+        bin=$DSCP
+        [ $which = ours ] && bin=$SCP
+        as_user rm -rf "$R/nl-$which" && as_user mkdir -p "$R/nl-$which" && rm -rf "$T/nl-$which" && mkdir "$T/nl-$which" || return 1
+        run_scp "$bin" "$p" -O "${nl_sources[@]}" "$user@127.0.0.1:$R/nl-$which/" && [ $rc = 0 ] ||
+            { echo "   $which upload: exit $rc"; cat "$T/err"; return 1; }
+        run_scp "$bin" "$p" -O "$user@127.0.0.1:$NL/src/*" "$T/nl-$which/" && [ $rc = 0 ] ||
+            { echo "   $which download: exit $rc"; cat "$T/err"; return 1; }
+    done
+    diff <(names_and_sums "$R/nl-debian") <(names_and_sums "$R/nl-ours") &&
+        diff <(names_and_sums "$T/nl-debian") <(names_and_sums "$T/nl-ours") &&
+        [ -f "$T/nl-ours/new\^Jline" ] && [ "$(cat "$T/nl-ours/new\^Jline")" = nl ] &&
+        compare_error "$p" -O -r "$NL/dirs/d"$'\n'"ir" "$user@127.0.0.1:$R/" &&
+        grep -q 'd\\^Jir: No such file or directory' "$T/err.ours"
+}
+for server in debian longhaul; do
+    lh_check "$server sshd, legacy -O: names with a newline sent and created as Debian's scp does" check_legacy_newline $server
+done
+check_remote_side_newline() { # Debian's scp -O against Debian's scp -t/-f and against ours
+    local side
+    for side in debian ours; do
+        rm -rf "$T/nlrs-$side-up" "$T/nlrs-$side-down" && mkdir "$T/nlrs-$side-up" "$T/nlrs-$side-down" &&
+            "$DSCP" -O -S "$T/fake-ssh-$side" "${nl_sources[@]}" "h:$T/nlrs-$side-up/" 2>"$T/err" &&
+            "$DSCP" -O -S "$T/fake-ssh-$side" "h:$NL/src/*" "$T/nlrs-$side-down/" 2>>"$T/err" ||
+            { echo "   remote side $side"; cat "$T/err"; return 1; }
+    done
+    diff <(names_and_sums "$T/nlrs-debian-up") <(names_and_sums "$T/nlrs-ours-up") &&
+        diff <(names_and_sums "$T/nlrs-debian-down") <(names_and_sums "$T/nlrs-ours-down") &&
+        [ -f "$T/nlrs-ours-down/new\^Jline" ]
+}
+lh_check "Debian's scp -O against Longhaul's scp -t/-f: names with a newline as against Debian's" check_remote_side_newline
 
 # --- meter, limit, resume ---------------------------------------------------------
 check_meter() {

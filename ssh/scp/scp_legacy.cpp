@@ -12,6 +12,7 @@
 #include <cctype>
 #include <cerrno>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <thread>
@@ -91,7 +92,104 @@ std::string last_component(const std::string& name)
 
 } // namespace
 
-legacy_peer::legacy_peer(int in_fd, int out_fd, legacy_settings s) : in_(in_fd), out_(out_fd), s_(s) {}
+// What OpenSSH's scp does to a source name with a newline in it (a record
+// is a line, so the name could not be sent as it is): the whole name is
+// encoded as strnvis(VIS_NL) encodes it, into a PATH_MAX buffer, and that
+// is the name that is sent, created by the sink and shown in messages.
+// Graphic ASCII, space and tab stay (a backslash is doubled); any other
+// byte becomes "\^X" for a control character (a newline is "\^J", DEL
+// "\^?"), "\M-x" / "\M^X" for one with the high bit set, "\240" for
+// 0xa0. A name without a newline is sent as it is, whatever it holds.
+std::string legacy_wire_name(const std::string& name)
+{
+    if (name.find('\n') == std::string::npos)
+        return name;
+    std::string out;
+    for (const char ch : name) {
+        unsigned char c = static_cast<unsigned char>(ch);
+        std::string enc;
+        if ((c < 0x80 && std::isgraph(c)) || c == ' ' || c == '\t') {
+            if (c == '\\')
+                enc = "\\\\";
+            else
+                enc = std::string(1, char(c));
+        } else if (c == 0xa0) {
+            enc = "\\240";
+        } else {
+            enc = "\\";
+            if (c & 0x80) {
+                c &= 0x7f;
+                enc += 'M';
+            }
+            if (c < 0x20 || c == 0x7f) {
+                enc += '^';
+                enc += c == 0x7f ? '?' : char(c + '@');
+            } else {
+                enc += '-';
+                enc += char(c);
+            }
+        }
+        // strnvis() stops at the first character that does not fit whole.
+        if (out.size() + enc.size() > PATH_MAX - 1)
+            break;
+        out += enc;
+    }
+    return out;
+}
+
+bool legacy_utf8_environment()
+{
+    // OpenSSH's msetlocale(): the first of these that is set decides.
+    for (const char* var : {"LC_ALL", "LC_CTYPE", "LANG"}) {
+        const char* v = std::getenv(var);
+        if (v == nullptr || *v == '\0')
+            continue;
+        std::string lower(v);
+        for (auto& ch : lower)
+            ch = char(std::tolower(static_cast<unsigned char>(ch)));
+        return lower.find("utf-8") != std::string::npos || lower.find("utf8") != std::string::npos;
+    }
+    return false;
+}
+
+std::string legacy_stderr_text(const std::string& m, bool utf8)
+{
+    std::string out;
+    for (std::size_t i = 0; i < m.size();) {
+        const auto c = static_cast<unsigned char>(m[i]);
+        if ((c >= 0x20 && c < 0x7f) || c == '\t' || c == '\n' || c == '\r') {
+            out += char(c);
+            ++i;
+            continue;
+        }
+        if (utf8 && c >= 0xc2 && c <= 0xf4) {
+            // One whole, shortest-form UTF-8 character, not a C1 control
+            // or a surrogate: printed as it is.
+            const std::size_t len = c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
+            std::uint32_t cp = c & (len == 2 ? 0x1f : len == 3 ? 0x0f : 0x07);
+            bool ok = i + len <= m.size();
+            for (std::size_t k = 1; ok && k < len; ++k) {
+                const auto cc = static_cast<unsigned char>(m[i + k]);
+                ok = (cc & 0xc0) == 0x80;
+                cp = (cp << 6) | (cc & 0x3f);
+            }
+            const std::uint32_t least = len == 2 ? 0xa0 : len == 3 ? 0x800 : 0x10000;
+            if (ok && cp >= least && cp <= 0x10ffff && (cp < 0xd800 || cp > 0xdfff)) {
+                out.append(m, i, len);
+                i += len;
+                continue;
+            }
+        }
+        out += strprintf("\\%03o", c);
+        ++i;
+    }
+    return out;
+}
+
+legacy_peer::legacy_peer(int in_fd, int out_fd, legacy_settings s)
+    : in_(in_fd), out_(out_fd), s_(s), utf8_(legacy_utf8_environment())
+{
+}
 
 void legacy_peer::run_err(const std::string& m)
 {
@@ -101,7 +199,7 @@ void legacy_peer::run_err(const std::string& m)
         (void)write_all(out_, wire.data(), wire.size());
     }
     if (!s_.remote) {
-        const std::string line = m + "\n";
+        const std::string line = legacy_stderr_text(m, utf8_) + "\n";
         (void)write_all(STDERR_FILENO, line.data(), line.size());
     }
 }
@@ -196,13 +294,18 @@ void legacy_peer::source(const std::vector<std::string>& names)
     for (std::string name : names) {
         while (name.size() > 1 && name.back() == '/')
             name.pop_back();
-        const std::string shown = visible(name);
         const int fd = ::open(name.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+        if (fd == -1) {
+            run_err(name + ": " + std::strerror(errno));
+            continue;
+        }
+        // From here on, as OpenSSH's scp: the encoded name everywhere, even
+        // to open a directory of -r (which then fails, as OpenSSH's does).
+        name = legacy_wire_name(name);
         struct stat st{};
-        if (fd == -1 || ::fstat(fd, &st) == -1) {
-            run_err(shown + ": " + std::strerror(errno));
-            if (fd != -1)
-                ::close(fd);
+        if (::fstat(fd, &st) == -1) {
+            run_err(name + ": " + std::strerror(errno));
+            ::close(fd);
             continue;
         }
         std::unique_ptr<int, void (*)(int*)> closer(new int(fd), [](int* p) {
@@ -219,10 +322,10 @@ void legacy_peer::source(const std::vector<std::string>& names)
             continue;
         }
         if (!S_ISREG(st.st_mode)) {
-            run_err(shown + ": not a regular file");
+            run_err(name + ": not a regular file");
             continue;
         }
-        const std::string last = last_component(visible(name));
+        const std::string last = last_component(name);
         if (s_.preserve && !do_times(st))
             continue;
         const std::string rec = strprintf("C%04o %lld %s\n", unsigned(st.st_mode & file_mode_mask),
@@ -257,7 +360,7 @@ void legacy_peer::source(const std::vector<std::string>& names)
         if (haderr == 0)
             send_bytes("", 1, false);
         else
-            run_err(shown + ": " + std::strerror(haderr));
+            run_err(name + ": " + std::strerror(haderr));
         (void)response();
         if (meter_.active())
             meter_.stop();

@@ -38,6 +38,18 @@ struct legacy_exit {
     int code;
 };
 
+// The name a source sends for `name` (its path as given): unchanged unless
+// it holds a newline, then encoded as OpenSSH's scp encodes it (scp_legacy.cpp).
+std::string legacy_wire_name(const std::string& name);
+
+// How OpenSSH's scp shows a message of its own on stderr (fmprintf):
+// printable ASCII, tab, newline and carriage return as they are, a
+// printable UTF-8 character as it is when the locale is UTF-8, any other
+// byte as "\ooo". The locale is UTF-8 when the first of LC_ALL, LC_CTYPE
+// and LANG that is set names UTF-8, as OpenSSH's msetlocale() decides.
+std::string legacy_stderr_text(const std::string& m, bool utf8);
+bool legacy_utf8_environment();
+
 class legacy_peer {
 public:
     legacy_peer(int in_fd, int out_fd, legacy_settings s);
@@ -78,6 +90,7 @@ private:
     std::uint64_t paced_bytes_ = 0;
     sftp::transfer_clock::time_point pace_start_{};
     std::string noted_; // the first deferred error of a file (note_err)
+    bool utf8_;         // how run_err() shows bytes on stderr
 };
 
 } // namespace longhaul::scp
