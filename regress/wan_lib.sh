@@ -417,8 +417,9 @@ wan_default_pairs() {
 
 # wan_select_pair NAME:SSH:SSHD: wan_select_impl, then what the peers need:
 #   WAN_SSH_OPTS   extra ssh arguments (hpnssh: -oFallback=no and an explicit -p)
-#   WAN_SCP_OPTS   extra scp arguments (the same for hpnscp, with -P)
+#   WAN_SCP_OPTS   extra scp and sftp arguments (for HPN-SSH's, with -P)
 #   WAN_SCP        hpnscp beside hpnssh
+#   WAN_SFTP       hpnsftp beside hpnssh
 #   WAN_SSHD_EXTRA sshd_config lines (SshdSessionPath/SshdAuthPath of a
 #                  peer build whose compiled-in paths do not exist)
 #   WAN_SFTP_SERVER the peer's own sftp-server from its libexec
@@ -440,7 +441,8 @@ wan_select_pair() {
             WAN_CLIENT_KIND=hpn
             WAN_SSH_OPTS=(-oFallback=no -p "$WAN_SSH_PORT")
             WAN_SCP_OPTS=(-oFallback=no -P "$WAN_SSH_PORT")
-            [[ -x $d/hpnscp ]] && WAN_SCP=$d/hpnscp ;;
+            [[ -x $d/hpnscp ]] && WAN_SCP=$d/hpnscp
+            [[ -x $d/hpnsftp ]] && WAN_SFTP=$d/hpnsftp ;;
         ssh)
             if "$WAN_SSH" -V 2>&1 | grep -q '^OpenSSH'; then WAN_CLIENT_KIND=openssh
             elif "$WAN_SSH" -V 2>&1 | grep -qi longhaul; then WAN_CLIENT_KIND=longhaul; fi ;;
