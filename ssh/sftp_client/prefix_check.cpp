@@ -104,6 +104,9 @@ private:
                 refuse("check-file-handle: unexpected reply");
         } else if (prefix_session_lost(s_, r)) {
             lost_ = true;
+        } else if (const auto* eof = std::get_if<status_reply>(&r);
+                   eof != nullptr && eof->code == static_cast<std::uint32_t>(status_code::eof)) {
+            differ_ = true; // the remote file ends before the prefix does
         } else {
             const auto* st = std::get_if<status_reply>(&r);
             refuse(st != nullptr ? strprintf("check-file-handle refused (%s)", fx2txt(st->code))

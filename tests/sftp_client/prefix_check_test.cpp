@@ -144,6 +144,22 @@ TEST_CASE("sftp resume: the prefix is compared in pieces, each one counts")
     REQUIRE(::pwrite(fd, "#", 1, 750001) == 1);
     CHECK_FALSE(run(1000000));
     CHECK(run(750001)); // the prefix before it still matches
+    // A remote file that ends before the prefix does (EOF for a piece):
+    // different, not a reason to fall back to the samples.
+    {
+        f.h.net->mangle = [](bytes fr) {
+            if (frame_type(fr) == fxp::extended_reply)
+                return std::vector<bytes>{
+                    status_reply{.id = frame_id(fr), .code = std::uint32_t(status_code::eof), .message = "EOF",
+                                 .language = ""}
+                        .encode()};
+            return std::vector<bytes>{std::move(fr)};
+        };
+        const std::uint64_t before = f.h.sess->core().requests_sent();
+        CHECK_FALSE(run(300000));
+        CHECK(f.h.sess->core().requests_sent() - before <= 3); // no READs of samples after it
+        f.h.net->mangle = nullptr;
+    }
     ::close(fd);
 }
 
