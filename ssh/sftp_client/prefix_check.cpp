@@ -129,7 +129,9 @@ private:
 
     void compare(piece_state& p)
     {
-        if (p.local_in && p.remote_in && !p.remote.empty() && !p.local.empty() && p.local != p.remote)
+        // A hash of the wrong size (or none) from the server is no match:
+        // only equal digests let the prefix stand.
+        if (p.local_in && p.remote_in && !refused_ && !lost_ && p.local != p.remote)
             differ_ = true;
         pump();
     }

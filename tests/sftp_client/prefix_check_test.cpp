@@ -158,6 +158,14 @@ TEST_CASE("sftp resume: the prefix is compared in pieces, each one counts")
         const std::uint64_t before = f.h.sess->core().requests_sent();
         CHECK_FALSE(run(300000));
         CHECK(f.h.sess->core().requests_sent() - before <= 3); // no READs of samples after it
+        // A server that answers with no hash at all matches nothing.
+        f.h.net->mangle = [](bytes fr) {
+            if (frame_type(fr) == fxp::extended_reply)
+                return std::vector<bytes>{
+                    check_file_reply{.id = frame_id(fr), .algorithm = "sha256", .hashes = {}}.encode()};
+            return std::vector<bytes>{std::move(fr)};
+        };
+        CHECK_FALSE(run(300000));
         f.h.net->mangle = nullptr;
     }
     ::close(fd);
