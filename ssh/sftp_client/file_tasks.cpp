@@ -419,36 +419,45 @@ private:
             result = -1;
         }
         fd_ = -1;
-        // fsetstat, fsync and close go out together: the server answers a
-        // handle's requests in order, and nothing here depends on an answer.
-        auto pending = std::make_shared<int>(0);
+        // fsetstat, fsync and close go out together: nothing here depends
+        // on an answer. The task finishes only when all three are answered,
+        // whatever their order: a server may answer the close first, and
+        // the task (which the other replies' handlers use) is gone once it
+        // has reported.
+        struct closing {
+            int pending = 1; // the close
+            int result = 0;
+        };
+        auto c = std::make_shared<closing>(closing{.pending = 1, .result = result});
+        const auto answered = [this, c] {
+            if (--c->pending == 0)
+                finish(c->result);
+        };
         auto& core = sess().core();
         if (f_.preserve) {
-            ++*pending;
-            core.request(fsetstat_request{.id = 0, .handle = handle_, .attributes = a_}, [this, pending](const reply& r) {
+            ++c->pending;
+            core.request(fsetstat_request{.id = 0, .handle = handle_, .attributes = a_}, [this, answered](const reply& r) {
                 if (!lost(sess(), r) && status_of(r) != 0)
                     err(strprintf("remote fsetstat: %s", fx2txt(status_of(r))));
-                --*pending;
+                answered();
             });
         }
         if (f_.fsync && core.has_extension(ext::fsync, "1")) {
-            ++*pending;
-            core.request(fsync_request{.id = 0, .handle = handle_}, [this, pending](const reply& r) {
+            ++c->pending;
+            core.request(fsync_request{.id = 0, .handle = handle_}, [this, answered](const reply& r) {
                 if (!lost(sess(), r) && status_of(r) != 0)
                     err(strprintf("remote fsync: %s", fx2txt(status_of(r))));
-                --*pending;
+                answered();
             });
         }
-        core.request(close_request{.id = 0, .handle = handle_}, [this, result](const reply& r) mutable {
+        core.request(close_request{.id = 0, .handle = handle_}, [this, c, answered](const reply& r) {
             if (lost(sess(), r)) {
-                finish(-1);
-                return;
-            }
-            if (status_of(r) != 0) {
+                c->result = -1;
+            } else if (status_of(r) != 0) {
                 err(strprintf("close remote: %s", fx2txt(status_of(r))));
-                result = -1;
+                c->result = -1;
             }
-            finish(result);
+            answered();
         });
     }
 

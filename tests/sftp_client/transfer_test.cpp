@@ -434,6 +434,38 @@ TEST_CASE("sftp client: -p keeps modes and times in both directions")
     CHECK(st.st_mtime == 1300000000);
 }
 
+TEST_CASE("sftp client: an upload waits for fsetstat even when the server answers the close first")
+{
+    // Found by fuzz/sftp_client_fuzz (a request left waiting): the task
+    // finished on the close reply and, once reported, was destroyed, so a
+    // later fsetstat or fsync reply (during the next command) ran its
+    // handler on the freed task, and its error was never reported.
+    client_harness h;
+    h.init();
+    h.net->bytes_per_second = 1e6; // frames arrive one at a time
+    client_harness::write_file(h.lpath("f"), "data");
+    // STATUS replies: the write, the fsetstat (held, failed), the close
+    // (delivered first, then the fsetstat's).
+    int n = 0;
+    bytes held;
+    h.net->mangle = [&](bytes f) {
+        if (frame_type(f) != fxp::status)
+            return std::vector<bytes>{std::move(f)};
+        if (++n == 2) {
+            held = status_frame(frame_id(f), status_code::failure);
+            return std::vector<bytes>{};
+        }
+        if (n == 3)
+            return std::vector<bytes>{std::move(f), std::move(held)};
+        return std::vector<bytes>{std::move(f)};
+    };
+    CHECK(upload(h, h.lpath("f"), "/g", transfer_flags{.preserve = true}) == 0); // as OpenSSH: not fatal
+    CHECK(h.sess->core().outstanding() == 0);
+    REQUIRE(h.errors.size() == 1);
+    CHECK(h.errors[0] == "remote fsetstat: Failure");
+    CHECK(h.srv->open_handles() == 0);
+}
+
 namespace {
 
 // Simulated seconds to download `size` bytes at `rate` over `rtt`.
