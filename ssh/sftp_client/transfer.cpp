@@ -45,6 +45,13 @@ void transfer_engine::fill()
                 return;
             }
             any_wants = true;
+            // The SSH layer is behind: the window is not what limits this
+            // round (see max_unsent_output); the link's drain calls fill().
+            if (core_.output().size() >= max_unsent_output) {
+                window_.note_app_limited();
+                filling_ = false;
+                return;
+            }
             const std::uint32_t n = job->next_size();
             if (!window_.may_send(n)) {
                 filling_ = false;

@@ -48,6 +48,15 @@ public:
     virtual bool done() const = 0;
 };
 
+// Bytes of requests waiting in this process (the session's output, not
+// yet taken by ssh) beyond which no more go out. When the SSH layer is the
+// limit (its channel window, the pipe to ssh), requests past it would only
+// queue here: memory up to the whole transfer window, and a queueing delay
+// that the window would read as round trip. 4 MiB keeps the pipe to ssh
+// full (it drains in microseconds) and is nothing beside a long path's
+// window.
+inline constexpr std::size_t max_unsent_output = 4 * 1024 * 1024;
+
 class transfer_engine {
 public:
     using clock_fn = std::function<transfer_clock::time_point()>;

@@ -41,6 +41,11 @@ struct sim_link final : sftp::link {
     // Replies held back by a mangler that wants to reorder: released by it.
     bool broken = false;      // the "ssh process" died: the client sees EOF
     std::size_t max_server_outstanding = 0; // peak requests the server saw unanswered
+    // Client to server, bytes on the wire at most (the SSH channel's window
+    // and the pipe to ssh): the rest stays in the client's output, as when
+    // ssh stops reading its stdin. 0: unlimited.
+    std::size_t up_window = 0;
+    std::size_t peak_unsent = 0; // the client's largest output backlog seen
 
     struct in_flight {
         time_point at;
@@ -67,12 +72,21 @@ struct sim_link final : sftp::link {
             return;
         }
         bool moved = false;
-        // Client output (whole packets) onto the wire.
+        // Client output onto the wire (all of it, or what the window takes).
+        peak_unsent = std::max(peak_unsent, core.output().size());
         if (!core.output().empty()) {
-            const auto o = core.output();
-            to_server.push_back({serialize(up_free, o.size()), bytes(o.begin(), o.end())});
-            core.consume_output(o.size());
-            moved = true;
+            auto o = core.output();
+            if (up_window != 0) {
+                std::size_t on_wire = 0;
+                for (const auto& f : to_server)
+                    on_wire += f.data.size();
+                o = o.first(std::min(o.size(), up_window - std::min(up_window, on_wire)));
+            }
+            if (!o.empty()) {
+                to_server.push_back({serialize(up_free, o.size()), bytes(o.begin(), o.end())});
+                core.consume_output(o.size());
+                moved = true;
+            }
         }
         // Arrivals at the server.
         while (!to_server.empty() && to_server.front().at <= now) {

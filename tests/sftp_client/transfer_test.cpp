@@ -487,11 +487,13 @@ double timed_download(session_options so, std::chrono::milliseconds rtt, double 
     return s;
 }
 
-double timed_upload(session_options so, std::chrono::milliseconds rtt, double rate, std::size_t size)
+double timed_upload(session_options so, std::chrono::milliseconds rtt, double rate, std::size_t size,
+                    std::size_t up_window = 0, std::size_t* peak_unsent = nullptr)
 {
     client_harness h(so);
     h.net->one_way = rtt / 2;
     h.net->bytes_per_second = rate;
+    h.net->up_window = up_window;
     h.init();
     const std::string data = client_harness::random_bytes(size, 43);
     client_harness::write_file(h.lpath("big"), data);
@@ -499,6 +501,8 @@ double timed_upload(session_options so, std::chrono::milliseconds rtt, double ra
     REQUIRE(upload(h, h.lpath("big"), "/big") == 0);
     const double s = h.seconds_since(t0);
     REQUIRE(h.remote.read("/big") == data);
+    if (peak_unsent != nullptr)
+        *peak_unsent = h.net->peak_unsent;
     return s;
 }
 
@@ -538,4 +542,22 @@ TEST_CASE("sftp client: on a short path the window stays small")
     // 125 MB/s x 1 ms is 125 KB: the initial window (8 MiB) is plenty; the
     // first rounds' noisy samples may double it once, no more.
     CHECK(peak <= 16 * 1024 * 1024);
+}
+
+TEST_CASE("sftp client: an upload keeps little unsent when the SSH layer is the limit (1 Gbit/s, 200 ms)")
+{
+    // The channel takes 1.5 bandwidth-delay products; the transfer window
+    // grows past that while the rate rises. What the SSH layer does not
+    // take yet must wait in the file, not in this process's output: there
+    // it costs memory (up to the whole window, 256 MiB) and its queueing
+    // delay reads as round trip.
+    constexpr double rate = 125e6;
+    constexpr std::size_t size = 96 * 1024 * 1024;
+    std::size_t unsent = 0;
+    const double s = timed_upload({}, std::chrono::milliseconds(200), rate, size, 37'500'000, &unsent);
+    MESSAGE("upload " << size / s / 1e6 << " MB/s, peak unsent output " << unsent / 1048576.0 << " MiB");
+    CHECK(unsent <= max_unsent_output + 256 * 1024 + 64);
+    // As fast as with an unbounded channel (the window, not the bound, paces it).
+    const double unbounded = timed_upload({}, std::chrono::milliseconds(200), rate, size);
+    CHECK(s <= unbounded * 1.05);
 }
