@@ -243,6 +243,22 @@ void write_seeds(const std::string& dir)
          body(copy_data_request{.id = 3, .read_handle = h0, .read_offset = 4, .read_length = 0, .write_handle = h1,
                                 .write_offset = 1}),
          body(read_request{.id = 4, .handle = h1, .offset = 0, .length = 1 << 20})},
+        // check-file: whole file, blocks, a range past the end, an
+        // unknown algorithm, by name, a write-only handle.
+        {body(open_request{.id = 1, .path = "f", .pflags = fxf::read, .attributes = {}}),
+         body(check_file_handle_request{
+             .id = 2, .handle = h0, .algorithms = "sha256", .start_offset = 0, .length = 0, .block_size = 0}),
+         body(check_file_handle_request{
+             .id = 3, .handle = h0, .algorithms = "md5,sha512", .start_offset = 1, .length = 2, .block_size = 256}),
+         body(check_file_handle_request{
+             .id = 4, .handle = h0, .algorithms = "sha384", .start_offset = 99, .length = 1, .block_size = 0}),
+         body(check_file_handle_request{
+             .id = 5, .handle = h0, .algorithms = "crc32", .start_offset = 0, .length = 0, .block_size = 0}),
+         body(check_file_name_request{
+             .id = 6, .path = "/l", .algorithms = "sha256", .start_offset = 0, .length = 0, .block_size = 0}),
+         body(open_request{.id = 7, .path = "w", .pflags = fxf::write | fxf::creat, .attributes = {}}),
+         body(check_file_handle_request{
+             .id = 8, .handle = h1, .algorithms = "sha256", .start_offset = 0, .length = 0, .block_size = 0})},
         {body(extended_request{.id = 1, .name = "nope@example.com", .data = {}}), bytes{99, 0, 0, 0, 2},
          bytes{fxp::stat, 0, 0}, bytes{fxp::open, 0, 0, 0, 3, 0, 0, 0, 1, '/'}},
     };
