@@ -420,7 +420,7 @@ TEST_CASE("sftp codec: malformed check-file replies")
     bytes nul;
     {
         wire_writer w(nul);
-        w.u32(9).string("check-file").string(std::string_view("sha\0256", 7));
+        w.u32(9).string("check-file").string(std::string_view("sha\0" "256", 7));
     }
     CHECK_FALSE(check_file_reply::decode(nul));
 }
