@@ -35,6 +35,7 @@
 // operation against the server core (sshd/sftp) on a fixture and records
 // its replies in this encoding.
 #include "fuzz/fuzz_common.hpp"
+#include "fuzz/fuzz_files.hpp"
 
 #include "common/sftp/sftp_framing.hpp"
 #include "ssh/sftp_client/remote_fs.hpp"
@@ -62,28 +63,6 @@ using namespace longhaul::fuzz;
 namespace {
 
 // ---------------------------------------------------------------- files
-
-// Empties a directory without following any symlink in it.
-void empty_directory(int dirfd)
-{
-    DIR* dir = ::fdopendir(::dup(dirfd));
-    check(dir != nullptr);
-    while (const struct dirent* e = ::readdir(dir)) {
-        if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0)
-            continue;
-        if (::unlinkat(dirfd, e->d_name, 0) == 0)
-            continue;
-        // A directory (perhaps left mode 0 by -p): make it usable, empty it.
-        ::fchmodat(dirfd, e->d_name, 0700, 0);
-        const int sub = ::openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (sub >= 0) {
-            empty_directory(sub);
-            ::close(sub);
-        }
-        ::unlinkat(dirfd, e->d_name, AT_REMOVEDIR);
-    }
-    ::closedir(dir);
-}
 
 void write_text(const std::string& path, const std::string& text)
 {

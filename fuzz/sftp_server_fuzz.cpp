@@ -22,6 +22,7 @@
 // File sizes are capped (RLIMIT_FSIZE) so a SETSTAT size cannot make
 // copy-data or READ work through terabytes.
 // Seeds: LONGHAUL_FUZZ_WRITE_SEEDS=DIR (fuzz/make_corpora.sh).
+#include "fuzz/fuzz_files.hpp"
 #include "fuzz/fuzz_seeds.hpp"
 
 #include "common/sftp/sftp_framing.hpp"
@@ -71,29 +72,6 @@ struct arena {
 };
 
 arena* the_arena = nullptr; // set once by LLVMFuzzerInitialize
-
-// Empties a directory without following any symlink in it.
-void empty_directory(int dirfd)
-{
-    DIR* dir = ::fdopendir(::dup(dirfd));
-    if (dir == nullptr)
-        std::abort();
-    while (const struct dirent* e = ::readdir(dir)) {
-        if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0)
-            continue;
-        if (::unlinkat(dirfd, e->d_name, 0) == 0)
-            continue;
-        // A directory: make it usable, empty it, remove it.
-        ::fchmodat(dirfd, e->d_name, 0700, 0);
-        const int sub = ::openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (sub >= 0) {
-            empty_directory(sub);
-            ::close(sub);
-        }
-        ::unlinkat(dirfd, e->d_name, AT_REMOVEDIR);
-    }
-    ::closedir(dir);
-}
 
 void reset_root(const arena& a)
 {
