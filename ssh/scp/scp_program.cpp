@@ -134,7 +134,7 @@ int scp_program::run()
 
 // --- SFTP connections --------------------------------------------------------------
 
-sftp::connection& scp_program::connect(const operand& where)
+sftp::connection& scp_program::connect(const operand& where, const std::string& first_stat)
 {
     const std::string key = where.user + "@" + where.host + ":" + std::to_string(where.port);
     if (conn_ && key == conn_key_)
@@ -152,7 +152,7 @@ sftp::connection& scp_program::connect(const operand& where)
         argv = sftp::ssh_command_line(o_.ssh, where.host, where.user, where.port != -1 ? where.port : o_.port,
                                       true, "sftp");
     std::string error;
-    conn_ = sftp::connection::open(argv, so, out_, error);
+    conn_ = sftp::connection::open(argv, so, out_, error, false, first_stat);
     if (!conn_) {
         out_.err(error);
         throw exit_now{255};
@@ -189,6 +189,16 @@ void scp_program::finish_connection()
 
 std::optional<std::string> scp_program::prepare_remote_path(const std::string& path)
 {
+    if (auto p = plain_remote_path(path))
+        return p;
+    if (conn_->fs().can_expand_path())
+        return conn_->fs().expand_path(path);
+    out_.err("server expand-path extension is required for ~user paths in SFTP mode");
+    return std::nullopt;
+}
+
+std::optional<std::string> scp_program::plain_remote_path(const std::string& path)
+{
     if (path.empty() || path == "~")
         return std::string(".");
     if (path[0] != '~')
@@ -199,9 +209,6 @@ std::optional<std::string> scp_program::prepare_remote_path(const std::string& p
             return std::string(".");
         return path.substr(nslash);
     }
-    if (conn_->fs().can_expand_path())
-        return conn_->fs().expand_path(path);
-    out_.err("server expand-path extension is required for ~user paths in SFTP mode");
     return std::nullopt;
 }
 
@@ -232,7 +239,8 @@ void scp_program::to_remote()
             legacy_sources.push_back(o_.operands[i]);
             continue;
         }
-        connect(*dst);
+        // source_sftp's first lookup is whether the target is a directory.
+        connect(*dst, target_ ? std::string() : plain_remote_path(dst->path).value_or(std::string()));
         source_sftp(o_.operands[i], *dst);
     }
     if (!legacy_sources.empty())
@@ -261,7 +269,9 @@ void scp_program::to_local()
             legacy_to_local(*src, dst);
             continue;
         }
-        connect(*src);
+        // sink_sftp's first lookup is the source, when it names one file.
+        const auto plain = plain_remote_path(src->path);
+        connect(*src, plain ? sftp::glob_literal_path(*plain).value_or(std::string()) : std::string());
         sink_sftp(dst, *src);
     }
 }
@@ -414,7 +424,8 @@ void scp_program::sink_sftp(const std::string& dst, const operand& src)
     f.preserve = o_.preserve;
     f.resume = o_.resume;
     f.inplace = !o_.resume;
-    for (const auto& path : g.paths) {
+    for (std::size_t i = 0; i < g.paths.size(); ++i) {
+        const std::string& path = g.paths[i];
         const std::string filename = sftp::path_basename(path);
         const std::string abs_dst = dst_is_dir ? sftp::path_append(dst, filename) : dst;
         out_.dbg(1, strprintf("Fetching %s to %s", path.c_str(), abs_dst.c_str()));
@@ -425,7 +436,7 @@ void scp_program::sink_sftp(const std::string& dst, const operand& src)
             if (batch_->download_dir(path, abs_dst, t) != 0)
                 ++errs_;
         } else {
-            batch_->download_file(path, abs_dst, std::nullopt, f);
+            batch_->download_file(path, abs_dst, g.attributes[i], f);
         }
     }
 }

@@ -36,7 +36,9 @@ private:
     void remote_to_remote(const operand& src, const operand& dst);
 
     // SFTP mode.
-    sftp::connection& connect(const operand& where);
+    // `first_stat`: the path the caller looks up first, stat'ed in the
+    // same flight as INIT when a new connection starts (empty: none).
+    sftp::connection& connect(const operand& where, const std::string& first_stat = {});
     // Runs what the batch still holds and closes the connection (counting
     // ssh's exit status); nothing without one. Before another host's
     // connection, a local copy, and at the end.
@@ -44,6 +46,9 @@ private:
     void source_sftp(const std::string& src, const operand& dst);
     void sink_sftp(const std::string& dst, const operand& src);
     std::optional<std::string> prepare_remote_path(const std::string& path);
+    // prepare_remote_path() for paths that need no expand-path (all but
+    // ~user/...): nullopt for those.
+    static std::optional<std::string> plain_remote_path(const std::string& path);
     int run_batch();
 
     // Legacy mode.

@@ -750,9 +750,10 @@ int sftp_shell::do_get(const std::string& src, const std::optional<std::string>&
     f.resume = resume;
     f.fsync = fsync;
     int err = 0;
-    for (const auto& p : g.paths) {
+    for (std::size_t i = 0; i < g.paths.size(); ++i) {
         if (interrupted())
             break;
+        const std::string& p = g.paths[i];
         const std::string filename = sftp::path_basename(p);
         std::string abs_dst;
         if (g.matched == 1 && dst)
@@ -770,7 +771,7 @@ int sftp_shell::do_get(const std::string& src, const std::optional<std::string>&
             if (batch.download_dir(p, abs_dst, t) == -1)
                 err = -1;
         } else {
-            batch.download_file(p, abs_dst, std::nullopt, f);
+            batch.download_file(p, abs_dst, g.attributes[i], f);
         }
     }
     if (batch.run() != 0)

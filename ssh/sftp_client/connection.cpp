@@ -3,7 +3,8 @@
 namespace longhaul::sftp {
 
 std::unique_ptr<connection> connection::open(const std::vector<std::string>& argv, const session_options& o,
-                                             const output_sink& out, std::string& error, bool ignore_sigint)
+                                             const output_sink& out, std::string& error, bool ignore_sigint,
+                                             const std::string& first_stat)
 {
     auto child = child_process::spawn(argv, error, ignore_sigint);
     if (!child)
@@ -13,7 +14,12 @@ std::unique_ptr<connection> connection::open(const std::vector<std::string>& arg
     c->link_ = std::make_unique<fd_link>(c->child_.from_child(), c->child_.to_child());
     c->session_ = std::make_unique<session>(*c->link_, o);
     c->fs_ = std::make_unique<remote_fs>(*c->session_, out);
-    if (!c->session_->init()) {
+    remote_fs& fs = *c->fs_;
+    const auto alongside = [&fs, &first_stat] {
+        if (!first_stat.empty())
+            fs.prefetch_stat(first_stat);
+    };
+    if (!c->session_->init(alongside)) {
         error = c->session_->core().failure();
         if (error.empty())
             error = "Connection closed";

@@ -327,6 +327,13 @@ public:
 
     void poll()
     {
+        // fsetstat, fsync and close follow the last WRITE at once rather
+        // than a round trip later, when its reply is in: the server runs
+        // requests on a handle in order, so they still act on the whole
+        // file, and a failed write is reported as before (the task waits
+        // for every reply and prints in OpenSSH's order).
+        if (job_ && !closing_ && job_->all_sent() && !job_->status().protocol_error)
+            send_closing();
         if (job_ && job_->done() && !data_done_) {
             data_done_ = true;
             after_data();
@@ -401,6 +408,42 @@ private:
                                             std::uint64_t(sb_.st_size));
     }
 
+    // The replies of the closing requests, kept until the data phase is
+    // over so that messages come out in OpenSSH's order.
+    struct closing {
+        int pending = 0;
+        std::optional<std::uint32_t> fsetstat_status, fsync_status, close_status;
+        bool lost = false;
+    };
+
+    void send_closing()
+    {
+        closing_ = std::make_shared<closing>();
+        auto c = closing_;
+        auto& core = sess().core();
+        const auto answered = [this, c](std::optional<std::uint32_t> closing::*slot, const reply& r) {
+            if (lost(sess(), r))
+                c->lost = true;
+            else
+                (*c).*slot = status_of(r);
+            --c->pending;
+            maybe_finish();
+        };
+        if (f_.preserve) {
+            ++c->pending;
+            core.request(fsetstat_request{.id = 0, .handle = handle_, .attributes = a_},
+                         [answered](const reply& r) { answered(&closing::fsetstat_status, r); });
+        }
+        if (f_.fsync && core.has_extension(ext::fsync, "1")) {
+            ++c->pending;
+            core.request(fsync_request{.id = 0, .handle = handle_},
+                         [answered](const reply& r) { answered(&closing::fsync_status, r); });
+        }
+        ++c->pending;
+        core.request(close_request{.id = 0, .handle = handle_},
+                     [answered](const reply& r) { answered(&closing::close_status, r); });
+    }
+
     void after_data()
     {
         transfer_status st = job_->status();
@@ -409,56 +452,41 @@ private:
             finish(-1);
             return;
         }
-        int result = st.ok() ? 0 : -1;
+        data_result_ = st.ok() ? 0 : -1;
         if (st.local_errno != 0)
             err(strprintf("read local \"%s\": %s", local_.c_str(), std::strerror(st.local_errno)));
         if (st.remote_status != 0)
             err(strprintf("write remote \"%s\": %s", remote_.c_str(), fx2txt(st.remote_status)));
         if (::close(fd_) == -1) {
             err(strprintf("close local \"%s\": %s", local_.c_str(), std::strerror(errno)));
-            result = -1;
+            data_result_ = -1;
         }
         fd_ = -1;
-        // fsetstat, fsync and close go out together: nothing here depends
-        // on an answer. The task finishes only when all three are answered,
-        // whatever their order: a server may answer the close first, and
-        // the task (which the other replies' handlers use) is gone once it
-        // has reported.
-        struct closing {
-            int pending = 1; // the close
-            int result = 0;
-        };
-        auto c = std::make_shared<closing>(closing{.pending = 1, .result = result});
-        const auto answered = [this, c] {
-            if (--c->pending == 0)
-                finish(c->result);
-        };
-        auto& core = sess().core();
-        if (f_.preserve) {
-            ++c->pending;
-            core.request(fsetstat_request{.id = 0, .handle = handle_, .attributes = a_}, [this, answered](const reply& r) {
-                if (!lost(sess(), r) && status_of(r) != 0)
-                    err(strprintf("remote fsetstat: %s", fx2txt(status_of(r))));
-                answered();
-            });
+        if (!closing_)
+            send_closing();
+        maybe_finish();
+    }
+
+    // Finishes once the data phase is over and every closing request is
+    // answered, whatever their order (a server may answer the close
+    // first; the task, which the handlers use, is gone once reported).
+    void maybe_finish()
+    {
+        if (!data_done_ || !closing_ || closing_->pending != 0 || finished())
+            return;
+        const closing& c = *closing_;
+        int result = data_result_;
+        if (c.fsetstat_status && *c.fsetstat_status != 0)
+            err(strprintf("remote fsetstat: %s", fx2txt(*c.fsetstat_status)));
+        if (c.fsync_status && *c.fsync_status != 0)
+            err(strprintf("remote fsync: %s", fx2txt(*c.fsync_status)));
+        if (c.close_status && *c.close_status != 0) {
+            err(strprintf("close remote: %s", fx2txt(*c.close_status)));
+            result = -1;
         }
-        if (f_.fsync && core.has_extension(ext::fsync, "1")) {
-            ++c->pending;
-            core.request(fsync_request{.id = 0, .handle = handle_}, [this, answered](const reply& r) {
-                if (!lost(sess(), r) && status_of(r) != 0)
-                    err(strprintf("remote fsync: %s", fx2txt(status_of(r))));
-                answered();
-            });
-        }
-        core.request(close_request{.id = 0, .handle = handle_}, [this, c, answered](const reply& r) {
-            if (lost(sess(), r)) {
-                c->result = -1;
-            } else if (status_of(r) != 0) {
-                err(strprintf("close remote: %s", fx2txt(status_of(r))));
-                c->result = -1;
-            }
-            answered();
-        });
+        if (c.lost)
+            result = -1;
+        finish(result);
     }
 
     std::string local_, remote_;
@@ -469,6 +497,8 @@ private:
     bytes handle_;
     int fd_ = -1;
     std::unique_ptr<upload_job> job_;
+    std::shared_ptr<closing> closing_;
+    int data_result_ = 0;
     bool data_done_ = false;
 };
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <set>
+#include <utility>
 
 namespace longhaul::sftp {
 
@@ -53,7 +54,26 @@ std::optional<attrs> remote_fs::decode_stat(const reply_copy& r, bool quiet)
 
 std::optional<attrs> remote_fs::stat(const std::string& path, bool quiet)
 {
+    if (auto p = std::exchange(prefetched_, nullptr);
+        p && p->path == path && s_.core().requests_sent() == p->sent_at) {
+        s_.run_until([&] { return p->answer.has_value(); });
+        if (p->answer)
+            return decode_stat(*p->answer, quiet);
+        // The session failed: call() below answers "connection lost".
+    }
     return decode_stat(s_.call(stat_request{.id = 0, .path = path}), quiet);
+}
+
+void remote_fs::prefetch_stat(const std::string& path)
+{
+    auto p = std::make_shared<prefetched_stat>();
+    p->path = path;
+    s_.core().request(stat_request{.id = 0, .path = path}, [p](const reply& r) {
+        p->answer.emplace();
+        session::copy_reply(r, *p->answer);
+    });
+    p->sent_at = s_.core().requests_sent();
+    prefetched_ = std::move(p);
 }
 
 std::optional<attrs> remote_fs::lstat(const std::string& path, bool quiet)

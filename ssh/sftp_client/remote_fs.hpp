@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -55,6 +56,11 @@ public:
 
     // do_stat / do_lstat: "stat remote: %s" unless quiet.
     std::optional<attrs> stat(const std::string& path, bool quiet);
+    // Sends STAT of `path` now without waiting; the next stat() of the
+    // same path takes its answer, provided no other request went out in
+    // between (nothing of ours can have changed the file since). Any
+    // other stat() drops it.
+    void prefetch_stat(const std::string& path);
     std::optional<attrs> lstat(const std::string& path, bool quiet);
     std::optional<attrs> fstat(const bytes& handle, bool quiet);
     // do_realpath / do_expand_path: "realpath PATH: MSG".
@@ -101,9 +107,16 @@ private:
     int expect_status(const reply_copy& r) const noexcept;
     std::optional<attrs> decode_stat(const reply_copy& r, bool quiet);
 
+    struct prefetched_stat {
+        std::string path;
+        std::uint64_t sent_at = 0; // core().requests_sent() right after it
+        std::optional<reply_copy> answer;
+    };
+
     session& s_;
     const output_sink& out_;
     std::map<std::uint32_t, std::string> users_, groups_;
+    std::shared_ptr<prefetched_stat> prefetched_;
 };
 
 // OpenSSH's path_append(): "a" + "/" + "b" without doubling the slash.

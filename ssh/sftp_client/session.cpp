@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <memory>
+#include <optional>
 
 namespace longhaul::sftp {
 
@@ -110,15 +112,29 @@ void session::copy_reply(const reply& r, reply_copy& out)
     }
 }
 
-bool session::init()
+bool session::init(const std::function<void()>& alongside)
 {
     core_.start();
+    // limits@openssh.com goes out right behind INIT instead of a round
+    // trip later: a server processes requests in order (OpenSSH's and ours
+    // do), and one that does not know the extension answers
+    // OP_UNSUPPORTED. Its reply is waited for only when VERSION offers the
+    // extension, so a server that ignores unknown requests costs nothing.
+    auto limits_reply = std::make_shared<std::optional<reply_copy>>();
+    core_.request(limits_request{}, [limits_reply](const reply& r) {
+        limits_reply->emplace();
+        copy_reply(r, **limits_reply);
+    });
+    if (alongside)
+        alongside();
     run_until([&] { return core_.initialised(); });
     if (!core_.initialised())
         return false;
     if (core_.has_extension(ext::limits, "1")) {
-        auto r = call(limits_request{});
-        if (auto* e = r.get<extended_reply>()) {
+        run_until([&] { return limits_reply->has_value(); });
+        if (!limits_reply->has_value())
+            return false;
+        if (auto* e = (*limits_reply)->get<extended_reply>()) {
             wire_reader rd(e->data);
             const std::uint64_t packet = rd.u64(), read = rd.u64(), write = rd.u64(), handles = rd.u64();
             if (rd.finish()) {

@@ -81,8 +81,11 @@ public:
     session(link& l, session_options o, clock_fn clock = [] { return transfer_clock::now(); });
 
     // INIT/VERSION, then limits@openssh.com when offered. False when the
-    // session failed (core().failure() says why).
-    bool init();
+    // session failed (core().failure() says why). `alongside` may send
+    // requests that go out in the same flight as INIT (a server answers
+    // them after VERSION): the caller's first lookup costs no round trip
+    // of its own.
+    bool init(const std::function<void()>& alongside = {});
 
     client_core& core() noexcept { return core_; }
     transfer_engine& engine() noexcept { return *engine_; }

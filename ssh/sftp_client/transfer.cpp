@@ -423,12 +423,17 @@ void upload_job::on_write_reply(const reply& rep, const transfer_window::ticket&
     engine_.fill();
 }
 
-bool upload_job::done() const
+bool upload_job::all_sent() const
 {
     if (engine_.disk().threaded())
-        return outstanding_ == 0 && reads_in_flight_ == 0 &&
+        return reads_in_flight_ == 0 &&
                (stopped() || (next_read_ >= read_end_ && ready_.empty() && next_offset_ >= read_end_));
-    return outstanding_ == 0 && (stopped() || eof_);
+    return stopped() || eof_;
+}
+
+bool upload_job::done() const
+{
+    return outstanding_ == 0 && all_sent();
 }
 
 } // namespace longhaul::sftp

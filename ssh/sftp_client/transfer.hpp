@@ -186,6 +186,12 @@ public:
     void send_one() override;
     bool done() const override;
 
+    // Nothing more will be sent: the file's end was found and every
+    // chunk went out, or the job stopped. Replies may still be owed
+    // (done() waits for them); requests on the same handle sent from now
+    // on (fsetstat, close) are processed after the writes, in order.
+    bool all_sent() const;
+
     const transfer_status& status() const noexcept { return status_; }
     std::uint64_t sent_end() const noexcept { return next_offset_; }
 

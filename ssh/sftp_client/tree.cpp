@@ -339,22 +339,45 @@ struct candidate {
 
 } // namespace
 
+namespace {
+
+std::vector<std::string> glob_components(const std::string& pattern)
+{
+    std::vector<std::string> parts;
+    std::size_t start = 0;
+    while (start <= pattern.size()) {
+        const auto slash = pattern.find('/', start);
+        const std::string part = pattern.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
+        if (!part.empty())
+            parts.push_back(part);
+        if (slash == std::string::npos)
+            break;
+        start = slash + 1;
+    }
+    return parts;
+}
+
+} // namespace
+
+std::optional<std::string> glob_literal_path(const std::string& pattern)
+{
+    const auto parts = glob_components(pattern);
+    if (parts.empty())
+        return std::nullopt;
+    std::string path = !pattern.empty() && pattern[0] == '/' ? "/" : "";
+    for (const auto& part : parts) {
+        if (has_glob_magic(part))
+            return std::nullopt;
+        const std::string lit = unescape(part);
+        path = path.empty() ? lit : path_append(path, lit);
+    }
+    return path;
+}
+
 glob_result remote_glob(remote_fs& fs, const std::string& pattern, bool mark, bool nocheck)
 {
     glob_result out;
-    std::vector<std::string> parts;
-    {
-        std::size_t start = 0;
-        while (start <= pattern.size()) {
-            const auto slash = pattern.find('/', start);
-            const std::string part = pattern.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
-            if (!part.empty())
-                parts.push_back(part);
-            if (slash == std::string::npos)
-                break;
-            start = slash + 1;
-        }
-    }
+    const std::vector<std::string> parts = glob_components(pattern);
     const bool absolute = !pattern.empty() && pattern[0] == '/';
     std::vector<candidate> current{{absolute ? "/" : "", std::nullopt}};
     bool any_magic = false;
@@ -404,10 +427,16 @@ glob_result remote_glob(remote_fs& fs, const std::string& pattern, bool mark, bo
         if (mark && a && S_ISDIR(a->permissions) && (p.empty() || p.back() != '/'))
             p += '/';
         out.paths.push_back(std::move(p));
+        // lstat's answers (mark unset) and a link whose target is gone
+        // describe the link, not what a transfer would open.
+        const bool followed = mark && a && !S_ISLNK(a->permissions);
+        out.attributes.push_back(followed ? a : std::nullopt);
     }
     out.matched = out.paths.size();
-    if (out.paths.empty() && nocheck)
+    if (out.paths.empty() && nocheck) {
         out.paths.push_back(pattern);
+        out.attributes.emplace_back();
+    }
     return out;
 }
 

@@ -74,6 +74,10 @@ private:
 
 struct glob_result {
     std::vector<std::string> paths;
+    // Beside each path: its attributes with links followed, when the walk
+    // learned them (a stat, or a listing entry that is not a link), so
+    // that a download need not stat it again (a round trip per file).
+    std::vector<std::optional<attrs>> attributes;
     std::size_t matched = 0; // paths that exist (0 with nocheck: the pattern itself)
 };
 
@@ -83,6 +87,9 @@ struct glob_result {
 // pattern when nothing matches. An error reading a directory (no such
 // directory, permission) matches nothing there, as glob(3) does.
 glob_result remote_glob(remote_fs& fs, const std::string& pattern, bool mark, bool nocheck);
+// The one path remote_glob() stats for a pattern without wildcards (its
+// first request), or nullopt when the pattern has any.
+std::optional<std::string> glob_literal_path(const std::string& pattern);
 // True when the pattern has unescaped glob characters.
 bool has_glob_magic(const std::string& pattern);
 

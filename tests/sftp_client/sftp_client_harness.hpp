@@ -219,5 +219,10 @@ struct client_harness {
 // Frame helpers for manglers: the type byte and id of a reply frame.
 inline std::uint8_t frame_type(const bytes& f) { return f.size() > 4 ? f[4] : 0; }
 inline std::uint32_t frame_id(const bytes& f) { return f.size() >= 9 ? load_u32(f.data() + 5) : 0; }
+// A STATUS reply frame with code `c`, to put in place of a real reply.
+inline bytes status_frame(std::uint32_t id, sftp::status_code c)
+{
+    return sftp::status_reply{.id = id, .code = std::uint32_t(c), .message = "injected", .language = ""}.encode();
+}
 
 } // namespace longhaul::test

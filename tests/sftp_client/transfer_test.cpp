@@ -43,11 +43,6 @@ bytes shorten_data(const bytes& frame, std::size_t keep)
     return d.encode();
 }
 
-bytes status_frame(std::uint32_t id, status_code c)
-{
-    return status_reply{.id = id, .code = std::uint32_t(c), .message = "injected", .language = ""}.encode();
-}
-
 } // namespace
 
 TEST_CASE("sftp client: INIT, VERSION and the server's limits set the request sizes")

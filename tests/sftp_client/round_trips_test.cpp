@@ -1,0 +1,219 @@
+// Round trips that a transfer does not need: on a path of 200 ms, each one
+// is 200 ms of an idle link before or after the data (at 1 GiB over
+// 1 Gbit/s, about 2 % of the copy). The simulated clock counts them
+// exactly: with no rate limit, an operation takes a whole number of round
+// trips. Also what the shortcuts must not change: a stat answered early is
+// never used once something else could have changed the file, and
+// messages keep OpenSSH's order.
+#include "ssh/sftp_client/file_tasks.hpp"
+#include "ssh/sftp_client/tree.hpp"
+
+#include "tests/sftp_client/sftp_client_harness.hpp"
+
+#include <doctest/doctest.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmath>
+
+using namespace longhaul;
+using namespace longhaul::sftp;
+using namespace longhaul::test;
+
+namespace {
+
+constexpr auto rtt = std::chrono::milliseconds(200);
+
+// Round trips (of `rtt`) that `f` took on the simulated clock.
+template <class F>
+double round_trips(client_harness& h, F&& f)
+{
+    const auto t0 = h.net->now;
+    f();
+    return std::round(h.seconds_since(t0) / std::chrono::duration<double>(rtt).count() * 100) / 100;
+}
+
+void slow_path(client_harness& h)
+{
+    h.net->one_way = rtt / 2;
+}
+
+int run_one(client_harness& h, std::unique_ptr<file_task> t)
+{
+    task_runner runner(*h.rfs, nullptr);
+    runner.add(std::move(t));
+    return runner.run();
+}
+
+} // namespace
+
+TEST_CASE("sftp round trips: INIT, limits and the program's first stat share one round trip")
+{
+    client_harness h;
+    slow_path(h);
+    h.remote.write("/f", "12345");
+    std::optional<attrs> a;
+    const double n = round_trips(h, [&] {
+        REQUIRE(h.sess->init([&] { h.rfs->prefetch_stat("/f"); }));
+        a = h.rfs->stat("/f", false);
+    });
+    CHECK(n == 1); // was 3: VERSION, then limits, then the stat
+    REQUIRE(a);
+    CHECK(a->size == 5);
+    CHECK(h.sess->read_chunk() == 256 * 1024); // the limits reply was used
+    CHECK(h.sess->core().requests_sent() == 2);
+}
+
+TEST_CASE("sftp round trips: a server without limits@openssh.com is not waited for")
+{
+    // The request went out before VERSION said the extension is missing:
+    // its answer (OP_UNSUPPORTED, or none at all) changes nothing.
+    client_harness h;
+    slow_path(h);
+    int limits_requests = 0;
+    h.net->mangle = [&](bytes f) {
+        // Rewrites VERSION to offer no extensions, and drops the answer to
+        // the limits request (id 1), as a server that ignores it would.
+        if (frame_type(f) == fxp::version)
+            return std::vector<bytes>{version_reply{.version = 3, .extensions = {}}.encode()};
+        if (frame_id(f) == 1) {
+            ++limits_requests;
+            return std::vector<bytes>{};
+        }
+        return std::vector<bytes>{std::move(f)};
+    };
+    CHECK(round_trips(h, [&] { REQUIRE(h.sess->init()); }) == 1);
+    CHECK(limits_requests == 1);
+    CHECK(h.sess->read_chunk() == 32 * 1024); // OpenSSH's defaults
+}
+
+TEST_CASE("sftp round trips: a stat answered early is used only when nothing went out after it")
+{
+    client_harness h;
+    h.init();
+    // Another request in between (here the mkdir that creates the very
+    // path): the early answer (no such file) is stale, a new stat is sent.
+    h.rfs->prefetch_stat("/d");
+    attrs mode;
+    mode.flags = attr::permissions;
+    mode.permissions = 0755;
+    REQUIRE(h.rfs->mkdir("/d", mode, false) == 0);
+    const auto sent = h.sess->core().requests_sent();
+    auto a = h.rfs->stat("/d", false);
+    REQUIRE(a);
+    CHECK(S_ISDIR(a->permissions));
+    CHECK(h.sess->core().requests_sent() == sent + 1);
+    // A stat of another path drops it: a later stat of the first path asks
+    // again.
+    h.rfs->prefetch_stat("/d");
+    CHECK_FALSE(h.rfs->stat("/missing", true));
+    ::rmdir(h.remote.real("/d").c_str());
+    CHECK_FALSE(h.rfs->stat("/d", true));
+    // The answer, used once, is gone: the next stat asks again.
+    h.remote.write("/f", "x");
+    h.rfs->prefetch_stat("/f");
+    REQUIRE(h.rfs->stat("/f", false));
+    ::unlink(h.remote.real("/f").c_str());
+    CHECK_FALSE(h.rfs->stat("/f", true));
+    CHECK(h.errors.empty());
+}
+
+TEST_CASE("sftp round trips: an early stat that fails reports as a stat that was not early")
+{
+    client_harness h;
+    REQUIRE(h.sess->init([&] { h.rfs->prefetch_stat("/nothing"); }));
+    CHECK_FALSE(h.rfs->stat("/nothing", false));
+    REQUIRE(h.errors.size() == 1);
+    CHECK(h.errors[0] == "stat remote: No such file or directory");
+}
+
+TEST_CASE("sftp round trips: an upload's close follows its last write instead of waiting for its reply")
+{
+    client_harness h;
+    h.init();
+    slow_path(h);
+    client_harness::write_file(h.lpath("small"), "small file");
+    // OPEN, then WRITE and CLOSE in one flight (was three round trips).
+    CHECK(round_trips(h, [&] { REQUIRE(run_one(h, make_upload(*h.rfs, h.lpath("small"), "/small", {})) == 0); }) == 2);
+    CHECK(h.remote.read("/small") == "small file");
+    // With -p the fsetstat goes in the same flight, after the writes, so
+    // the times it sets are not undone by them.
+    const std::string big = client_harness::random_bytes(3 * 256 * 1024 + 17, 5);
+    client_harness::write_file(h.lpath("big"), big);
+    struct timeval tv[2] = {{1234567, 0}, {1234567, 0}};
+    REQUIRE(::utimes(h.lpath("big").c_str(), tv) == 0);
+    CHECK(round_trips(h, [&] {
+              REQUIRE(run_one(h, make_upload(*h.rfs, h.lpath("big"), "/big", {.preserve = true})) == 0);
+          }) == 2);
+    CHECK(h.remote.read("/big") == big);
+    struct stat st{};
+    REQUIRE(::stat(h.remote.real("/big").c_str(), &st) == 0);
+    CHECK(st.st_mtime == 1234567);
+    CHECK(h.srv->open_handles() == 0);
+}
+
+TEST_CASE("sftp round trips: a write that fails is reported before the close that went out behind it")
+{
+    client_harness h;
+    h.init();
+    const std::string data = client_harness::random_bytes(4 * 256 * 1024, 9);
+    client_harness::write_file(h.lpath("f"), data);
+    // The second WRITE fails; the CLOSE, sent right behind the last
+    // write, fails too: the messages come in OpenSSH's order.
+    int writes = 0;
+    h.net->mangle = [&](bytes f) {
+        if (frame_type(f) == fxp::status && ++writes == 2)
+            return std::vector<bytes>{status_frame(frame_id(f), status_code::failure)};
+        if (frame_type(f) == fxp::status && writes == 5)
+            return std::vector<bytes>{status_frame(frame_id(f), status_code::permission_denied)};
+        return std::vector<bytes>{std::move(f)};
+    };
+    CHECK(run_one(h, make_upload(*h.rfs, h.lpath("f"), "/f", {})) == -1);
+    REQUIRE(h.errors.size() == 2);
+    CHECK(h.errors[0] == "write remote \"/f\": Failure");
+    CHECK(h.errors[1] == "close remote: Permission denied");
+    CHECK(h.sess->core().outstanding() == 0);
+}
+
+TEST_CASE("sftp round trips: a download of a file the glob has stat'ed does not stat it again")
+{
+    client_harness h;
+    h.init();
+    slow_path(h);
+    h.remote.write("/f", "contents");
+    ::symlink("f", h.remote.real("/link").c_str());
+    ::symlink("gone", h.remote.real("/dangling").c_str());
+    glob_result g;
+    CHECK(round_trips(h, [&] { g = remote_glob(*h.rfs, "/f", true, true); }) == 1);
+    REQUIRE(g.attributes.size() == 1);
+    REQUIRE(g.attributes[0]);
+    // OPEN, READs, CLOSE (was STAT first).
+    CHECK(round_trips(h, [&] {
+              REQUIRE(run_one(h, make_download(*h.rfs, g.paths[0], h.lpath("f"), g.attributes[0], {})) == 0);
+          }) == 3);
+    CHECK(client_harness::read_file(h.lpath("f")) == "contents");
+    // A link is followed (what a download opens); a dangling one, and
+    // lstat's answers (no mark), leave the download to stat for itself.
+    g = remote_glob(*h.rfs, "/link", true, true);
+    REQUIRE(g.attributes[0]);
+    CHECK(S_ISREG(g.attributes[0]->permissions));
+    g = remote_glob(*h.rfs, "/*", true, true);
+    REQUIRE(g.paths.size() == 3);
+    CHECK(g.paths[0] == "/dangling");
+    CHECK_FALSE(g.attributes[0]);
+    g = remote_glob(*h.rfs, "/f", false, true);
+    CHECK_FALSE(g.attributes[0]);
+    g = remote_glob(*h.rfs, "/missing", true, true);
+    REQUIRE(g.paths.size() == 1);
+    CHECK_FALSE(g.attributes[0]);
+}
+
+TEST_CASE("sftp round trips: the path a glob stats first, for patterns without wildcards")
+{
+    CHECK(glob_literal_path("/a/b") == "/a/b");
+    CHECK(glob_literal_path("a//b/") == "a/b");
+    CHECK(glob_literal_path("/") == std::nullopt);
+    CHECK(glob_literal_path("a/*.txt") == std::nullopt);
+    CHECK(glob_literal_path("a\\*") == "a*");
+}
