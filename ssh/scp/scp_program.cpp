@@ -152,7 +152,11 @@ sftp::connection& scp_program::connect(const operand& where, const std::string& 
         argv = sftp::ssh_command_line(o_.ssh, where.host, where.user, where.port != -1 ? where.port : o_.port,
                                       true, "sftp");
     std::string error;
-    conn_ = sftp::connection::open(argv, so, out_, error, false, first_stat);
+    const auto lookup = [&first_stat](sftp::remote_fs& fs) {
+        if (!first_stat.empty())
+            fs.prefetch_stat(first_stat);
+    };
+    conn_ = sftp::connection::open(argv, so, out_, error, false, lookup);
     if (!conn_) {
         out_.err(error);
         throw exit_now{255};

@@ -73,7 +73,10 @@ int run(const sftp_options& o)
     else
         argv = ssh_argv(o);
     std::string error;
-    auto conn = sftp::connection::open(argv, so, out, error, true);
+    // The shell's first request is REALPATH "." (its working directory):
+    // it goes out with INIT.
+    auto conn = sftp::connection::open(argv, so, out, error, true,
+                                       [](sftp::remote_fs& fs) { fs.prefetch_realpath("."); });
     if (!conn) {
         log_line(error);
         return 255;

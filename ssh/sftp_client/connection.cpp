@@ -4,7 +4,7 @@ namespace longhaul::sftp {
 
 std::unique_ptr<connection> connection::open(const std::vector<std::string>& argv, const session_options& o,
                                              const output_sink& out, std::string& error, bool ignore_sigint,
-                                             const std::string& first_stat)
+                                             const std::function<void(remote_fs&)>& first_lookup)
 {
     auto child = child_process::spawn(argv, error, ignore_sigint);
     if (!child)
@@ -15,9 +15,9 @@ std::unique_ptr<connection> connection::open(const std::vector<std::string>& arg
     c->session_ = std::make_unique<session>(*c->link_, o);
     c->fs_ = std::make_unique<remote_fs>(*c->session_, out);
     remote_fs& fs = *c->fs_;
-    const auto alongside = [&fs, &first_stat] {
-        if (!first_stat.empty())
-            fs.prefetch_stat(first_stat);
+    const auto alongside = [&fs, &first_lookup] {
+        if (first_lookup)
+            first_lookup(fs);
     };
     if (!c->session_->init(alongside)) {
         error = c->session_->core().failure();

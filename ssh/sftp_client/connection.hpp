@@ -7,6 +7,7 @@
 #include "ssh/sftp_client/session.hpp"
 #include "ssh/sftp_client/ssh_process.hpp"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,11 +20,12 @@ public:
     // INIT/VERSION and limits. nullptr when the program could not start
     // or the session did not come up; `error` then says why ("Connection
     // closed" when ssh exited: ssh has printed its own reason).
-    // `first_stat`, when not empty, is stat'ed in the same flight as INIT
-    // (remote_fs::prefetch_stat): the program's first lookup.
+    // `first_lookup`, when set, sends the program's first lookup in the
+    // same flight as INIT (remote_fs::prefetch_stat, prefetch_realpath).
     static std::unique_ptr<connection> open(const std::vector<std::string>& argv, const session_options& o,
                                             const output_sink& out, std::string& error,
-                                            bool ignore_sigint = false, const std::string& first_stat = {});
+                                            bool ignore_sigint = false,
+                                            const std::function<void(remote_fs&)>& first_lookup = {});
 
     session& sess() noexcept { return *session_; }
     remote_fs& fs() noexcept { return *fs_; }

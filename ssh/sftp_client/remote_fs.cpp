@@ -54,26 +54,44 @@ std::optional<attrs> remote_fs::decode_stat(const reply_copy& r, bool quiet)
 
 std::optional<attrs> remote_fs::stat(const std::string& path, bool quiet)
 {
-    if (auto p = std::exchange(prefetched_, nullptr);
-        p && p->path == path && s_.core().requests_sent() == p->sent_at) {
-        s_.run_until([&] { return p->answer.has_value(); });
-        if (p->answer)
-            return decode_stat(*p->answer, quiet);
-        // The session failed: call() below answers "connection lost".
-    }
+    if (auto early = take_prefetched(fxp::stat, path))
+        return decode_stat(*early, quiet);
     return decode_stat(s_.call(stat_request{.id = 0, .path = path}), quiet);
 }
 
-void remote_fs::prefetch_stat(const std::string& path)
+template <class Request>
+void remote_fs::prefetch(const std::string& path)
 {
-    auto p = std::make_shared<prefetched_stat>();
+    auto p = std::make_shared<prefetched_answer>();
+    p->type = Request::type;
     p->path = path;
-    s_.core().request(stat_request{.id = 0, .path = path}, [p](const reply& r) {
+    s_.core().request(Request{.id = 0, .path = path}, [p](const reply& r) {
         p->answer.emplace();
         session::copy_reply(r, *p->answer);
     });
     p->sent_at = s_.core().requests_sent();
     prefetched_ = std::move(p);
+}
+
+void remote_fs::prefetch_stat(const std::string& path)
+{
+    prefetch<stat_request>(path);
+}
+
+void remote_fs::prefetch_realpath(const std::string& path)
+{
+    prefetch<realpath_request>(path);
+}
+
+std::optional<reply_copy> remote_fs::take_prefetched(std::uint8_t type, const std::string& path)
+{
+    auto p = std::exchange(prefetched_, nullptr);
+    if (!p || p->type != type || p->path != path || s_.core().requests_sent() != p->sent_at)
+        return std::nullopt;
+    s_.run_until([&] { return p->answer.has_value(); });
+    // Unanswered: the session failed, and the caller's own request is
+    // answered "connection lost" at once.
+    return std::move(p->answer);
 }
 
 std::optional<attrs> remote_fs::lstat(const std::string& path, bool quiet)
@@ -110,6 +128,8 @@ std::optional<std::string> one_name(const reply_copy& r, const output_sink& out,
 
 std::optional<std::string> remote_fs::realpath(const std::string& path)
 {
+    if (auto early = take_prefetched(fxp::realpath, path))
+        return one_name(*early, out_, "realpath", path);
     return one_name(s_.call(realpath_request{.id = 0, .path = path}), out_, "realpath", path);
 }
 

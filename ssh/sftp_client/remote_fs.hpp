@@ -56,11 +56,13 @@ public:
 
     // do_stat / do_lstat: "stat remote: %s" unless quiet.
     std::optional<attrs> stat(const std::string& path, bool quiet);
-    // Sends STAT of `path` now without waiting; the next stat() of the
-    // same path takes its answer, provided no other request went out in
-    // between (nothing of ours can have changed the file since). Any
-    // other stat() drops it.
+    // Send STAT (REALPATH) of `path` now without waiting: the next stat()
+    // (realpath()) of the same path takes the answer, provided no other
+    // request went out in between (nothing of ours can have changed the
+    // file since). For a program's first lookup, sent with INIT
+    // (session::init). Any other stat() or realpath() drops it.
     void prefetch_stat(const std::string& path);
+    void prefetch_realpath(const std::string& path);
     std::optional<attrs> lstat(const std::string& path, bool quiet);
     std::optional<attrs> fstat(const bytes& handle, bool quiet);
     // do_realpath / do_expand_path: "realpath PATH: MSG".
@@ -107,7 +109,8 @@ private:
     int expect_status(const reply_copy& r) const noexcept;
     std::optional<attrs> decode_stat(const reply_copy& r, bool quiet);
 
-    struct prefetched_stat {
+    struct prefetched_answer {
+        std::uint8_t type = 0; // the request's SSH_FXP_* type
         std::string path;
         std::uint64_t sent_at = 0; // core().requests_sent() right after it
         std::optional<reply_copy> answer;
@@ -116,7 +119,11 @@ private:
     session& s_;
     const output_sink& out_;
     std::map<std::uint32_t, std::string> users_, groups_;
-    std::shared_ptr<prefetched_stat> prefetched_;
+    std::shared_ptr<prefetched_answer> prefetched_;
+    template <class Request>
+    void prefetch(const std::string& path);
+    // The early answer to `type` for `path`, if there is one to use.
+    std::optional<reply_copy> take_prefetched(std::uint8_t type, const std::string& path);
 };
 
 // OpenSSH's path_append(): "a" + "/" + "b" without doubling the slash.

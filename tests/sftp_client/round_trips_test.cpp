@@ -65,6 +65,23 @@ TEST_CASE("sftp round trips: INIT, limits and the program's first stat share one
     CHECK(h.sess->core().requests_sent() == 2);
 }
 
+TEST_CASE("sftp round trips: sftp's REALPATH \".\" shares the round trip of INIT, and is used once")
+{
+    client_harness h;
+    slow_path(h);
+    std::optional<std::string> cwd;
+    CHECK(round_trips(h, [&] {
+              REQUIRE(h.sess->init([&] { h.rfs->prefetch_realpath("."); }));
+              cwd = h.rfs->realpath(".");
+          }) == 1);
+    CHECK(cwd == "/");
+    // An early REALPATH does not answer a stat of the same path.
+    h.rfs->prefetch_realpath("/");
+    const auto sent = h.sess->core().requests_sent();
+    REQUIRE(h.rfs->stat("/", false));
+    CHECK(h.sess->core().requests_sent() == sent + 1);
+}
+
 TEST_CASE("sftp round trips: a server without limits@openssh.com is not waited for")
 {
     // The request went out before VERSION said the extension is missing:
