@@ -181,6 +181,9 @@ void scp_program::finish_connection()
 {
     if (!conn_)
         return;
+    // Nothing follows this batch on this connection.
+    if (batch_)
+        batch_->set_last(true);
     if (batch_ && run_batch() != 0)
         ++errs_;
     batch_.reset();

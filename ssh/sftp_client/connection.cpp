@@ -11,7 +11,9 @@ std::unique_ptr<connection> connection::open(const std::vector<std::string>& arg
         return nullptr;
     std::unique_ptr<connection> c(new connection);
     c->child_ = std::move(*child);
-    c->link_ = std::make_unique<fd_link>(c->child_.from_child(), c->child_.to_child());
+    connection* raw = c.get();
+    c->link_ = std::make_unique<fd_link>(c->child_.from_child(), c->child_.to_child(),
+                                         [raw] { raw->child_.close_to_child(); });
     c->session_ = std::make_unique<session>(*c->link_, o);
     c->fs_ = std::make_unique<remote_fs>(*c->session_, out);
     remote_fs& fs = *c->fs_;

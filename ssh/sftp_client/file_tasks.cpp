@@ -200,6 +200,18 @@ private:
                 (void)::ftruncate(fd_, off_t(job_->contiguous()));
         }
         const bool interrupted = st.interrupted;
+        if (!interrupted && sess().last_request()) {
+            // The connection's last request: the CLOSE goes out with the
+            // end of the server's input, and the copy is complete without
+            // its answer (a read handle's close changes nothing on disk),
+            // which spares a round trip before ssh can exit. OpenSSH's
+            // sftp-server may well exit on that EOF before answering; the
+            // handle closes with it.
+            sess().core().request(close_request{.id = 0, .handle = handle_}, [](const reply&) {});
+            sess().end_output();
+            finish_local(0);
+            return;
+        }
         sess().core().request(close_request{.id = 0, .handle = handle_}, [this, interrupted](const reply& r) {
             if (lost(sess(), r)) {
                 finish(-1);
@@ -585,6 +597,18 @@ int task_runner::run()
             if (metered_ != nullptr)
                 meter_->refresh();
         });
+    if (last_batch_) {
+        // The caller's request is the last when nothing is queued and no
+        // other task is still waiting for the server.
+        s.set_last_request_check([this] {
+            if (!queue_.empty())
+                return false;
+            std::size_t unfinished = 0;
+            for (const auto& t : running_)
+                unfinished += t->finished() ? 0 : 1;
+            return unfinished == 1;
+        });
+    }
     auto finished_count = [&] {
         std::size_t n = 0;
         for (auto& t : running_) {
@@ -627,6 +651,7 @@ int task_runner::run()
     }
     if (meter_ != nullptr)
         s.set_tick(nullptr);
+    s.set_last_request_check(nullptr);
     return status_;
 }
 

@@ -112,6 +112,10 @@ public:
     // Runs everything added; 0 when every task succeeded, else -1. Stops
     // starting new tasks once the session fails or is interrupted.
     int run();
+    // Nothing will be sent on the connection after this run: the last
+    // file's final request may end the server's input (session::
+    // last_request, link::end_output). For the run that ends a connection.
+    void set_last_batch(bool last) noexcept { last_batch_ = last; }
 
 private:
     void flush_head();
@@ -122,6 +126,7 @@ private:
     std::deque<std::unique_ptr<file_task>> running_;
     file_task* metered_ = nullptr;
     int status_ = 0;
+    bool last_batch_ = false;
     std::uint64_t failures_ = 0;
 };
 

@@ -33,7 +33,8 @@ void set_nonblocking(int fd)
 
 // --- fd_link -----------------------------------------------------------------
 
-fd_link::fd_link(int in_fd, int out_fd) : in_(in_fd), out_(out_fd)
+fd_link::fd_link(int in_fd, int out_fd, std::function<void()> close_out)
+    : in_(in_fd), out_(out_fd), close_out_(std::move(close_out))
 {
     set_nonblocking(in_);
     if (out_ != in_)
@@ -44,7 +45,7 @@ void fd_link::pump(client_core& core, int timeout_ms)
 {
     // Write first: requests queued since the last pump go out at once.
     bool moved = false;
-    while (!core.output().empty()) {
+    while (out_ >= 0 && !core.output().empty()) {
         const auto o = core.output();
         const ssize_t n = ::write(out_, o.data(), o.size());
         if (n > 0) {
@@ -61,8 +62,12 @@ void fd_link::pump(client_core& core, int timeout_ms)
         core.input_closed();
         return;
     }
+    if (ending_ && out_ >= 0 && core.output().empty()) {
+        close_out_();
+        out_ = -1;
+    }
     struct pollfd pfd[3] = {{in_, POLLIN, 0}, {wake_fd_, POLLIN, 0}, {out_, POLLOUT, 0}};
-    const int nfds = core.output().empty() ? 2 : 3;
+    const int nfds = core.output().empty() || out_ < 0 ? 2 : 3;
     const int r = ::poll(pfd, nfds, moved ? 0 : timeout_ms);
     if (r < 0)
         return; // EINTR (SIGINT, SIGWINCH): the caller looks at its flags

@@ -30,6 +30,11 @@ public:
     // dispatches complete replies (core.process()). The end of the
     // server's stream is core.input_closed().
     virtual void pump(client_core& core, int timeout_ms) = 0;
+    // No request will follow what the core holds now: once that has gone
+    // out, the server's input ends (ssh's stdin closes, so the channel's
+    // EOF travels with the last request) while replies still come back.
+    // A link that cannot end its output alone ignores this.
+    virtual void end_output() {}
     // A descriptor that, readable, ends a wait in pump() (the disk
     // worker's completions); -1: none.
     void set_wake_fd(int fd) noexcept { wake_fd_ = fd; }
@@ -42,12 +47,17 @@ protected:
 // polled. The descriptors stay the caller's.
 class fd_link final : public link {
 public:
-    fd_link(int in_fd, int out_fd);
+    // `close_out` closes the descriptor out_fd (end_output); none: the
+    // output ends only when the caller closes it.
+    fd_link(int in_fd, int out_fd, std::function<void()> close_out = {});
     void pump(client_core& core, int timeout_ms) override;
+    void end_output() override { ending_ = static_cast<bool>(close_out_); }
 
 private:
     int in_;
     int out_;
+    std::function<void()> close_out_;
+    bool ending_ = false;
 };
 
 struct session_options {
@@ -128,6 +138,15 @@ public:
         tick_ms_ = tick_ms;
     }
 
+    // The end of the server's input right after what is queued now
+    // (link::end_output): for a request known to be the connection's last.
+    void end_output() { link_.end_output(); }
+    // Whether the request about to go out will be the connection's last:
+    // set by a task_runner told so (task_runner::set_last_batch) while it
+    // runs; false otherwise.
+    void set_last_request_check(std::function<bool()> f) { last_request_check_ = std::move(f); }
+    bool last_request() const { return last_request_check_ && last_request_check_(); }
+
     // sftp's SIGINT flag: transfers stop asking and drain.
     void set_interrupt(const std::atomic<bool>* flag)
     {
@@ -152,6 +171,7 @@ private:
     std::unique_ptr<disk_io> disk_;
     const std::atomic<bool>* interrupt_ = nullptr;
     std::function<void()> tick_;
+    std::function<bool()> last_request_check_;
     int tick_ms_ = 1000;
     transfer_clock::time_point last_tick_{};
 };

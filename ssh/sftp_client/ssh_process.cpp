@@ -170,6 +170,14 @@ void child_process::close_pipes() noexcept
     to_ = from_ = -1;
 }
 
+void child_process::close_to_child() noexcept
+{
+    if (to_ < 0 || to_ == from_)
+        return;
+    ::close(to_);
+    to_ = -1;
+}
+
 int child_process::wait() noexcept
 {
     if (pid_ <= 0)

@@ -50,6 +50,8 @@ public:
     pid_t pid() const noexcept { return pid_; }
     // Closes our ends of the pipes (the child sees EOF).
     void close_pipes() noexcept;
+    // Closes only the child's stdin (it sees EOF; its output still comes).
+    void close_to_child() noexcept;
     // Waits for the child; its exit status, 128+signal, or -1.
     int wait() noexcept;
     // SIGTERM then wait (an interrupted transfer).

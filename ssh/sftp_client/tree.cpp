@@ -287,11 +287,15 @@ int transfer_batch::upload_walk(const std::string& src, const std::string& dst, 
         }
     }
     finalizers_.push_back([this, a, dst] { (void)fs_.setstat(dst, a); });
+    ++remote_finalizers_;
     return ret;
 }
 
 int transfer_batch::run()
 {
+    // Directories' remote attributes are set after the files: then the
+    // files' last requests are not the connection's.
+    runner_.set_last_batch(last_ && remote_finalizers_ == 0);
     if (runner_.run() != 0)
         status_ = -1;
     if (fs_.sess().ok() && !fs_.sess().interrupted()) {
@@ -299,6 +303,7 @@ int transfer_batch::run()
             f();
     }
     finalizers_.clear();
+    remote_finalizers_ = 0;
     const int r = status_;
     status_ = 0;
     return r;

@@ -54,6 +54,8 @@ public:
     // Runs every queued file, then the directories' final attributes.
     // 0 when everything (walks included) succeeded, else -1.
     int run();
+    // The next run() ends the connection: nothing is sent after it.
+    void set_last(bool last) noexcept { last_ = last; }
 
 private:
     int download_walk(const std::string& src, const std::string& dst, int depth, std::optional<attrs> dir_attrs,
@@ -67,6 +69,8 @@ private:
     std::vector<std::function<void()>> finalizers_;
     int status_ = 0;
     std::size_t queued_ = 0; // tasks added so far
+    bool last_ = false;
+    std::size_t remote_finalizers_ = 0; // of finalizers_, those that send requests
     // Per queued task (by position): failed or not, filled in at report time.
     std::shared_ptr<std::vector<char>> outcome_ = std::make_shared<std::vector<char>>();
     void add(std::unique_ptr<file_task> t);

@@ -234,3 +234,104 @@ TEST_CASE("sftp round trips: the path a glob stats first, for patterns without w
     CHECK(glob_literal_path("a/*.txt") == std::nullopt);
     CHECK(glob_literal_path("a\\*") == "a*");
 }
+
+TEST_CASE("sftp round trips: the last download of a connection ends the server's input with its CLOSE")
+{
+    client_harness h;
+    h.init();
+    slow_path(h);
+    const std::string a = client_harness::random_bytes(300 * 1024, 21);
+    const std::string b = client_harness::random_bytes(5000, 22);
+    h.remote.write("/a", a);
+    h.remote.write("/b", b);
+    const auto known = [&](const std::string& p) { return h.rfs->stat(p, false); };
+    const auto fa = known("/a"), fb = known("/b");
+
+    // Not the last batch: OPEN, READs, CLOSE and its answer.
+    {
+        task_runner runner(*h.rfs, nullptr);
+        runner.add(make_download(*h.rfs, "/a", h.lpath("a0"), fa, {}));
+        CHECK(round_trips(h, [&] { REQUIRE(runner.run() == 0); }) == 3);
+        CHECK_FALSE(h.net->end_requested);
+    }
+    // The last batch: the copy does not wait for the CLOSE's answer (a
+    // round trip fewer before ssh can exit), and no request follows it.
+    {
+        task_runner runner(*h.rfs, nullptr);
+        runner.set_last_batch(true);
+        runner.add(make_download(*h.rfs, "/a", h.lpath("a"), fa, {}));
+        CHECK(round_trips(h, [&] { REQUIRE(runner.run() == 0); }) == 2);
+    }
+    CHECK(h.net->end_requested);
+    for (int i = 0; i < 4; ++i)
+        h.net->pump(h.sess->core(), 0);
+    CHECK(h.net->output_ended);
+    CHECK(h.net->sent_after_end == 0);
+    CHECK(client_harness::read_file(h.lpath("a")) == a);
+    CHECK(h.errors.empty());
+}
+
+TEST_CASE("sftp round trips: of several files, only the one that finishes alone ends the input")
+{
+    // A CLOSE still unanswered belongs to another file, whose answer an
+    // ended input could lose (OpenSSH's sftp-server exits on EOF): the
+    // input stays open until that file is done.
+    client_harness h;
+    h.init();
+    const std::string a = client_harness::random_bytes(24 * 1024 * 1024, 23);
+    const std::string b = client_harness::random_bytes(5000, 24);
+    h.remote.write("/a", a);
+    h.remote.write("/b", b);
+    const auto fa = h.rfs->stat("/a", false), fb = h.rfs->stat("/b", false);
+    // /a takes seconds at this rate, three times the 8 MiB of READs in
+    // flight: /b's CLOSE, answered behind at most that much of /a, is done
+    // long before, and /a ends alone.
+    h.net->bytes_per_second = 10e6;
+    h.net->one_way = std::chrono::milliseconds(10);
+    task_runner runner(*h.rfs, nullptr);
+    runner.set_last_batch(true);
+    runner.add(make_download(*h.rfs, "/b", h.lpath("b"), fb, {}));
+    runner.add(make_download(*h.rfs, "/a", h.lpath("a"), fa, {}));
+    REQUIRE(runner.run() == 0);
+    CHECK(h.net->end_requested);
+    h.net->pump(h.sess->core(), 0);
+    CHECK(h.net->output_ended);
+    CHECK(h.net->sent_after_end == 0);
+    CHECK(h.net->outstanding_at_end == 1); // the last CLOSE alone
+    CHECK(client_harness::read_file(h.lpath("a")) == a);
+    CHECK(client_harness::read_file(h.lpath("b")) == b);
+    CHECK(h.errors.empty());
+}
+
+TEST_CASE("sftp round trips: an upload, a failed download or directories still to set keep the input open")
+{
+    client_harness h;
+    h.init();
+    client_harness::write_file(h.lpath("u"), "upload");
+    {
+        // An upload's CLOSE answer says whether the data is safe: waited for.
+        task_runner runner(*h.rfs, nullptr);
+        runner.set_last_batch(true);
+        runner.add(make_upload(*h.rfs, h.lpath("u"), "/u", {}));
+        REQUIRE(runner.run() == 0);
+    }
+    CHECK_FALSE(h.net->end_requested);
+    {
+        task_runner runner(*h.rfs, nullptr);
+        runner.set_last_batch(true);
+        runner.add(make_download(*h.rfs, "/missing", h.lpath("m"), std::nullopt, {}));
+        CHECK(runner.run() == -1);
+    }
+    CHECK_FALSE(h.net->end_requested);
+    // A tree upload sets its directories' attributes after the files.
+    ::mkdir(h.lpath("tree").c_str(), 0755);
+    client_harness::write_file(h.lpath("tree/f"), "f");
+    transfer_batch batch(*h.rfs, nullptr);
+    batch.set_last(true);
+    tree_options t;
+    t.flags.preserve = true;
+    REQUIRE(batch.upload_dir(h.lpath("tree"), "/tree", t) == 0);
+    REQUIRE(batch.run() == 0);
+    CHECK_FALSE(h.net->end_requested);
+    CHECK(h.remote.read("/tree/f") == "f");
+}

@@ -46,6 +46,11 @@ struct sim_link final : sftp::link {
     // ssh stops reading its stdin. 0: unlimited.
     std::size_t up_window = 0;
     std::size_t peak_unsent = 0; // the client's largest output backlog seen
+    // end_output(): the client said no request follows. Requests sent
+    // after that (a bug) are counted, and still delivered.
+    bool output_ended = false;
+    std::size_t sent_after_end = 0;
+    std::size_t outstanding_at_end = 0; // requests unanswered when it ended
 
     struct in_flight {
         time_point at;
@@ -65,12 +70,17 @@ struct sim_link final : sftp::link {
         return start + one_way;
     }
 
+    void end_output() override { end_requested = true; }
+    bool end_requested = false;
+
     void pump(sftp::client_core& core, int timeout_ms) override
     {
         if (broken) {
             core.input_closed();
             return;
         }
+        if (output_ended && !core.output().empty())
+            ++sent_after_end;
         bool moved = false;
         // Client output onto the wire (all of it, or what the window takes).
         peak_unsent = std::max(peak_unsent, core.output().size());
@@ -87,6 +97,10 @@ struct sim_link final : sftp::link {
                 core.consume_output(o.size());
                 moved = true;
             }
+        }
+        if (end_requested && core.output().empty() && !output_ended) {
+            output_ended = true;
+            outstanding_at_end = core.outstanding();
         }
         // Arrivals at the server.
         while (!to_server.empty() && to_server.front().at <= now) {
