@@ -165,6 +165,11 @@ public:
     explicit hostile_link(std::vector<bytes> script) : script_(std::move(script)) {}
     hostile_link(server& srv, std::vector<bytes>& record) : srv_(&srv), record_(&record) {}
 
+    // The client's last request (scp's last download) ends its output:
+    // nothing may be sent after the pump that takes that request.
+    void end_output() override { ended_ = true; }
+    bool ended() const noexcept { return ended_; }
+
     void pump(client_core& core, int timeout_ms) override
     {
         now += std::chrono::milliseconds(1);
@@ -206,6 +211,10 @@ private:
     void take_requests(client_core& core)
     {
         const byte_span out = core.output();
+        if (ended_) {
+            check(!taken_after_end_ || out.empty());
+            taken_after_end_ = true;
+        }
         for (std::size_t pos = 0;;) {
             const frame f = read_frame(out.subspan(pos), UINT32_MAX);
             if (f.status != errc::ok)
@@ -252,6 +261,8 @@ private:
     }
 
     std::vector<bytes> script_;
+    bool ended_ = false;
+    bool taken_after_end_ = false;
     std::size_t next_ = 0;
     std::vector<std::uint32_t> ids_;
     server* srv_ = nullptr;
@@ -310,7 +321,15 @@ void listing(remote_fs& fs)
 
 void run_client(remote_fs& fs, const arena& a, std::uint8_t settings)
 {
-    if (!fs.sess().init())
+    // The first lookup goes out with INIT where the operation starts with
+    // one (as scp's stat and sftp's REALPATH "." do).
+    const auto first = [&fs, settings] {
+        if ((settings & 7) == 0)
+            fs.prefetch_realpath(".");
+        else if ((settings & 7) == 3)
+            fs.prefetch_realpath("/");
+    };
+    if (!fs.sess().init(first))
         return;
     transfer_flags f;
     f.preserve = f.fsync = (settings & 0x40) != 0;
@@ -320,6 +339,9 @@ void run_client(remote_fs& fs, const arena& a, std::uint8_t settings)
     o.print = true;
     o.follow_links = (settings & 0x80) != 0;
     transfer_batch batch(fs, nullptr);
+    // Without -R 4: the connection's last batch, as scp runs it (its last
+    // download ends the server's input with its CLOSE).
+    batch.set_last((settings & 0x10) == 0);
     const std::string& l = a.local;
     switch (settings & 7) {
     case 0: remote_operations(fs); return;
@@ -360,6 +382,11 @@ bool client_session(hostile_link& l, const arena& a, std::uint8_t settings)
     session s(l, options_from(settings), [&l] { return l.now; });
     remote_fs fs(s, out);
     run_client(fs, a, settings);
+    // After the end of its output the client waits for nothing: what is
+    // still unanswered (that CLOSE) is answered when the server's stream
+    // ends, as ssh exits.
+    if (l.ended())
+        s.run_until([&s] { return s.core().closed() || s.core().outstanding() == 0; });
     if (tracing())
         std::fprintf(stderr, "client: settings %#x, %llu requests, %s\n", settings,
                      static_cast<unsigned long long>(s.core().requests_sent()),

@@ -122,9 +122,10 @@ bool session::init(const std::function<void()>& alongside)
     core_.start();
     // limits@openssh.com goes out right behind INIT instead of a round
     // trip later: a server processes requests in order (OpenSSH's and ours
-    // do), and one that does not know the extension answers
-    // OP_UNSUPPORTED. Its reply is waited for only when VERSION offers the
-    // extension, so a server that ignores unknown requests costs nothing.
+    // do), and one that does not know the extension must answer
+    // OP_UNSUPPORTED (draft-ietf-secsh-filexfer-02, section 8); the answer
+    // is in the same flight as VERSION, and is used only when VERSION
+    // offers the extension. Waiting for it leaves no request behind.
     auto limits_reply = std::make_shared<std::optional<reply_copy>>();
     core_.request(limits_request{}, [limits_reply](const reply& r) {
         limits_reply->emplace();
@@ -132,13 +133,10 @@ bool session::init(const std::function<void()>& alongside)
     });
     if (alongside)
         alongside();
-    run_until([&] { return core_.initialised(); });
-    if (!core_.initialised())
+    run_until([&] { return core_.initialised() && limits_reply->has_value(); });
+    if (!core_.initialised() || !limits_reply->has_value())
         return false;
     if (core_.has_extension(ext::limits, "1")) {
-        run_until([&] { return limits_reply->has_value(); });
-        if (!limits_reply->has_value())
-            return false;
         if (auto* e = (*limits_reply)->get<extended_reply>()) {
             wire_reader rd(e->data);
             const std::uint64_t packet = rd.u64(), read = rd.u64(), write = rd.u64(), handles = rd.u64();
