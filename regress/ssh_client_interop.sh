@@ -135,7 +135,13 @@ if command -v tmux >/dev/null; then
     lh_check "pty: window-change follows a resize" check_window_change
     check_echo() {
         tmux -S "$sock" send-keys -t 0 'hello-pty' Enter
-        wait_for 'got:hello-pty' && capture | grep -q '^hello-pty'
+        # A clean-clone CI run (sanitizer builds beside it) once saw no
+        # "got:" within 10 s; on failure the pane shows how far it got.
+        if ! { wait_for 'got:hello-pty' || wait_for 'got:hello-pty'; } || ! capture | grep -q '^hello-pty'; then
+            echo "  pane:" >&2
+            capture | sed 's/^/    | /' >&2
+            return 1
+        fi
     }
     lh_check "pty: typed input is echoed by the remote tty and read" check_echo
     check_pty_exit() {
