@@ -62,15 +62,12 @@ std::optional<attrs> remote_fs::stat(const std::string& path, bool quiet)
 template <class Request>
 void remote_fs::prefetch(const std::string& path)
 {
-    auto p = std::make_shared<prefetched_answer>();
-    p->type = Request::type;
-    p->path = path;
-    s_.core().request(Request{.id = 0, .path = path}, [p](const reply& r) {
-        p->answer.emplace();
-        session::copy_reply(r, *p->answer);
+    prefetched_ = std::make_unique<prefetched_answer>(prefetched_answer{
+        .type = Request::type,
+        .path = path,
+        .answer = s_.send(Request{.id = 0, .path = path}),
+        .sent_at = s_.core().requests_sent(),
     });
-    p->sent_at = s_.core().requests_sent();
-    prefetched_ = std::move(p);
 }
 
 void remote_fs::prefetch_stat(const std::string& path)
@@ -88,10 +85,10 @@ std::optional<reply_copy> remote_fs::take_prefetched(std::uint8_t type, const st
     auto p = std::exchange(prefetched_, nullptr);
     if (!p || p->type != type || p->path != path || s_.core().requests_sent() != p->sent_at)
         return std::nullopt;
-    s_.run_until([&] { return p->answer.has_value(); });
+    s_.run_until([&] { return p->answer->has_value(); });
     // Unanswered: the session failed, and the caller's own request is
     // answered "connection lost" at once.
-    return std::move(p->answer);
+    return std::move(*p->answer);
 }
 
 std::optional<attrs> remote_fs::lstat(const std::string& path, bool quiet)

@@ -112,14 +112,14 @@ private:
     struct prefetched_answer {
         std::uint8_t type = 0; // the request's SSH_FXP_* type
         std::string path;
+        std::shared_ptr<std::optional<reply_copy>> answer; // session::send's slot
         std::uint64_t sent_at = 0; // core().requests_sent() right after it
-        std::optional<reply_copy> answer;
     };
 
     session& s_;
     const output_sink& out_;
     std::map<std::uint32_t, std::string> users_, groups_;
-    std::shared_ptr<prefetched_answer> prefetched_;
+    std::unique_ptr<prefetched_answer> prefetched_;
     template <class Request>
     void prefetch(const std::string& path);
     // The early answer to `type` for `path`, if there is one to use.

@@ -126,11 +126,7 @@ bool session::init(const std::function<void()>& alongside)
     // OP_UNSUPPORTED (draft-ietf-secsh-filexfer-02, section 8); the answer
     // is in the same flight as VERSION, and is used only when VERSION
     // offers the extension. Waiting for it leaves no request behind.
-    auto limits_reply = std::make_shared<std::optional<reply_copy>>();
-    core_.request(limits_request{}, [limits_reply](const reply& r) {
-        limits_reply->emplace();
-        copy_reply(r, **limits_reply);
-    });
+    const auto limits_reply = send(limits_request{});
     if (alongside)
         alongside();
     run_until([&] { return core_.initialised() && limits_reply->has_value(); });

@@ -129,6 +129,20 @@ public:
     }
     static void copy_reply(const reply& r, reply_copy& out);
 
+    // One request sent now; its reply, copied, fills the returned slot
+    // when it arrives, to be waited for later (or never: the slot outlives
+    // the caller).
+    template <class M>
+    std::shared_ptr<std::optional<reply_copy>> send(M m)
+    {
+        auto slot = std::make_shared<std::optional<reply_copy>>();
+        core_.request(std::move(m), [slot](const reply& r) {
+            slot->emplace();
+            copy_reply(r, **slot);
+        });
+        return slot;
+    }
+
     // Pumps until done() holds or the session fails; `tick` (if set) runs
     // at least every `tick_ms` (the progress meter).
     void run_until(const std::function<bool()>& done);
