@@ -37,8 +37,22 @@ result<std::unique_ptr<key_exchange>> key_exchange::client(const kex_method& met
 result<std::unique_ptr<key_exchange>> key_exchange::server(const kex_method& method, kex_context ctx,
                                                            const private_key& host_key, gex_group_provider groups)
 {
+    // The caller keeps `host_key` alive while the exchange runs, as this
+    // form always required.
+    const private_key* key = &host_key;
+    return server(method, std::move(ctx), host_key.public_part(),
+                  [key](std::string_view alg, byte_span data) { return key->sign(alg, data); }, std::move(groups));
+}
+
+result<std::unique_ptr<key_exchange>> key_exchange::server(const kex_method& method, kex_context ctx,
+                                                           public_key host_key, host_key_sign_function sign,
+                                                           gex_group_provider groups)
+{
+    if (host_key.empty() || !sign)
+        return errc::invalid_argument;
     std::unique_ptr<key_exchange> k(new key_exchange(method, std::move(ctx), true));
-    k->host_key_ = &host_key;
+    k->host_key_ = std::move(host_key);
+    k->sign_ = std::move(sign);
     k->groups_ = std::move(groups);
     k->expect_ = method.family == kex_family::dh_gex ? msg::kex_dh_gex_request : msg::kexdh_init;
     return k;
@@ -259,13 +273,20 @@ result<bool> key_exchange::server_init(byte_span payload, std::vector<bytes>& ou
         return k.error();
     }
     outcome_.shared_secret = encode_mpint_secret(*k);
-    const bytes& host_blob = host_key_->public_part().blob();
+    const bytes& host_blob = host_key_.blob();
     outcome_.exchange_hash = exchange_hash(host_blob, client_public, agreement_->public_value());
-    auto sig = host_key_->sign(ctx_.host_key_algorithm, outcome_.exchange_hash);
+    auto sig = sign_(ctx_.host_key_algorithm, outcome_.exchange_hash);
     if (!sig) {
         failure_ = "cannot sign with the host key";
         return sig.error();
     }
+    // A signer elsewhere (sshd's monitor) answers with bytes we forward to
+    // the client: an empty blob would only fail there, less clearly.
+    if (sig->empty()) {
+        failure_ = "cannot sign with the host key: empty signature";
+        return errc::signature_invalid;
+    }
+    outcome_.host_key = host_key_;
     bytes m;
     wire_writer w(m);
     w.u8(method_.family == kex_family::dh_gex ? msg::kex_dh_gex_reply : msg::kexdh_reply).string(host_blob);

@@ -24,6 +24,12 @@ namespace longhaul {
 using gex_group_provider = std::function<std::optional<dh_group>(std::uint32_t min, std::uint32_t preferred,
                                                                  std::uint32_t max)>;
 
+// Signs `data` with the private half of a server host key, as
+// private_key::sign does (an SSH signature blob: string sig_alg, string
+// signature). A separate function so that the private key may live in
+// another process (sshd's privileged monitor, issue 12).
+using host_key_sign_function = std::function<result<bytes>(std::string_view sig_alg, byte_span data)>;
+
 // Everything hashed before K_S, and the sizes that pick DH parameters.
 struct kex_context {
     std::string v_c, v_s; // identification lines without CR LF
@@ -36,12 +42,17 @@ struct kex_context {
 struct kex_outcome {
     secret_bytes shared_secret; // K as an encoded mpint (length prefix included), as the KDF hashes it
     bytes exchange_hash;
-    std::optional<public_key> host_key; // client: the server's verified host key
+    // The server's host key: client, verified; server, the one it signed with.
+    std::optional<public_key> host_key;
 };
 
 class key_exchange {
 public:
     static result<std::unique_ptr<key_exchange>> client(const kex_method& method, kex_context ctx);
+    // `host_key` is the public half of the key `sign` signs with.
+    static result<std::unique_ptr<key_exchange>> server(const kex_method& method, kex_context ctx,
+                                                        public_key host_key, host_key_sign_function sign,
+                                                        gex_group_provider groups);
     static result<std::unique_ptr<key_exchange>> server(const kex_method& method, kex_context ctx,
                                                         const private_key& host_key, gex_group_provider groups);
     ~key_exchange();
@@ -74,7 +85,8 @@ private:
     const kex_method& method_;
     kex_context ctx_;
     bool server_;
-    const private_key* host_key_ = nullptr;
+    public_key host_key_;              // server
+    host_key_sign_function sign_;      // server
     gex_group_provider groups_;
     std::unique_ptr<key_agreement> agreement_;
     std::uint8_t expect_;

@@ -93,6 +93,20 @@ public:
     std::uint32_t sequence() const noexcept { return seq_; }
     const key_usage& usage() const noexcept { return usage_; }
     const packet_cipher& cipher() const noexcept { return *cipher_; }
+    // Where the next packet goes in the key epoch (seq is sequence()).
+    packet_position position() const noexcept { return {seq_, pos_.index, pos_.block_offset}; }
+    // True once the compressor took a payload: its deflate history exists
+    // only here then, and the direction cannot be handed to another process.
+    bool compression_used() const noexcept { return compressor_ && compressor_->total_in() > 0; }
+    // Continues a key epoch started in another process (transport import):
+    // call after set_cipher() with the same keys; the next packet is framed
+    // at `pos` (pos.seq is its sequence number) and `usage` counts on.
+    void resume(const packet_position& pos, const key_usage& usage) noexcept
+    {
+        seq_ = pos.seq;
+        pos_ = pos;
+        usage_ = usage;
+    }
 
 private:
     struct pending_packet {
@@ -151,6 +165,22 @@ public:
 
     std::uint32_t sequence() const noexcept { return seq_; }
     const key_usage& usage() const noexcept { return usage_; }
+    // Where the next packet is expected in the key epoch (seq is sequence()).
+    packet_position position() const noexcept { return {seq_, pos_.index, pos_.block_offset}; }
+    // True once the decompressor inflated a payload (see packet_sender's).
+    bool compression_used() const noexcept { return decompressor_ && decompressor_->total_in() > 0; }
+    // Bytes at the front of the input that belong to the packet last handed
+    // out and are dropped by the next release(): not input any more.
+    std::size_t delivered_bytes() const noexcept { return consume_; }
+    // Continues a key epoch started in another process (see packet_sender's).
+    // A peeked length is forgotten: peek_length() left the bytes as they were.
+    void resume(const packet_position& pos, const key_usage& usage) noexcept
+    {
+        seq_ = pos.seq;
+        pos_ = pos;
+        usage_ = usage;
+        length_.reset();
+    }
     // The peer's packet_length that was rejected (for the error message).
     std::uint32_t last_bad_length() const noexcept { return bad_length_; }
     // Packets opened ahead and not yet handed out.

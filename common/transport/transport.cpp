@@ -12,7 +12,7 @@ namespace longhaul {
 namespace {
 
 // Input beyond one maximal packet plus a generous read is never needed.
-constexpr std::size_t max_input_buffer = 4 * 1024 * 1024;
+constexpr std::size_t max_input_buffer = max_transport_input;
 // OpenSSH rekeys before a direction's sequence number can wrap.
 constexpr std::uint64_t max_packets_per_key = std::uint64_t(1) << 31;
 // Bounds for peer EXT_INFO: fewer than 1024 entries (OpenSSH's limit).
@@ -43,6 +43,73 @@ transport::transport(transport_config config, random_source& rng, steady_time no
     sender_.output().append(as_bytes(local_id_));
     sender_.output().append(as_bytes("\r\n"));
     send_kexinit();
+}
+
+transport::transport(transport_config config, random_source& rng, steady_time now, transport_state state)
+    : config_(std::move(config)), rng_(rng), now_(now), last_kex_time_(now), in_(max_input_buffer), sender_(rng)
+{
+    import_state(state);
+}
+
+void transport::import_state(transport_state& state)
+{
+    // Closed without a DISCONNECT: there are no keys to send one under.
+    auto refuse = [this](errc e, std::string why) {
+        closed_ = true;
+        close_text_ = std::move(why);
+        close_event_ = {.type = transport_event_type::disconnected,
+                        .text = close_text_,
+                        .reason = disconnect_reason_for(e),
+                        .error = e,
+                        .local = true};
+    };
+    if (state.role != config_.role)
+        return refuse(errc::invalid_argument, "imported transport state is for the other role");
+    if (auto v = validate_transport_state(state); !v)
+        return refuse(v.error(), "invalid imported transport state: " + std::string(to_string(v.error())));
+    auto peer = parse_identification(state.peer_identification);
+    if (!peer)
+        return refuse(errc::invalid_argument, "invalid imported transport state: peer identification");
+
+    const auto& a = state.algorithms;
+    const bool client = is_client();
+    auto out = make_packet_cipher(client ? a.cipher_c2s : a.cipher_s2c, client ? a.mac_c2s : a.mac_s2c,
+                                  state.out.keys, cipher_direction::seal);
+    auto in = make_packet_cipher(client ? a.cipher_s2c : a.cipher_c2s, client ? a.mac_s2c : a.mac_c2s,
+                                 state.in.keys, cipher_direction::open);
+    if (!out || !in)
+        return refuse(out ? in.error() : out.error(), "cannot initialise the imported ciphers");
+
+    local_id_ = std::move(state.local_identification);
+    peer_id_ = std::move(*peer);
+    version_received_ = true;
+    algs_ = a;
+    established_ = true;
+    strict_ = state.strict_kex;
+    peer_wants_ext_info_ = state.peer_wants_ext_info;
+    authenticated_ = state.authenticated;
+    session_id_ = std::move(state.session_id);
+    host_key_ = std::move(state.host_key);
+    peer_extensions_ = std::move(state.peer_extensions);
+    ext_info_received_ = state.ext_info_received;
+    stats_ = state.stats;
+
+    sender_.set_cipher(std::move(*out));
+    sender_.resume(state.out.position, state.out.usage);
+    rekey_limit_out_ = state.out.rekey_limit;
+    out_keys_ = std::move(state.out.keys);
+    receiver_.set_cipher(std::move(*in));
+    receiver_.resume(state.in.position, state.in.usage);
+    rekey_limit_in_ = state.in.rekey_limit;
+    in_keys_ = std::move(state.in.keys);
+    // The exporter's streams had taken nothing (export_state() refuses
+    // otherwise), so fresh ones continue them exactly.
+    if (state.out.compression)
+        sender_.set_compressor(std::make_unique<compressor>());
+    if (state.in.compression)
+        receiver_.set_decompressor(std::make_unique<decompressor>());
+    // Already counted in stats_.bytes_in by the exporter.
+    in_.append(state.unread_input);
 }
 
 transport::~transport()
@@ -270,20 +337,42 @@ std::string transport::our_host_key_algorithms() const
         return config_.host_key_algorithms;
     std::vector<std::string_view> out;
     for (auto alg : split_name_list(config_.host_key_algorithms))
-        if (host_key_for(alg) != nullptr)
+        if (host_key_for(alg).key != nullptr)
             out.push_back(alg);
     return join_name_list(out);
 }
 
-const private_key* transport::host_key_for(std::string_view alg) const
+result<void> transport::use_host_key_signer(
+    std::function<result<bytes>(const public_key& key, std::string_view sig_alg, byte_span data)> signer)
+{
+    if (kex_.active)
+        return errc::protocol_error;
+    if (!config_.host_key_signer)
+        for (const auto& k : config_.host_keys)
+            if (k)
+                config_.host_public_keys.push_back(k->public_part());
+    config_.host_keys.clear();
+    config_.host_key_signer = std::move(signer);
+    return {};
+}
+
+transport::host_key_ref transport::host_key_for(std::string_view alg) const
 {
     auto type = key_type_for_signature_algorithm(alg);
     if (!type)
-        return nullptr;
+        return {};
+    // A signer elsewhere replaces the local keys altogether: the sandboxed
+    // child has none, and must not offer what it cannot have signed.
+    if (config_.host_key_signer) {
+        for (const auto& k : config_.host_public_keys)
+            if (!k.empty() && k.type() == *type)
+                return {&k, nullptr};
+        return {};
+    }
     for (const auto& k : config_.host_keys)
         if (k && k->type() == *type)
-            return k.get();
-    return nullptr;
+            return {&k->public_part(), k.get()};
+    return {};
 }
 
 void transport::send_kexinit()
@@ -368,14 +457,31 @@ transport_event transport::handle_kexinit(const received_packet& pkt)
     if (is_client()) {
         run = key_exchange::client(*method, std::move(ctx));
     } else {
-        const private_key* key = host_key_for(algs->host_key);
+        const host_key_ref key = host_key_for(algs->host_key);
+        if (key.key == nullptr)
+            return fail(errc::no_matching_algorithm, "no host key for " + algs->host_key);
+        host_key_sign_function sign;
+        if (key.local != nullptr) {
+            sign = [k = key.local](std::string_view alg, byte_span data) { return k->sign(alg, data); };
+        } else {
+            // config_ lives as long as the core, and the exchange is the core's.
+            sign = [this, k = key.key](std::string_view alg, byte_span data) -> result<bytes> {
+                auto sig = config_.host_key_signer(*k, alg, data);
+                // Checked here, where the failure can be named, rather than
+                // by the client as "incorrect signature": the signer is in
+                // another process and may answer for the wrong key.
+                if (sig && !k->verify(alg, data, *sig))
+                    return errc::signature_invalid;
+                return sig;
+            };
+        }
         gex_group_provider groups = config_.gex_groups;
         if (!groups)
             groups = [this](std::uint32_t min, std::uint32_t preferred, std::uint32_t max) -> std::optional<dh_group> {
                 // No moduli file: sshd's built-in fallback groups.
                 return choose_gex_group({}, min, preferred, max, rng_).group;
             };
-        run = key_exchange::server(*method, std::move(ctx), *key, std::move(groups));
+        run = key_exchange::server(*method, std::move(ctx), *key.key, std::move(sign), std::move(groups));
     }
     if (!run)
         return fail(run.error(), "cannot start key exchange");
@@ -435,6 +541,10 @@ transport_event transport::after_exchange_hash()
         }
         if (!(*outcome.host_key == *host_key_))
             return fail(errc::host_key_rejected, "server host key changed during key re-exchange");
+    } else if (!host_key_) {
+        // Kept for a hand-off (transport_state::host_key) and for
+        // authentication that binds to it (publickey-hostbound).
+        host_key_ = outcome.host_key;
     }
     send_newkeys();
     return {};
@@ -540,6 +650,7 @@ bool transport::install_keys(bool outgoing)
         close_with(pc.error(), disconnect_reason_for(pc.error()), "cannot initialise cipher " + cipher);
         return false;
     }
+    (outgoing ? out_keys_ : in_keys_) = std::move(keys);
     const std::uint64_t limit = config_.rekey_limit_bytes != 0
                                     ? std::min(config_.rekey_limit_bytes, default_rekey_bytes(cipher))
                                     : default_rekey_bytes(cipher);
@@ -560,6 +671,63 @@ bool transport::install_keys(bool outgoing)
             receiver_.set_decompressor(std::make_unique<decompressor>());
     }
     return true;
+}
+
+std::string_view transport::export_refusal() const noexcept { return export_blocker().second; }
+
+// What keeps the core from being handed off, the most lasting reason first:
+// draining the output does not end a key exchange.
+std::pair<errc, std::string_view> transport::export_blocker() const noexcept
+{
+    if (closed_)
+        return {errc::connection_closed, "the connection is closed"};
+    if (eof_)
+        return {errc::connection_closed, "the input has ended"};
+    if (!established_)
+        return {errc::protocol_error, "the first key exchange has not completed"};
+    if (kex_.active)
+        return {errc::protocol_error, "a key exchange is in progress"};
+    if (kex_complete_pending_)
+        return {errc::protocol_error, "a kex_complete event has not been polled"};
+    if (sender_.compression_used() || receiver_.compression_used())
+        return {errc::unsupported, "a compression stream has taken data"};
+    if (sender_.output().size() != 0 || !deferred_.empty())
+        return {errc::incomplete, "output is queued"};
+    if (receiver_.opened_ahead() != 0)
+        return {errc::incomplete, "packets were opened ahead"};
+    return {errc::ok, {}};
+}
+
+result<transport_state> transport::export_state() const
+{
+    if (auto [e, why] = export_blocker(); e != errc::ok)
+        return e;
+    transport_state s;
+    s.role = config_.role;
+    s.local_identification = local_id_;
+    s.peer_identification = peer_id_.line;
+    s.algorithms = algs_;
+    s.session_id = session_id_;
+    s.strict_kex = strict_;
+    s.peer_wants_ext_info = peer_wants_ext_info_;
+    s.peer_extensions = peer_extensions_;
+    s.ext_info_received = ext_info_received_;
+    s.host_key = host_key_;
+    s.authenticated = authenticated_;
+    s.out = {.keys = out_keys_,
+             .position = sender_.position(),
+             .usage = sender_.usage(),
+             .rekey_limit = rekey_limit_out_,
+             .compression = sender_.compressing()};
+    s.in = {.keys = in_keys_,
+            .position = receiver_.position(),
+            .usage = receiver_.usage(),
+            .rekey_limit = rekey_limit_in_,
+            .compression = receiver_.decompressing()};
+    s.stats = stats_;
+    // The packet last handed out is still at the front until released.
+    s.unread_input = to_bytes(in_.data().subspan(receiver_.delivered_bytes()));
+    return s;
 }
 
 void transport::set_crypto_engine(crypto_engine* engine)

@@ -18,21 +18,23 @@
 #include "common/transport/key_exchange.hpp"
 #include "common/transport/messages.hpp"
 #include "common/transport/packet_codec.hpp"
+#include "common/transport/transport_state.hpp"
 #include "common/transport/version.hpp"
 
 #include <chrono>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 namespace longhaul {
 
 using steady_time = std::chrono::steady_clock::time_point;
-
-enum class transport_role { client, server };
 
 struct transport_config {
     transport_role role = transport_role::client;
@@ -46,6 +48,14 @@ struct transport_config {
     std::string compression = "none";
     // Server: host keys; host_key_algorithms is filtered to what they can sign.
     std::vector<std::shared_ptr<const private_key>> host_keys;
+    // Server: host keys whose private halves are held elsewhere (sshd's
+    // privileged monitor). When host_key_signer is set, host_public_keys
+    // lists the keys (host_keys is not used) and every host key signature
+    // comes from the callback, in private_key::sign's format. An error from
+    // it, or a signature that does not verify with `key`, fails the key
+    // exchange here.
+    std::vector<public_key> host_public_keys;
+    std::function<result<bytes>(const public_key& key, std::string_view sig_alg, byte_span data)> host_key_signer;
     // Server: groups for diffie-hellman-group-exchange; empty means the
     // built-in RFC 3526 groups (what sshd falls back to without a moduli file).
     gex_group_provider gex_groups;
@@ -90,15 +100,18 @@ struct transport_event {
     const public_key* host_key = nullptr;
 };
 
-struct transport_stats {
-    std::uint64_t bytes_in = 0, bytes_out = 0;
-    std::uint64_t packets_in = 0, packets_out = 0;
-    std::uint32_t key_exchanges = 0;
-};
-
 class transport {
 public:
     transport(transport_config config, random_source& rng, steady_time now);
+    // Continues a connection another process established (sshd's monitor
+    // taking over from its sandboxed child, issue 12): no version line and
+    // no KEXINIT are sent, the keys, sequence numbers and counters are
+    // `state`'s, and poll() processes state.unread_input before anything
+    // read later. `config` must have state's role; a server's needs the
+    // host keys for later key exchanges. A state that is invalid (see
+    // validate_transport_state()) or keys that cannot be set up leave the
+    // core closed: poll() reports `disconnected` and nothing is sent.
+    transport(transport_config config, random_source& rng, steady_time now, transport_state state);
     ~transport();
     transport(const transport&) = delete;
     transport& operator=(const transport&) = delete;
@@ -155,6 +168,12 @@ public:
     // like OpenSSH, no re-exchange is started by volume or time before
     // this (OpenSSH's sshd refuses KEXINIT during user authentication).
     void user_authenticated();
+    // Server: from now on host key signatures (key re-exchanges) come from
+    // `signer`, and this core lets go of the private keys (sshd's process
+    // that serves a user holds none; its root parent signs). Refused
+    // (protocol_error) during a key exchange.
+    result<void> use_host_key_signer(
+        std::function<result<bytes>(const public_key& key, std::string_view sig_alg, byte_span data)> signer);
     void advance_time(steady_time now);
     // Lends a crypto engine (issue 13): packets are then sealed and opened
     // in batches on its threads. It takes effect once the user is
@@ -176,12 +195,29 @@ public:
     const std::string& local_identification() const noexcept { return local_id_; }
     byte_span session_id() const noexcept { return session_id_; }
     const std::map<std::string, std::string>& peer_extensions() const noexcept { return peer_extensions_; }
+    // The server's host key of the first key exchange (later ones must use
+    // it): the client's accepted one, or the one the server signed with.
     const std::optional<public_key>& server_host_key() const noexcept { return host_key_; }
     const transport_stats& stats() const noexcept { return stats_; }
     std::uint32_t send_sequence() const noexcept { return sender_.sequence(); }
     std::uint32_t receive_sequence() const noexcept { return receiver_.sequence(); }
     const transport_config& config() const noexcept { return config_; }
     transport_role role() const noexcept { return config_.role; }
+
+    // --- hand-off (issue 12) ---
+    // The state another process needs to carry on the connection (the
+    // import constructor). Only between packets of an established
+    // connection: errc::protocol_error during a key exchange, before the
+    // first one completed or while its kex_complete event is pending;
+    // errc::unsupported once a compression stream took data (its history
+    // cannot be moved; zlib@openssh.com started by user_authenticated() has
+    // none until the next packet); errc::incomplete while output is queued
+    // or held back or packets were opened ahead (drain and retry);
+    // errc::connection_closed when closed or at the end of input.
+    // export_refusal() says why in words.
+    result<transport_state> export_state() const;
+    // Empty when export_state() would succeed.
+    std::string_view export_refusal() const noexcept;
 
 private:
     struct kex_state {
@@ -220,8 +256,16 @@ private:
     // Closes (sending DISCONNECT unless the peer is gone); poll() reports it.
     void close_with(errc e, disconnect_reason reason, std::string description);
     transport_event closed_event();
+    // A server host key: its public half, and the local private key that
+    // signs with it (nullptr when config_.host_key_signer does).
+    struct host_key_ref {
+        const public_key* key = nullptr;
+        const private_key* local = nullptr;
+    };
     std::string our_host_key_algorithms() const;
-    const private_key* host_key_for(std::string_view alg) const;
+    host_key_ref host_key_for(std::string_view alg) const;
+    void import_state(transport_state& state);
+    std::pair<errc, std::string_view> export_blocker() const noexcept;
 
     transport_config config_;
     random_source& rng_;
@@ -254,6 +298,8 @@ private:
     std::optional<public_key> host_key_;
     std::map<std::string, std::string> peer_extensions_;
     std::uint32_t ext_info_received_ = 0; // EXT_INFO messages taken from the peer
+    // The keys in force each way, kept for export_state().
+    direction_keys out_keys_, in_keys_;
 
     std::deque<bytes> deferred_;
     std::size_t deferred_bytes_ = 0;
