@@ -7,7 +7,7 @@ set -eu
 # ways, PAM modules (pam_exec, pam_unix), test users (passwd), terminals
 # (tmux, script from bsdutils), python3 (pty driver, run-tests.sh summary),
 # and the emulated WAN's tools.
-packages="build-essential cmake pkg-config libssl-dev zlib1g-dev libedit-dev libboost-dev
+packages="build-essential cmake pkg-config libssl-dev zlib1g-dev libedit-dev libboost-dev libseccomp-dev
 doctest-dev libpam0g-dev libcrypt-dev clang libclang-rt-14-dev
 openssh-client openssh-server libpam-modules libpam-runtime passwd tmux bsdutils python3
 iproute2 iperf3 iputils-ping procps psmisc util-linux coreutils diffutils netcat-openbsd"

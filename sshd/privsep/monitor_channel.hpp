@@ -1,0 +1,43 @@
+// One end of the socketpair between sshd's pre-authentication child and
+// its monitor: whole messages (SOCK_SEQPACKET datagrams) sent and received
+// with blocking calls, a deadline on the receiving side.
+#pragma once
+
+#include "common/bytes.hpp"
+#include "common/result.hpp"
+
+#include <chrono>
+#include <optional>
+
+namespace longhaul::privsep {
+
+// A connected SOCK_SEQPACKET pair, close-on-exec; nullopt with errno set.
+struct socket_pair {
+    int monitor_end = -1;
+    int child_end = -1;
+};
+std::optional<socket_pair> make_monitor_socketpair();
+
+class monitor_channel {
+public:
+    // Takes ownership of `fd`.
+    explicit monitor_channel(int fd) noexcept : fd_(fd) {}
+    ~monitor_channel();
+    monitor_channel(const monitor_channel&) = delete;
+    monitor_channel& operator=(const monitor_channel&) = delete;
+
+    int fd() const noexcept { return fd_; }
+    // errc::connection_closed when the other end is gone.
+    result<void> send(byte_span message);
+    // The next message. errc::connection_closed at the other end's exit,
+    // errc::timeout past `deadline`, errc::too_large for a datagram over
+    // max_monitor_message (dropped).
+    result<bytes> receive(std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt);
+    // Closes the descriptor now.
+    void close() noexcept;
+
+private:
+    int fd_;
+};
+
+} // namespace longhaul::privsep

@@ -1,0 +1,399 @@
+#include "sshd/privsep/monitor_messages.hpp"
+
+#include "common/wire.hpp"
+
+namespace longhaul::privsep {
+
+namespace {
+
+// Bounds on what the child may send: each a little above what an honest
+// child ever does (key blobs: a 16384-bit RSA key; signatures: the same;
+// signed data: a userauth request carrying such a key and a host key).
+constexpr std::size_t max_blob = 4096;
+constexpr std::size_t max_name = 256;
+constexpr std::size_t max_sign_data = 64;
+constexpr std::size_t max_signed_data = 3 * max_blob;
+constexpr std::size_t max_secret = 1024;
+constexpr std::size_t max_log_text = 8192;
+constexpr std::uint32_t max_responses = 100;
+constexpr std::uint32_t max_prompts = 100;
+constexpr std::uint32_t max_methods_lists = 64;
+constexpr std::size_t max_setting_text = 64 * 1024;
+
+bytes start(monitor_type t, bool reply = false)
+{
+    bytes out;
+    out.push_back(static_cast<std::uint8_t>(t) | (reply ? reply_flag : 0));
+    return out;
+}
+
+// A reader over the fields after the type byte, failed already when the
+// type is not `t` (with or without the reply flag as asked).
+wire_reader fields(byte_span msg, monitor_type t, bool reply = false)
+{
+    const std::uint8_t want = static_cast<std::uint8_t>(t) | (reply ? reply_flag : 0);
+    if (msg.empty() || msg[0] != want) {
+        wire_reader r(byte_span{});
+        r.fail(errc::malformed);
+        return r;
+    }
+    return wire_reader(msg.subspan(1));
+}
+
+template <class T>
+result<T> finished(wire_reader& r, T value)
+{
+    if (!r.finish())
+        return errc::malformed;
+    return value;
+}
+
+bytes copy(byte_span s) { return bytes(s.begin(), s.end()); }
+
+void put_settings(wire_writer& w, const server_auth_settings& s)
+{
+    w.boolean(s.pubkey_authentication)
+        .boolean(s.password_authentication)
+        .boolean(s.kbd_interactive_authentication)
+        .boolean(s.permit_empty_passwords)
+        .u8(static_cast<std::uint8_t>(s.root_login))
+        .u32(static_cast<std::uint32_t>(s.authentication_methods.size()));
+    for (const auto& l : s.authentication_methods)
+        w.string(l);
+    w.u32(static_cast<std::uint32_t>(s.max_auth_tries))
+        .string(s.pubkey_accepted_algorithms)
+        .string(s.banner)
+        .string(s.kbdint_device);
+}
+
+server_auth_settings get_settings(wire_reader& r)
+{
+    server_auth_settings s;
+    s.pubkey_authentication = r.boolean();
+    s.password_authentication = r.boolean();
+    s.kbd_interactive_authentication = r.boolean();
+    s.permit_empty_passwords = r.boolean();
+    const std::uint8_t root = r.u8();
+    if (root > static_cast<std::uint8_t>(permit_root_login::no))
+        r.fail(errc::malformed);
+    s.root_login = static_cast<permit_root_login>(root);
+    const std::uint32_t n = r.u32();
+    if (n > max_methods_lists)
+        r.fail(errc::malformed);
+    s.authentication_methods.clear();
+    for (std::uint32_t i = 0; i < n && r.ok(); ++i)
+        s.authentication_methods.emplace_back(r.text(max_setting_text));
+    const std::uint32_t tries = r.u32();
+    if (tries > 1000000)
+        r.fail(errc::malformed);
+    s.max_auth_tries = static_cast<int>(tries);
+    s.pubkey_accepted_algorithms = std::string(r.text(max_setting_text));
+    s.banner = std::string(r.text(max_setting_text));
+    s.kbdint_device = std::string(r.text(max_name));
+    return s;
+}
+
+} // namespace
+
+std::optional<monitor_type> message_type(byte_span msg, bool reply) noexcept
+{
+    if (msg.empty())
+        return std::nullopt;
+    std::uint8_t t = msg[0];
+    if (((t & reply_flag) != 0) != reply)
+        return std::nullopt;
+    t &= static_cast<std::uint8_t>(~reply_flag);
+    if (t < static_cast<std::uint8_t>(monitor_type::sign) || t > static_cast<std::uint8_t>(monitor_type::authenticated))
+        return std::nullopt;
+    return static_cast<monitor_type>(t);
+}
+
+bytes encode(const sign_request& m)
+{
+    bytes out = start(monitor_type::sign);
+    wire_writer(out).string(m.key_blob).string(m.algorithm).string(m.data);
+    return out;
+}
+
+result<sign_request> decode_sign_request(byte_span msg)
+{
+    auto r = fields(msg, monitor_type::sign);
+    sign_request m;
+    m.key_blob = copy(r.string(max_blob));
+    m.algorithm = std::string(r.text(max_name));
+    m.data = copy(r.string(max_sign_data));
+    return finished(r, std::move(m));
+}
+
+bytes encode(const sign_reply& m)
+{
+    bytes out = start(monitor_type::sign, true);
+    wire_writer(out).boolean(m.ok).string(m.signature);
+    return out;
+}
+
+result<sign_reply> decode_sign_reply(byte_span msg)
+{
+    auto r = fields(msg, monitor_type::sign, true);
+    sign_reply m;
+    m.ok = r.boolean();
+    m.signature = copy(r.string(max_blob));
+    return finished(r, std::move(m));
+}
+
+bytes encode(const lookup_user_request& m)
+{
+    bytes out = start(monitor_type::lookup_user);
+    wire_writer(out).string(m.user);
+    return out;
+}
+
+result<lookup_user_request> decode_lookup_user_request(byte_span msg)
+{
+    auto r = fields(msg, monitor_type::lookup_user);
+    lookup_user_request m;
+    m.user = std::string(r.text(max_name));
+    return finished(r, std::move(m));
+}
+
+bytes encode(const lookup_user_reply& m)
+{
+    bytes out = start(monitor_type::lookup_user, true);
+    wire_writer w(out);
+    w.u8(static_cast<std::uint8_t>(m.status)).boolean(m.is_root).u8(static_cast<std::uint8_t>(m.level));
+    w.boolean(m.settings.has_value());
+    if (m.settings)
+        put_settings(w, *m.settings);
+    return out;
+}
+
+result<lookup_user_reply> decode_lookup_user_reply(byte_span msg)
+{
+    auto r = fields(msg, monitor_type::lookup_user, true);
+    lookup_user_reply m;
+    const std::uint8_t status = r.u8();
+    if (status > static_cast<std::uint8_t>(user_status::refused))
+        r.fail(errc::malformed);
+    m.status = static_cast<user_status>(status);
+    m.is_root = r.boolean();
+    const std::uint8_t level = r.u8();
+    if (level > static_cast<std::uint8_t>(log_level::debug3))
+        r.fail(errc::malformed);
+    m.level = static_cast<log_level>(level);
+    if (r.boolean())
+        m.settings = get_settings(r);
+    return finished(r, std::move(m));
+}
+
+bytes encode(const key_allowed_request& m)
+{
+    bytes out = start(monitor_type::key_allowed);
+    wire_writer(out).string(m.key_blob).boolean(m.with_signature);
+    return out;
+}
+
+result<key_allowed_request> decode_key_allowed_request(byte_span msg)
+{
+    auto r = fields(msg, monitor_type::key_allowed);
+    key_allowed_request m;
+    m.key_blob = copy(r.string(max_blob));
+    m.with_signature = r.boolean();
+    return finished(r, std::move(m));
+}
+
+bytes encode(const key_allowed_reply& m)
+{
+    bytes out = start(monitor_type::key_allowed, true);
+    wire_writer(out).boolean(m.allowed).boolean(m.forced_command);
+    return out;
+}
+
+result<key_allowed_reply> decode_key_allowed_reply(byte_span msg)
+{
+    auto r = fields(msg, monitor_type::key_allowed, true);
+    key_allowed_reply m;
+    m.allowed = r.boolean();
+    m.forced_command = r.boolean();
+    return finished(r, m);
+}
+
+bytes encode(const verify_pubkey_request& m)
+{
+    bytes out = start(monitor_type::verify_pubkey);
+    wire_writer(out).string(m.key_blob).string(m.algorithm).string(m.signed_data).string(m.signature);
+    return out;
+}
+
+result<verify_pubkey_request> decode_verify_pubkey_request(byte_span msg)
+{
+    auto r = fields(msg, monitor_type::verify_pubkey);
+    verify_pubkey_request m;
+    m.key_blob = copy(r.string(max_blob));
+    m.algorithm = std::string(r.text(max_name));
+    m.signed_data = copy(r.string(max_signed_data));
+    m.signature = copy(r.string(max_blob));
+    return finished(r, std::move(m));
+}
+
+bytes encode(const password_request& m)
+{
+    bytes out = start(monitor_type::password);
+    wire_writer(out).string(byte_span(m.password.data(), m.password.size()));
+    return out;
+}
+
+result<password_request> decode_password_request(byte_span msg)
+{
+    auto r = fields(msg, monitor_type::password);
+    password_request m;
+    m.password = secret_bytes(r.string(max_secret));
+    return finished(r, std::move(m));
+}
+
+bytes encode(const kbdint_start_request& m)
+{
+    bytes out = start(monitor_type::kbdint_start);
+    wire_writer(out).string(m.submethods);
+    return out;
+}
+
+result<kbdint_start_request> decode_kbdint_start_request(byte_span msg)
+{
+    auto r = fields(msg, monitor_type::kbdint_start);
+    kbdint_start_request m;
+    m.submethods = std::string(r.text(max_name));
+    return finished(r, std::move(m));
+}
+
+bytes encode(const kbdint_respond_request& m)
+{
+    bytes out = start(monitor_type::kbdint_respond);
+    wire_writer w(out);
+    w.u32(static_cast<std::uint32_t>(m.responses.size()));
+    for (const auto& s : m.responses)
+        w.string(byte_span(s.data(), s.size()));
+    return out;
+}
+
+result<kbdint_respond_request> decode_kbdint_respond_request(byte_span msg)
+{
+    auto r = fields(msg, monitor_type::kbdint_respond);
+    kbdint_respond_request m;
+    const std::uint32_t n = r.u32();
+    if (n > max_responses)
+        r.fail(errc::malformed);
+    for (std::uint32_t i = 0; i < n && r.ok(); ++i)
+        m.responses.emplace_back(r.string(max_secret));
+    return finished(r, std::move(m));
+}
+
+bytes encode_kbdint_reply(monitor_type request, const kbdint_reply& m)
+{
+    bytes out = start(request, true);
+    wire_writer w(out);
+    w.u8(static_cast<std::uint8_t>(m.result)).string(m.name).string(m.instruction);
+    w.u32(static_cast<std::uint32_t>(m.prompts.size()));
+    for (const auto& p : m.prompts)
+        w.string(p.text).boolean(p.echo);
+    return out;
+}
+
+result<kbdint_reply> decode_kbdint_reply(monitor_type request, byte_span msg)
+{
+    auto r = fields(msg, request, true);
+    if (request != monitor_type::kbdint_start && request != monitor_type::kbdint_respond)
+        r.fail(errc::malformed);
+    kbdint_reply m;
+    const std::uint8_t kind = r.u8();
+    if (kind > static_cast<std::uint8_t>(kbdint_reply::kind::failure))
+        r.fail(errc::malformed);
+    m.result = static_cast<kbdint_reply::kind>(kind);
+    m.name = std::string(r.text(max_log_text));
+    m.instruction = std::string(r.text(max_log_text));
+    const std::uint32_t n = r.u32();
+    if (n > max_prompts)
+        r.fail(errc::malformed);
+    for (std::uint32_t i = 0; i < n && r.ok(); ++i) {
+        kbdint_prompt p;
+        p.text = std::string(r.text(max_log_text));
+        p.echo = r.boolean();
+        m.prompts.push_back(std::move(p));
+    }
+    return finished(r, std::move(m));
+}
+
+bytes encode(const account_reply& m)
+{
+    bytes out = start(monitor_type::account_check, true);
+    wire_writer(out).boolean(m.allowed).string(m.message);
+    return out;
+}
+
+result<account_reply> decode_account_reply(byte_span msg)
+{
+    auto r = fields(msg, monitor_type::account_check, true);
+    account_reply m;
+    m.allowed = r.boolean();
+    m.message = std::string(r.text(max_log_text));
+    return finished(r, std::move(m));
+}
+
+bytes encode(const log_request& m)
+{
+    bytes out = start(monitor_type::log);
+    wire_writer(out).u8(static_cast<std::uint8_t>(m.level)).string(m.text);
+    return out;
+}
+
+result<log_request> decode_log_request(byte_span msg)
+{
+    auto r = fields(msg, monitor_type::log);
+    log_request m;
+    const std::uint8_t level = r.u8();
+    if (level > static_cast<std::uint8_t>(log_level::debug3) || level == static_cast<std::uint8_t>(log_level::quiet))
+        r.fail(errc::malformed);
+    m.level = static_cast<log_level>(level);
+    m.text = std::string(r.text(max_log_text));
+    return finished(r, std::move(m));
+}
+
+bytes encode(const authenticated_request& m)
+{
+    bytes out = start(monitor_type::authenticated);
+    wire_writer(out).string(m.transport_state);
+    return out;
+}
+
+result<authenticated_request> decode_authenticated_request(byte_span msg)
+{
+    auto r = fields(msg, monitor_type::authenticated);
+    authenticated_request m;
+    m.transport_state = copy(r.string(max_monitor_message - 16));
+    return finished(r, std::move(m));
+}
+
+bytes encode_verdict(monitor_type request, bool ok)
+{
+    bytes out = start(request, true);
+    wire_writer(out).boolean(ok);
+    return out;
+}
+
+result<bool> decode_verdict(monitor_type request, byte_span msg)
+{
+    auto r = fields(msg, request, true);
+    const bool ok = r.boolean();
+    return finished(r, ok);
+}
+
+bytes encode_empty(monitor_type type) { return start(type); }
+
+result<void> decode_empty(monitor_type type, byte_span msg)
+{
+    auto r = fields(msg, type);
+    if (!r.finish())
+        return errc::malformed;
+    return {};
+}
+
+} // namespace longhaul::privsep

@@ -1,0 +1,193 @@
+#include "sshd/privsep/monitor_channel.hpp"
+#include "sshd/privsep/monitor_messages.hpp"
+
+#include "common/wire.hpp"
+
+#include <doctest/doctest.h>
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+
+using namespace longhaul;
+using namespace longhaul::privsep;
+
+namespace {
+
+bytes text_bytes(std::string_view s) { return bytes(s.begin(), s.end()); }
+
+// Every proper prefix of a valid message is refused, and so is the message
+// with a byte added: decoders read exactly what was encoded.
+template <class Decode>
+void check_exact(const bytes& msg, Decode decode)
+{
+    CHECK(decode(msg));
+    for (std::size_t n = 0; n < msg.size(); ++n)
+        CHECK_FALSE(decode(byte_span(msg.data(), n)));
+    bytes longer = msg;
+    longer.push_back(0);
+    CHECK_FALSE(decode(longer));
+}
+
+} // namespace
+
+TEST_CASE("monitor messages: each request and reply decodes to what was encoded, exactly")
+{
+    sign_request s{text_bytes("blob"), "rsa-sha2-256", bytes(32, 7)};
+    auto s2 = decode_sign_request(encode(s));
+    REQUIRE(s2);
+    CHECK(s2->key_blob == s.key_blob);
+    CHECK(s2->algorithm == s.algorithm);
+    CHECK(s2->data == s.data);
+    check_exact(encode(s), decode_sign_request);
+    check_exact(encode(sign_reply{true, text_bytes("sig")}), decode_sign_reply);
+
+    lookup_user_reply u;
+    u.status = user_status::valid;
+    u.is_root = true;
+    u.level = log_level::debug2;
+    u.settings = server_auth_settings{};
+    u.settings->authentication_methods = {"publickey,password", "keyboard-interactive:pam"};
+    u.settings->root_login = permit_root_login::forced_commands_only;
+    u.settings->banner = "hello\n";
+    u.settings->max_auth_tries = 3;
+    auto u2 = decode_lookup_user_reply(encode(u));
+    REQUIRE(u2);
+    CHECK(u2->status == user_status::valid);
+    CHECK(u2->is_root);
+    CHECK(u2->level == log_level::debug2);
+    REQUIRE(u2->settings);
+    CHECK(u2->settings->authentication_methods == u.settings->authentication_methods);
+    CHECK(u2->settings->root_login == permit_root_login::forced_commands_only);
+    CHECK(u2->settings->banner == "hello\n");
+    CHECK(u2->settings->max_auth_tries == 3);
+    check_exact(encode(u), decode_lookup_user_reply);
+    check_exact(encode(lookup_user_reply{}), decode_lookup_user_reply);
+    check_exact(encode(lookup_user_request{"alice"}), decode_lookup_user_request);
+
+    check_exact(encode(key_allowed_request{text_bytes("k"), true}), decode_key_allowed_request);
+    check_exact(encode(key_allowed_reply{true, true}), decode_key_allowed_reply);
+    check_exact(encode(verify_pubkey_request{text_bytes("k"), "ssh-ed25519", bytes(100, 1), bytes(83, 2)}),
+                decode_verify_pubkey_request);
+
+    password_request p;
+    p.password = secret_bytes(as_bytes("hunter2"));
+    auto p2 = decode_password_request(encode(p));
+    REQUIRE(p2);
+    CHECK(as_string_view(p2->password.span()) == "hunter2");
+    check_exact(encode(p), decode_password_request);
+
+    check_exact(encode(kbdint_start_request{"pam"}), decode_kbdint_start_request);
+    kbdint_respond_request r;
+    r.responses.emplace_back(as_bytes("a"));
+    r.responses.emplace_back(as_bytes(""));
+    auto r2 = decode_kbdint_respond_request(encode(r));
+    REQUIRE(r2);
+    REQUIRE(r2->responses.size() == 2);
+    CHECK(as_string_view(r2->responses[0].span()) == "a");
+    check_exact(encode(r), decode_kbdint_respond_request);
+
+    kbdint_reply k;
+    k.result = kbdint_reply::kind::prompts;
+    k.instruction = "say";
+    k.prompts = {{"Password: ", false}, {"Code: ", true}};
+    auto k2 = decode_kbdint_reply(monitor_type::kbdint_respond, encode_kbdint_reply(monitor_type::kbdint_respond, k));
+    REQUIRE(k2);
+    CHECK(k2->prompts == k.prompts);
+    CHECK(k2->instruction == "say");
+    // A reply to the other request is not this one's.
+    CHECK_FALSE(decode_kbdint_reply(monitor_type::kbdint_start, encode_kbdint_reply(monitor_type::kbdint_respond, k)));
+
+    check_exact(encode(account_reply{false, "no"}), decode_account_reply);
+    check_exact(encode(log_request{log_level::verbose, "line"}), decode_log_request);
+    check_exact(encode(authenticated_request{bytes(1000, 9)}), decode_authenticated_request);
+    auto v = [](byte_span m) { return decode_verdict(monitor_type::password, m); };
+    check_exact(encode_verdict(monitor_type::password, true), v);
+    CHECK(*decode_verdict(monitor_type::password, encode_verdict(monitor_type::password, true)));
+    CHECK_FALSE(*decode_verdict(monitor_type::password, encode_verdict(monitor_type::password, false)));
+    CHECK(decode_empty(monitor_type::max_tries, encode_empty(monitor_type::max_tries)));
+    CHECK_FALSE(decode_empty(monitor_type::max_tries, encode_empty(monitor_type::kbdint_abort)));
+}
+
+TEST_CASE("monitor messages: types, replies and bounds from a hostile child are refused")
+{
+    CHECK(message_type(encode(lookup_user_request{"a"}), false) == monitor_type::lookup_user);
+    CHECK_FALSE(message_type(encode(lookup_user_request{"a"}), true));
+    CHECK(message_type(encode(sign_reply{}), true) == monitor_type::sign);
+    CHECK_FALSE(message_type(bytes{}, false));
+    CHECK_FALSE(message_type(bytes{0}, false));
+    CHECK_FALSE(message_type(bytes{13}, false));
+    CHECK_FALSE(message_type(bytes{0xff}, true));
+
+    // A request decoded as the wrong type.
+    CHECK_FALSE(decode_sign_request(encode(lookup_user_request{"a"})));
+    // Over-long fields: a host key signature over more than a hash, a user
+    // name past 256 bytes, a key blob past 4 KiB, a log line past 8 KiB.
+    CHECK_FALSE(decode_sign_request(encode(sign_request{text_bytes("b"), "ssh-ed25519", bytes(65, 0)})));
+    CHECK_FALSE(decode_lookup_user_request(encode(lookup_user_request{std::string(257, 'u')})));
+    CHECK_FALSE(decode_key_allowed_request(encode(key_allowed_request{bytes(4097, 1), false})));
+    CHECK_FALSE(decode_log_request(encode(log_request{log_level::info, std::string(8193, 'x')})));
+    // Levels and enums out of range.
+    bytes quiet = encode(log_request{log_level::info, "x"});
+    quiet[1] = static_cast<std::uint8_t>(log_level::quiet);
+    CHECK_FALSE(decode_log_request(quiet));
+    bytes high = encode(log_request{log_level::info, "x"});
+    high[1] = 42;
+    CHECK_FALSE(decode_log_request(high));
+    lookup_user_reply u;
+    u.settings = server_auth_settings{};
+    bytes bad_status = encode(u);
+    bad_status[1] = 9;
+    CHECK_FALSE(decode_lookup_user_reply(bad_status));
+    // More kbdint responses than any prompt list has.
+    bytes many;
+    many.push_back(static_cast<std::uint8_t>(monitor_type::kbdint_respond));
+    wire_writer(many).u32(101);
+    CHECK_FALSE(decode_kbdint_respond_request(many));
+    bytes huge_count;
+    huge_count.push_back(static_cast<std::uint8_t>(monitor_type::kbdint_respond));
+    wire_writer(huge_count).u32(0xffffffff);
+    CHECK_FALSE(decode_kbdint_respond_request(huge_count));
+}
+
+TEST_CASE("monitor channel: whole messages, EOF, deadline and oversized datagrams")
+{
+    auto pair = make_monitor_socketpair();
+    REQUIRE(pair);
+    monitor_channel a(pair->monitor_end);
+    monitor_channel b(pair->child_end);
+    const bytes m1 = encode(lookup_user_request{"alice"});
+    const bytes m2 = encode_empty(monitor_type::max_tries);
+    REQUIRE(b.send(m1));
+    REQUIRE(b.send(m2));
+    auto r1 = a.receive();
+    auto r2 = a.receive();
+    REQUIRE(r1);
+    REQUIRE(r2);
+    CHECK(*r1 == m1);
+    CHECK(*r2 == m2);
+
+    const auto t0 = std::chrono::steady_clock::now();
+    auto none = a.receive(t0 + std::chrono::milliseconds(50));
+    CHECK(none.error() == errc::timeout);
+    CHECK(std::chrono::steady_clock::now() - t0 >= std::chrono::milliseconds(50));
+
+    // The largest message goes through whole (the pair's buffers are
+    // sized for it; without root the kernel's cap may be lower).
+    const bytes largest(max_monitor_message, 3);
+    if (geteuid() == 0) {
+        REQUIRE(b.send(largest));
+        auto got = a.receive();
+        REQUIRE(got);
+        CHECK(*got == largest);
+        // One byte more is refused by the receiver rather than read cut short.
+        bytes big(max_monitor_message + 1, 1);
+        REQUIRE(::send(b.fd(), big.data(), big.size(), 0) == static_cast<ssize_t>(big.size()));
+        CHECK(a.receive().error() == errc::too_large);
+    }
+
+    b.close();
+    CHECK(a.receive().error() == errc::connection_closed);
+    CHECK(a.send(m1).error() == errc::connection_closed);
+}
