@@ -67,15 +67,22 @@ void logger::to_syslog(int facility)
 void logger::to_stderr()
 {
     syslog_ = false;
+    sink_ = nullptr;
     if (file_ != nullptr)
         std::fclose(file_);
     file_ = nullptr;
 }
 
+void logger::to_function(std::function<void(log_level, std::string_view)> sink) { sink_ = std::move(sink); }
+
 void logger::log(log_level l, std::string_view message)
 {
     if (!enabled(l) || level_ == log_level::quiet)
         return;
+    if (sink_) {
+        sink_(l, message);
+        return;
+    }
     std::string_view prefix;
     switch (l) {
     case log_level::debug1: prefix = "debug1: "; break;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdio>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -32,6 +33,10 @@ public:
     bool to_file(const std::string& path);
     void to_syslog(int facility);
     void to_stderr();
+    // Hands every line that passes the level to `sink` instead (sshd's
+    // sandboxed pre-authentication child sends its lines to the monitor,
+    // which logs them where sshd logs).
+    void to_function(std::function<void(log_level, std::string_view)> sink);
     // Lines end in "\r\n" while the terminal is in raw mode.
     void set_raw_terminal(bool raw) noexcept { raw_ = raw; }
 
@@ -49,6 +54,7 @@ private:
     log_level level_;
     std::FILE* file_ = nullptr;
     bool syslog_ = false;
+    std::function<void(log_level, std::string_view)> sink_;
     bool raw_ = false;
 };
 

@@ -277,6 +277,20 @@ int main(int argc, char** argv)
         log.error("sshd: no hostkeys available -- exiting.");
         return 1;
     }
+    // The pre-authentication sandbox's user and directory (as root), or
+    // OpenSSH's fatal message when the system lacks them.
+    {
+        std::string error;
+        auto sandbox = privsep::preauth_sandbox_settings(error);
+        if (!sandbox) {
+            log.error(error);
+            return 255;
+        }
+        ctx.sandbox = std::move(*sandbox);
+        // Logging to stderr: a forbidden system call says which one there.
+        if (opt.debug > 0 || opt.log_stderr)
+            ctx.sandbox.report_fd = STDERR_FILENO;
+    }
     if (opt.test)
         return 0;
     for (const auto& s : unsupported_settings(global))

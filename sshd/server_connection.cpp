@@ -2,6 +2,7 @@
 
 #include "common/physical_memory.hpp"
 #include "common/text.hpp"
+#include "sshd/connection_log.hpp"
 #include "sshd/detail/server_connection.hpp"
 #include "sshd/privileges.hpp"
 #include "sshd/sshd_algorithms.hpp"
@@ -53,38 +54,41 @@ int server_connection::run()
 {
     log_.verbose("Connection from " + facts_.remote_address + " port " + std::to_string(facts_.remote_port) + " on " +
                  facts_.local_address + " port " + std::to_string(facts_.local_port) + " rdomain \"\"");
-    core_ = std::make_unique<transport>(make_transport_config(), rng_, std::chrono::steady_clock::now());
+    // Everything before authentication happens in the sandboxed child;
+    // this process answers it as the monitor, then carries on the
+    // connection the child hands over.
+    if (!run_preauth())
+        return 0;
+    core_ = std::make_unique<transport>(make_transport_config(), rng_, std::chrono::steady_clock::now(),
+                                        std::move(*handoff_));
+    handoff_.reset();
     driver_ = std::make_unique<transport_driver>(io_, read_fd_, write_fd_, *core_);
     layer_ = std::make_unique<session_layer>(*core_, session_role::server);
-    // A client that sends requests (UNIMPLEMENTED before authentication,
-    // global request replies after) and never reads would grow this root
-    // process without bound. Channel sources already stop at the runner's
-    // high-water mark (4 MiB at most), so only such a client gets past
-    // twice that: stop reading from it until the queue is back at the
-    // mark, and drop it if our own output ever reaches the hard cap.
+    layer_->resume_authenticated();
+    // A client that sends requests (global requests, channel requests) and
+    // never reads would grow this process without bound. Channel sources
+    // already stop at the runner's high-water mark (4 MiB at most), so
+    // only such a client gets past twice that: stop reading from it until
+    // the queue is back at the mark, and drop it if our own output ever
+    // reaches the hard cap.
     driver_->limit_output(output_pause_above, output_resume_below, output_hard_cap);
-    if (cfg_.login_grace_time > 0) {
-        grace_timer_.expires_after(std::chrono::seconds(cfg_.login_grace_time));
-        grace_timer_.async_wait([this](const boost::system::error_code& ec) {
-            if (ec || authenticated_ || done_)
-                return;
-            log_.info(auth() ? auth()->timeout_line()
-                            : "Timeout before authentication for " + facts_.remote_address + " port " +
-                                  std::to_string(facts_.remote_port));
-            done_ = true;
-            io_.stop();
-        });
-    }
     driver_->start([this](const transport_event& ev) { on_transport_event(ev); },
                    [this](std::error_code ec) {
                        if (ec == std::error_code(ENOBUFS, std::system_category()))
                            log_.info("Disconnecting " + facts_.remote_address + " port " +
                                      std::to_string(facts_.remote_port) +
-                                     ": output buffer over its limit, the client is not reading" +
-                                     (authenticated_ ? "" : " [preauth]"));
+                                     ": output buffer over its limit, the client is not reading");
                        done_ = true;
                        io_.stop();
                    });
+    server_auth_event ev;
+    ev.type = server_auth_event_type::authenticated;
+    ev.user = mon_.user;
+    ev.methods = mon_.successes;
+    on_authenticated(ev);
+    // What the child had read beyond the SUCCESS.
+    if (!done_)
+        driver_->process_input();
     io_.run();
     if (runner_)
         runner_->stop();
@@ -124,13 +128,6 @@ void server_connection::on_session_event(const session_event& e)
         else if (e.transport->type == transport_event_type::disconnected)
             report_disconnect(*e.transport);
         break;
-    case session_event_type::first_kex: start_auth(); break;
-    case session_event_type::server_auth: on_auth_event(*e.server_auth); break;
-    case session_event_type::auth_disconnect:
-        if (auth()->max_tries_exceeded())
-            notify_startup('f');
-        break;
-    case session_event_type::authenticated: on_authenticated(*e.server_auth); break;
     case session_event_type::channel: runner_->dispatch(e.channel); break;
     default: break;
     }
@@ -147,51 +144,11 @@ void server_connection::pump_session()
         on_session_event(e);
     }
     driver_->flush();
-    arm_release_timer();
-}
-
-// Authentication replies held for their minimum delay go out when due.
-void server_connection::arm_release_timer()
-{
-    const auto due = layer_->next_deadline();
-    if (!due)
-        return;
-    release_timer_.expires_at(*due);
-    release_timer_.async_wait([this](const boost::system::error_code& ec) {
-        if (!ec)
-            pump_session();
-    });
 }
 
 void server_connection::report_disconnect(const transport_event& ev)
 {
-    const std::string peer = facts_.remote_address + " port " + std::to_string(facts_.remote_port);
-    if (!ev.local) {
-        log_.info("Received disconnect from " + peer + ":" + std::to_string(static_cast<std::uint32_t>(ev.reason)) +
-                  ": " + std::string(ev.text) + (authenticated_ ? "" : " [preauth]"));
-        if (authenticated_)
-            log_.info("Disconnected from user " + session_env_.user->name + " " + peer);
-        else if (auth())
-            log_.info(auth()->disconnected_line());
-    } else if (ev.error == errc::connection_closed) {
-        if (authenticated_)
-            log_.info("Connection closed by " + peer);
-        else if (auth())
-            log_.info(auth()->connection_closed_line());
-        else
-            log_.info("Connection closed by " + peer + " [preauth]");
-    } else if (ev.error != errc::ok) {
-        if (ev.error == errc::bad_version)
-            log_.error("kex_exchange_identification: " + std::string(ev.text));
-        else if (ev.error == errc::strict_kex_violation)
-            // OpenSSH's ssh_packet_disconnect(): the line fail2ban filters match.
-            log_.info("Disconnecting " + peer + ": " + std::string(ev.text) + (authenticated_ ? "" : " [preauth]"));
-        else if (ev.error == errc::no_matching_algorithm)
-            log_.error("Unable to negotiate with " + peer + ": " + std::string(ev.text) +
-                       (authenticated_ ? "" : " [preauth]"));
-        else
-            log_.error(std::string(ev.text) + (authenticated_ ? "" : " [preauth]"));
-    }
+    log_disconnect(log_, facts_, ev, nullptr, authenticated_ ? &session_env_.user->name : nullptr);
 }
 
 // ---------------------------------------------------------------- after authentication
@@ -199,7 +156,6 @@ void server_connection::report_disconnect(const transport_event& ev)
 void server_connection::on_authenticated(const server_auth_event& ev)
 {
     authenticated_ = true;
-    grace_timer_.cancel();
     notify_startup('a');
     // The session layer sent what it held (the SUCCESS) and told the
     // transport (compression, automatic rekeys) before this event.
@@ -237,11 +193,12 @@ void server_connection::on_authenticated(const server_auth_event& ev)
     start_channels();
 }
 
-// Something must stay root for the session's lifetime only when a PAM
-// session has to be closed as root for a user who is not root: then a root
-// parent keeps the PAM handle and waits, and the connection continues in a
-// child that becomes the user (as OpenSSH's monitor does). Otherwise the
-// connection process itself becomes the user: one process per session.
+// For a user who is not root, a root parent stays for the session's
+// lifetime, as OpenSSH's monitor does: it keeps the private host keys and
+// signs the key re-exchanges of the connection, and closes the PAM
+// session at the end; the connection continues in a child that drops the
+// private keys and becomes the user. A root login (or an sshd not started
+// as root) is served by this one process.
 bool server_connection::enter_user_session()
 {
     const user_account& user = *session_env_.user;
@@ -263,7 +220,13 @@ bool server_connection::enter_user_session()
     }
     if (geteuid() != 0)
         return true; // serving our own user: nothing to switch
-    if (pam_session_open_ && user.uid != 0) {
+    if (user.uid != 0) {
+        auto pair = privsep::make_monitor_socketpair();
+        if (!pair) {
+            log_.error(std::string("socketpair: ") + std::strerror(errno));
+            core_->disconnect(disconnect_reason::by_application, "internal error");
+            return false;
+        }
         driver_->flush();
         pid_t pid = fork();
         if (pid < 0) {
@@ -277,18 +240,24 @@ bool server_connection::enter_user_session()
             ::close(read_fd_);
             if (write_fd_ != read_fd_)
                 ::close(write_fd_);
-            int status = 0;
-            while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-            }
-            pam_->close_session();
-            pam_->delete_credentials();
-            _exit(0);
+            ::close(pair->child_end);
+            serve_postauth_monitor(pair->monitor_end, pid);
         }
         io_.notify_fork(asio::io_context::fork_child);
+        ::close(pair->monitor_end);
+        postauth_monitor_ = std::make_unique<privsep::monitor_channel>(pair->child_end);
+        if (!core_->use_host_key_signer([this](const public_key& key, std::string_view alg, byte_span data) {
+                return sign_through_monitor(key, alg, data);
+            })) {
+            log_.error("fatal: cannot hand the host keys to the monitor during a key exchange");
+            _exit(255);
+        }
+        ctx_.host_keys.clear();
         // The parent closes the PAM session and ends PAM; this copy of the
         // handle must do neither, or the session is closed twice (the
         // second time as the user).
-        pam_->forget_after_fork();
+        if (pam_)
+            pam_->forget_after_fork();
         pam_session_open_ = false;
     }
     std::string error;
@@ -406,7 +375,7 @@ void server_connection::arm_unused_timeout()
 
 namespace longhaul {
 
-int serve_connection(const server_context& ctx, int read_fd, int write_fd, int startup_fd, connection_facts facts)
+int serve_connection(server_context& ctx, int read_fd, int write_fd, int startup_fd, connection_facts facts)
 {
     detail::server_connection c(ctx, read_fd, write_fd, startup_fd, std::move(facts));
     return c.run();

@@ -79,6 +79,15 @@ public:
     client_auth* client_auth_machine() noexcept { return client_auth_.get(); }
     server_auth* server_auth_machine() noexcept { return server_auth_.get(); }
     bool authenticated() const noexcept { return authenticated_; }
+    // Server: carries on a connection whose key exchange and user
+    // authentication another process did (sshd's sandboxed child hands
+    // the transport to its monitor): connection messages are served once
+    // open_connection() is called, further authentication requests ignored.
+    void resume_authenticated() noexcept
+    {
+        kex_done_ = true;
+        authenticated_ = true;
+    }
 
     // The connection core, opened when the program is ready to serve
     // channels: ssh before it connects, sshd once it runs as the user.

@@ -28,6 +28,10 @@ bytes server_host_key_blob(const transport& t)
     for (const auto& k : t.config().host_keys)
         if (k && k->type() == *type)
             return k->public_part().blob();
+    // Keys whose private halves another process holds (sshd's monitor).
+    for (const auto& k : t.config().host_public_keys)
+        if (k.type() == *type)
+            return k.blob();
     return {};
 }
 

@@ -93,6 +93,12 @@ struct server_auth_policy {
     std::function<key_decision(std::string_view user, const public_key& key, bool with_signature)> key_allowed;
     // Optional: account checks after a method succeeded (PAM account).
     std::function<account_decision(std::string_view user)> account_check;
+    // Optional: checks a publickey signature in place of the machine, for
+    // sshd's privilege separation, where the privileged monitor verifies
+    // it itself so that a compromised pre-authentication child cannot
+    // claim a login. `signed_data` is what the signature covers.
+    std::function<bool(const public_key& key, std::string_view algorithm, byte_span signed_data, byte_span signature)>
+        verify_signature;
 };
 
 struct server_auth_config {

@@ -162,7 +162,10 @@ server_auth::outcome server_auth::run_publickey(const userauth_request& req, att
     if (!decision.allowed)
         return outcome::failed;
     const bytes signed_data = publickey_signed_data(config_.session_id, req);
-    if (!key->verify(d.algorithm, signed_data, d.signature))
+    const bool verified = policy_.verify_signature
+                              ? policy_.verify_signature(*key, d.algorithm, signed_data, d.signature)
+                              : static_cast<bool>(key->verify(d.algorithm, signed_data, d.signature));
+    if (!verified)
         return outcome::failed;
     // A key that proved itself may not count twice towards
     // AuthenticationMethods ("publickey,publickey" needs two keys).

@@ -318,6 +318,8 @@ void transport_driver::start(event_handler on_event, close_handler on_close)
 
 void transport_driver::flush() { impl_->flush(); }
 
+void transport_driver::process_input() { impl_->process(); }
+
 std::uint64_t transport_driver::bytes_written() const noexcept { return impl_->written; }
 
 const crypto_engine* transport_driver::crypto() const noexcept { return impl_->engine.get(); }

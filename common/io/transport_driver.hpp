@@ -51,6 +51,9 @@ public:
     // Writes whatever the core has queued (call after sending from outside
     // an event handler).
     void flush();
+    // Processes input the core already holds (a transport imported with
+    // unread bytes, see transport_state.hpp): events as if just read.
+    void process_input();
     // Closes the socket after the queued output has been written.
     void close();
     // Pauses/resumes reading from the socket (backpressure from the upper layer).

@@ -1,13 +1,16 @@
 // The state of one sshd connection process (sshd/server_connection.hpp):
 // the class behind serve_connection(), its member functions split by
 // responsibility between server_connection.cpp (transport, session layer,
-// channels, timers) and server_connection_auth.cpp (authentication
-// backends: shadow passwords, PAM).
+// channels, timers), server_connection_monitor.cpp (the monitor of the
+// sandboxed pre-authentication child: its requests and the record of what
+// succeeded) and server_connection_auth.cpp (authentication backends:
+// shadow passwords, PAM).
 #pragma once
 
 #include "channel/io/connection_runner.hpp"
 #include "channel/session/session_layer.hpp"
 #include "common/random.hpp"
+#include "common/transport/transport_state.hpp"
 #include "sshd/pam_backend.hpp"
 #include "sshd/password_backend.hpp"
 #include "sshd/server_connection.hpp"
@@ -15,6 +18,8 @@
 #include "sshd/remote_forwarding.hpp"
 #include "sshd/server_session.hpp"
 #include "sshd/session_channels.hpp"
+#include "sshd/privsep/monitor_channel.hpp"
+#include "sshd/privsep/monitor_messages.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
@@ -29,12 +34,39 @@ namespace longhaul::detail {
 
 namespace asio = boost::asio;
 
+// A monitor's answer to one request of the pre-authentication child: a
+// reply to send, nothing (one-way messages), a request that breaks the
+// rules (the connection ends), or the hand-off accepted.
+struct monitor_answer {
+    enum class kind { reply, none, violation, handed_off } what = kind::none;
+    bytes reply;
+};
+
+// What the monitor saw during authentication; only this decides a login.
+struct monitor_state {
+    bytes session_id;   // the exchange hash of the one signature made
+    bytes host_key_blob; // the key that made it
+    bool user_looked_up = false;
+    std::string user;
+    user_lookup lookup;
+    server_auth_policy backend;
+    struct allowed_key {
+        bytes blob;
+        std::shared_ptr<const void> options;
+        bool forced_command = false;
+    };
+    std::vector<allowed_key> allowed_keys; // allowed for a signed request
+    std::vector<bytes> used_keys;          // proved: may not count twice
+    std::vector<authenticated_method> successes;
+    std::vector<bool> forced_command; // of each success
+};
+
 class server_connection {
 public:
-    server_connection(const server_context& ctx, int read_fd, int write_fd, int startup_fd, connection_facts facts)
+    server_connection(server_context& ctx, int read_fd, int write_fd, int startup_fd, connection_facts facts)
         : ctx_(ctx), cfg_(ctx.config->global()), log_(*ctx.log), facts_(std::move(facts)), startup_fd_(startup_fd),
           read_fd_(read_fd), write_fd_(write_fd), policy_(*ctx.config, facts_, log_), signals_(io_),
-          grace_timer_(io_), release_timer_(io_), alive_timer_(io_), unused_timer_(io_)
+          alive_timer_(io_), unused_timer_(io_)
     {
         if (ctx.log_level_from_config)
             policy_.on_user_config = [this](const server_config& c) { log_.set_level(to_log_level(c.log_level)); };
@@ -47,13 +79,36 @@ private:
     void on_transport_event(const transport_event& ev);
     void on_session_event(const session_event& e);
     void pump_session();
-    void arm_release_timer();
-    void start_auth();
-    void on_auth_event(server_auth_event& ev);
-    void check_password(const server_auth_event& ev);
-    void start_pam(pam_mode mode, const std::string& user, const std::string& password);
-    void watch_pam();
-    void pam_event_ready();
+    // Privilege separation (server_connection_monitor.cpp).
+    struct monitor_handler;
+    static const monitor_handler* find_monitor_handler(privsep::monitor_type t);
+    bool run_preauth();
+    bool serve_monitor(privsep::monitor_channel& mon);
+    monitor_answer monitor_sign(byte_span msg);
+    monitor_answer monitor_log(byte_span msg);
+    monitor_answer monitor_lookup_user(byte_span msg);
+    monitor_answer monitor_key_allowed(byte_span msg);
+    monitor_answer monitor_verify_pubkey(byte_span msg);
+    monitor_answer monitor_password(byte_span msg);
+    monitor_answer monitor_kbdint_start(byte_span msg);
+    monitor_answer monitor_kbdint_respond(byte_span msg);
+    monitor_answer monitor_kbdint_abort(byte_span msg);
+    monitor_answer monitor_account_check(byte_span msg);
+    monitor_answer monitor_max_tries(byte_span msg);
+    monitor_answer monitor_authenticated(byte_span msg);
+    monitor_answer kbdint_answer(privsep::monitor_type request, const kbdint_reply& r);
+    bool monitor_login_complete();
+    [[noreturn]] void serve_postauth_monitor(int fd, pid_t child);
+    result<bytes> sign_through_monitor(const public_key& key, std::string_view alg, byte_span data);
+    // Backends (server_connection_auth.cpp).
+    bool secret_methods_allowed() const;
+    std::optional<pam_event> wait_pam();
+    account_decision check_account();
+    bool check_password(secret_bytes password);
+    kbdint_reply kbdint_step();
+    kbdint_reply kbdint_start();
+    kbdint_reply kbdint_respond(std::vector<secret_bytes> responses);
+    void start_pam(pam_mode mode, const std::string& user, std::string_view password);
     void on_authenticated(const server_auth_event& ev);
     void refuse_unknown_channel(connection& conn, channel_id id, std::string_view type);
     bool enter_user_session();
@@ -66,7 +121,7 @@ private:
     std::chrono::steady_clock::time_point account_check_deadline() const;
     void notify_startup(char c);
 
-    const server_context& ctx_;
+    server_context& ctx_; // the pre-authentication child drops the private host keys from it
     const server_config& cfg_;
     logger& log_;
     connection_facts facts_;
@@ -75,8 +130,6 @@ private:
     sshd_auth_policy policy_;
     asio::io_context io_;
     asio::signal_set signals_;
-    asio::steady_timer grace_timer_;
-    asio::steady_timer release_timer_;
     asio::steady_timer alive_timer_;
     asio::steady_timer unused_timer_;
     // UnusedConnectionTimeout: when a channel was last open.
@@ -86,10 +139,12 @@ private:
     std::unique_ptr<transport_driver> driver_;
     // Transport, authentication and connection glue.
     std::unique_ptr<session_layer> layer_;
-    server_auth* auth() noexcept { return layer_ ? layer_->server_auth_machine() : nullptr; }
     std::unique_ptr<pam_authenticator> pam_;
-    std::unique_ptr<asio::posix::stream_descriptor> pam_watch_;
     password_backend shadow_;
+    monitor_state mon_;
+    std::optional<transport_state> handoff_; // the child's transport, once it handed off
+    // The user's process: the channel to its root parent, which signs.
+    std::unique_ptr<privsep::monitor_channel> postauth_monitor_;
     enum class pam_purpose { none, password, kbdint, account };
     pam_purpose pam_purpose_ = pam_purpose::none;
     bool pam_account_ok_ = false;        // pam_acct_mgmt accepted the user already

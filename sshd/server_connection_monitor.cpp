@@ -1,0 +1,451 @@
+// Privilege separation (issue 12): the connection process forks the
+// sandboxed pre-authentication child (sshd/preauth_child.hpp) and serves
+// as its monitor until the client is authenticated. The monitor keeps the
+// host keys and decides authentication itself: it records the session id
+// from the one host key signature it makes, the user from the one lookup,
+// the keys it allowed, and verifies publickey signatures and passwords
+// itself; the child's word that a login succeeded counts only when the
+// monitor's own record says so. Requests are dispatched from a table that
+// says which are allowed before the key exchange and before the user is
+// known; anything else ends the connection.
+#include "sshd/detail/server_connection.hpp"
+
+#include "common/text.hpp"
+#include "common/transport/transport_state.hpp"
+#include "common/wire.hpp"
+#include "sshd/preauth_child.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstring>
+
+namespace longhaul::detail {
+
+using namespace privsep;
+
+namespace {
+
+monitor_answer reply(bytes b) { return {monitor_answer::kind::reply, std::move(b)}; }
+monitor_answer violation() { return {monitor_answer::kind::violation, {}}; }
+
+bool is_hash_length(std::size_t n) { return n == 20 || n == 32 || n == 48 || n == 64; }
+
+} // namespace
+
+struct server_connection::monitor_handler {
+    monitor_type type;
+    bool after_kex;  // only once the host key signed the first exchange hash
+    bool after_user; // only once the user was looked up
+    monitor_answer (server_connection::*answer)(byte_span msg);
+};
+
+const server_connection::monitor_handler* server_connection::find_monitor_handler(monitor_type t)
+{
+    static constexpr monitor_handler table[] = {
+        {monitor_type::sign, false, false, &server_connection::monitor_sign},
+        {monitor_type::log, false, false, &server_connection::monitor_log},
+        {monitor_type::lookup_user, true, false, &server_connection::monitor_lookup_user},
+        {monitor_type::key_allowed, true, true, &server_connection::monitor_key_allowed},
+        {monitor_type::verify_pubkey, true, true, &server_connection::monitor_verify_pubkey},
+        {monitor_type::password, true, true, &server_connection::monitor_password},
+        {monitor_type::kbdint_start, true, true, &server_connection::monitor_kbdint_start},
+        {monitor_type::kbdint_respond, true, true, &server_connection::monitor_kbdint_respond},
+        {monitor_type::kbdint_abort, true, true, &server_connection::monitor_kbdint_abort},
+        {monitor_type::account_check, true, true, &server_connection::monitor_account_check},
+        {monitor_type::max_tries, true, false, &server_connection::monitor_max_tries},
+        {monitor_type::authenticated, true, true, &server_connection::monitor_authenticated},
+    };
+    for (const auto& h : table)
+        if (h.type == t)
+            return &h;
+    return nullptr;
+}
+
+bool server_connection::run_preauth()
+{
+    auto pair = make_monitor_socketpair();
+    if (!pair) {
+        log_.error(std::string("socketpair: ") + std::strerror(errno));
+        return false;
+    }
+    preauth_child_setup setup;
+    setup.facts = facts_;
+    setup.read_fd = read_fd_;
+    setup.write_fd = write_fd_;
+    setup.monitor_fd = pair->child_end;
+    setup.transport = make_transport_config();
+    for (const auto& k : setup.transport.host_keys)
+        setup.transport.host_public_keys.push_back(k->public_part());
+    setup.transport.host_keys.clear();
+    setup.settings = policy_.settings_for(cfg_);
+    std::uint8_t secret[8];
+    rng_.fill(secret);
+    std::memcpy(&setup.timing_secret, secret, sizeof secret);
+    setup.login_grace_time = cfg_.login_grace_time;
+    setup.level = log_.level();
+    setup.sandbox = ctx_.sandbox;
+
+    const pid_t pid = fork();
+    if (pid < 0) {
+        log_.error(std::string("fork of unprivileged child failed: ") + std::strerror(errno));
+        ::close(pair->monitor_end);
+        ::close(pair->child_end);
+        return false;
+    }
+    if (pid == 0) {
+        ::close(pair->monitor_end);
+        if (startup_fd_ >= 0)
+            ::close(startup_fd_);
+        // No private host key stays in the process that parses the network.
+        ctx_.host_keys.clear();
+        _exit(run_preauth_child(std::move(setup)));
+    }
+    ::close(pair->child_end);
+    setup.transport.host_public_keys.clear();
+    monitor_channel mon(pair->monitor_end);
+    const bool handed_off = serve_monitor(mon);
+    if (!handed_off)
+        ::kill(pid, SIGKILL);
+    mon.close();
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (WIFSIGNALED(status) && WTERMSIG(status) != SIGKILL)
+        log_.error("preauth child terminated by signal " + std::to_string(WTERMSIG(status)) + " [preauth]");
+    else if (WIFEXITED(status) && WEXITSTATUS(status) == preauth_exit_failed)
+        log_.error("preauth child exited with status " + std::to_string(WEXITSTATUS(status)) + " [preauth]");
+    return handed_off;
+}
+
+bool server_connection::serve_monitor(monitor_channel& mon)
+{
+    // The child keeps LoginGraceTime itself; a child that does not is
+    // stopped a little later.
+    std::optional<std::chrono::steady_clock::time_point> deadline;
+    if (cfg_.login_grace_time > 0)
+        deadline = started_ + std::chrono::seconds(cfg_.login_grace_time) + std::chrono::seconds(5);
+    for (;;) {
+        auto msg = mon.receive(deadline);
+        if (!msg) {
+            if (msg.error() == errc::too_large)
+                log_.error("monitor: oversized request from the unprivileged child [preauth]");
+            return false;
+        }
+        const auto type = message_type(*msg, false);
+        const monitor_handler* h = type ? find_monitor_handler(*type) : nullptr;
+        monitor_answer a;
+        if (h == nullptr || (h->after_kex && mon_.session_id.empty()) || (h->after_user && !mon_.user_looked_up))
+            a = violation();
+        else
+            a = (this->*(h->answer))(*msg);
+        // Passwords, keyboard-interactive answers and the hand-off's keys
+        // pass through this buffer.
+        cleanse(msg->data(), msg->size());
+        switch (a.what) {
+        case monitor_answer::kind::violation:
+            log_.error("monitor: unpermitted request " + std::to_string(type ? static_cast<int>(*type) : -1) +
+                       " from the unprivileged child: disconnecting [preauth]");
+            return false;
+        case monitor_answer::kind::none: break;
+        case monitor_answer::kind::reply:
+            if (!mon.send(a.reply))
+                return false;
+            break;
+        case monitor_answer::kind::handed_off: return static_cast<bool>(mon.send(encode_verdict(*type, true)));
+        }
+    }
+}
+
+monitor_answer server_connection::monitor_sign(byte_span msg)
+{
+    auto q = decode_sign_request(msg);
+    // One signature before authentication: the first exchange hash, which
+    // becomes the session id (the child is refused a key re-exchange
+    // before authentication, as OpenSSH's is).
+    if (!q || !mon_.session_id.empty() || !is_hash_length(q->data.size()))
+        return violation();
+    const private_key* key = nullptr;
+    for (const auto& k : ctx_.host_keys)
+        if (k->public_part().blob() == q->key_blob)
+            key = k.get();
+    if (key == nullptr)
+        return violation();
+    auto sig = key->sign(q->algorithm, q->data);
+    if (!sig) {
+        log_.error("monitor: host key signature failed [preauth]");
+        return reply(encode(sign_reply{false, {}}));
+    }
+    mon_.session_id = q->data;
+    mon_.host_key_blob = q->key_blob;
+    return reply(encode(sign_reply{true, std::move(*sig)}));
+}
+
+monitor_answer server_connection::monitor_log(byte_span msg)
+{
+    auto q = decode_log_request(msg);
+    if (!q)
+        return violation();
+    // The child's lines already show peer text printable; this keeps a
+    // compromised child from writing anything else into the log.
+    log_.log(q->level, printable(q->text));
+    return {};
+}
+
+monitor_answer server_connection::monitor_lookup_user(byte_span msg)
+{
+    auto q = decode_lookup_user_request(msg);
+    if (!q || mon_.user_looked_up)
+        return violation();
+    mon_.user_looked_up = true;
+    mon_.user = q->user;
+    mon_.backend = policy_.make_policy();
+    mon_.lookup = mon_.backend.lookup_user(mon_.user);
+    lookup_user_reply r;
+    r.status = mon_.lookup.status;
+    r.is_root = mon_.lookup.is_root;
+    r.settings = mon_.lookup.settings;
+    r.level = log_.level();
+    return reply(encode(r));
+}
+
+monitor_answer server_connection::monitor_key_allowed(byte_span msg)
+{
+    auto q = decode_key_allowed_request(msg);
+    if (!q)
+        return violation();
+    auto key = public_key::from_blob(q->key_blob);
+    if (!key || mon_.lookup.status != user_status::valid)
+        return reply(encode(key_allowed_reply{}));
+    key_decision d = mon_.backend.key_allowed(mon_.user, *key, q->with_signature);
+    if (d.allowed && q->with_signature)
+        mon_.allowed_keys.push_back({key->blob(), d.options, d.forced_command});
+    return reply(encode(key_allowed_reply{d.allowed, d.forced_command}));
+}
+
+// The signed data must be a publickey request for this session, this user
+// and this key (and, host-bound, this host key): then the monitor checks
+// the signature itself and records the method as done.
+monitor_answer server_connection::monitor_verify_pubkey(byte_span msg)
+{
+    auto q = decode_verify_pubkey_request(msg);
+    if (!q)
+        return violation();
+    const monitor_state::allowed_key* allowed = nullptr;
+    for (const auto& k : mon_.allowed_keys)
+        if (k.blob == q->key_blob)
+            allowed = &k;
+    auto key = public_key::from_blob(q->key_blob);
+    const bool used = std::find(mon_.used_keys.begin(), mon_.used_keys.end(), q->key_blob) != mon_.used_keys.end();
+    if (allowed == nullptr || !key || used)
+        return reply(encode_verdict(monitor_type::verify_pubkey, false));
+    wire_reader r(q->signed_data);
+    const byte_span sid = r.string();
+    const std::uint8_t type = r.u8();
+    std::string_view user = r.text();
+    const std::string_view service = r.text();
+    const std::string_view method = r.text();
+    const bool has_signature = r.boolean();
+    const std::string_view alg = r.text();
+    const byte_span blob = r.string();
+    const bool hostbound = method == method_publickey_hostbound;
+    const byte_span host_blob = hostbound ? r.string() : byte_span{};
+    user = user.substr(0, user.find(':'));
+    const bool shape_ok = r.finish() && equal_constant_time(sid, mon_.session_id) && type == 50 &&
+                          user == mon_.user && service == "ssh-connection" &&
+                          (method == method_publickey || hostbound) && has_signature && alg == q->algorithm &&
+                          to_bytes(blob) == q->key_blob && (!hostbound || to_bytes(host_blob) == mon_.host_key_blob);
+    if (!shape_ok) {
+        log_.error("monitor: publickey signed data does not match this session [preauth]");
+        return violation();
+    }
+    if (!key->verify(q->algorithm, q->signed_data, q->signature))
+        return reply(encode_verdict(monitor_type::verify_pubkey, false));
+    mon_.used_keys.push_back(q->key_blob);
+    authenticated_method m;
+    m.method = std::string(method_publickey);
+    m.key = *key;
+    m.key_options = allowed->options;
+    mon_.successes.push_back(std::move(m));
+    mon_.forced_command.push_back(allowed->forced_command);
+    return reply(encode_verdict(monitor_type::verify_pubkey, true));
+}
+
+monitor_answer server_connection::monitor_password(byte_span msg)
+{
+    auto q = decode_password_request(msg);
+    if (!q)
+        return violation();
+    const bool ok = check_password(std::move(q->password));
+    if (ok) {
+        mon_.successes.push_back({std::string(method_password), "", std::nullopt, nullptr});
+        mon_.forced_command.push_back(false);
+    }
+    return reply(encode_verdict(monitor_type::password, ok));
+}
+
+monitor_answer server_connection::monitor_kbdint_start(byte_span msg)
+{
+    auto q = decode_kbdint_start_request(msg);
+    if (!q)
+        return violation();
+    return kbdint_answer(monitor_type::kbdint_start, kbdint_start());
+}
+
+monitor_answer server_connection::monitor_kbdint_respond(byte_span msg)
+{
+    auto q = decode_kbdint_respond_request(msg);
+    if (!q)
+        return violation();
+    return kbdint_answer(monitor_type::kbdint_respond, kbdint_respond(std::move(q->responses)));
+}
+
+monitor_answer server_connection::kbdint_answer(monitor_type request, const kbdint_reply& r)
+{
+    if (r.result == kbdint_reply::kind::success) {
+        mon_.successes.push_back({std::string(method_kbdint), "pam", std::nullopt, nullptr});
+        mon_.forced_command.push_back(false);
+    }
+    return reply(encode_kbdint_reply(request, r));
+}
+
+monitor_answer server_connection::monitor_kbdint_abort(byte_span msg)
+{
+    if (!decode_empty(monitor_type::kbdint_abort, msg))
+        return violation();
+    if (pam_ && pam_purpose_ == pam_purpose::kbdint && !pam_->finished())
+        pam_->cancel();
+    return {};
+}
+
+monitor_answer server_connection::monitor_account_check(byte_span msg)
+{
+    if (!decode_empty(monitor_type::account_check, msg))
+        return violation();
+    account_decision d = cfg_.use_pam ? check_account() : account_decision{true, ""};
+    return reply(encode(account_reply{d.allowed, d.message}));
+}
+
+monitor_answer server_connection::monitor_max_tries(byte_span msg)
+{
+    if (!decode_empty(monitor_type::max_tries, msg))
+        return violation();
+    notify_startup('f');
+    return {};
+}
+
+// The child says the client is authenticated: true only if the methods
+// the monitor saw succeed satisfy this user's AuthenticationMethods and
+// PermitRootLogin, and PAM's account management agrees.
+bool server_connection::monitor_login_complete()
+{
+    if (mon_.lookup.status != user_status::valid || mon_.successes.empty())
+        return false;
+    const server_auth_settings s = policy_.settings_for(policy_.user_config());
+    auto enabled = [&s](std::string_view m) {
+        return (m == method_publickey && s.pubkey_authentication) ||
+               (m == method_password && s.password_authentication) ||
+               (m == method_kbdint && s.kbd_interactive_authentication);
+    };
+    if (mon_.lookup.is_root) {
+        for (std::size_t i = 0; i < mon_.successes.size(); ++i) {
+            const bool pubkey = mon_.successes[i].method == method_publickey;
+            if (s.root_login == permit_root_login::no ||
+                (s.root_login == permit_root_login::prohibit_password && !pubkey) ||
+                (s.root_login == permit_root_login::forced_commands_only && !(pubkey && mon_.forced_command[i])))
+                return false;
+        }
+    }
+    auth_methods_lists lists;
+    lists.setup(s.authentication_methods, enabled);
+    if (lists.active()) {
+        bool complete = false;
+        for (const auto& m : mon_.successes)
+            complete = complete || lists.update(m.method, m.submethod);
+        if (!complete)
+            return false;
+    } else if (!enabled(mon_.successes.back().method)) {
+        return false;
+    }
+    return !cfg_.use_pam || check_account().allowed;
+}
+
+monitor_answer server_connection::monitor_authenticated(byte_span msg)
+{
+    auto q = decode_authenticated_request(msg);
+    if (!q)
+        return violation();
+    if (!monitor_login_complete()) {
+        log_.error("monitor: the unprivileged child claims a login the monitor did not see [preauth]");
+        return violation();
+    }
+    auto state = decode_transport_state(q->transport_state);
+    cleanse(q->transport_state.data(), q->transport_state.size());
+    if (!state) {
+        log_.error("monitor: unusable transport state from the unprivileged child [preauth]");
+        return violation();
+    }
+    handoff_ = std::move(*state);
+    return {monitor_answer::kind::handed_off, {}};
+}
+
+// ---------------------------------------------------------------- after authentication
+
+// The root parent of a user's connection: signs for key re-exchanges
+// (hash-sized data, one of our keys: nothing else is asked) until the
+// child is gone, then closes the PAM session.
+void server_connection::serve_postauth_monitor(int fd, pid_t child)
+{
+    monitor_channel mon(fd);
+    for (;;) {
+        auto msg = mon.receive();
+        if (!msg)
+            break;
+        auto q = decode_sign_request(*msg);
+        const private_key* key = nullptr;
+        if (q && is_hash_length(q->data.size()))
+            for (const auto& k : ctx_.host_keys)
+                if (k->public_part().blob() == q->key_blob)
+                    key = k.get();
+        if (key == nullptr) {
+            log_.error("monitor: unpermitted request from the user's process: disconnecting");
+            ::kill(child, SIGKILL);
+            break;
+        }
+        auto sig = key->sign(q->algorithm, q->data);
+        sign_reply r;
+        if (sig) {
+            r.ok = true;
+            r.signature = std::move(*sig);
+        }
+        if (!mon.send(encode(r)))
+            break;
+    }
+    mon.close();
+    int status = 0;
+    while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (pam_session_open_) {
+        pam_->close_session();
+        pam_->delete_credentials();
+    }
+    _exit(0);
+}
+
+// The user's process: a host key signature for a key re-exchange, from
+// the root parent.
+result<bytes> server_connection::sign_through_monitor(const public_key& key, std::string_view alg, byte_span data)
+{
+    if (!postauth_monitor_ || !postauth_monitor_->send(encode(sign_request{key.blob(), std::string(alg), to_bytes(data)})))
+        return errc::connection_closed;
+    auto reply = postauth_monitor_->receive();
+    if (!reply)
+        return reply.error();
+    auto r = decode_sign_reply(*reply);
+    if (!r || !r->ok)
+        return errc::crypto_error;
+    return std::move(r->signature);
+}
+
+} // namespace longhaul::detail
