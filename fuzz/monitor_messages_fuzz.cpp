@@ -72,11 +72,10 @@ void decode_replies(byte_span in)
             const bytes again = encode_kbdint_reply(t, *r);
             check(again.size() == in.size() && std::equal(again.begin(), again.end(), in.begin()));
         }
-    for (auto t : {monitor_type::verify_pubkey, monitor_type::password, monitor_type::authenticated})
+    for (auto t : {monitor_type::verify_pubkey, monitor_type::password, monitor_type::authenticated, monitor_type::log})
         if (auto r = decode_verdict(t, in)) {
             const bytes again = encode_verdict(t, *r);
-            // Any non-zero byte is TRUE on the wire: compare meaning.
-            check(again.size() == in.size() && again[0] == in[0]);
+            check(again.size() == in.size() && std::equal(again.begin(), again.end(), in.begin()));
         }
 }
 

@@ -35,8 +35,12 @@ public:
     explicit preauth_child(preauth_child_setup s)
         : setup_(std::move(s)), monitor_(setup_.monitor_fd), log_("sshd", setup_.level)
     {
+        // Each line waits for the monitor's acknowledgement, so it is in
+        // the log before anything the child does next reaches the client
+        // (a DISCONNECT after "maximum authentication attempts exceeded").
         log_.to_function([this](log_level l, std::string_view text) {
-            (void)monitor_.send(encode(log_request{l, std::string(text)}));
+            if (!decode_verdict(monitor_type::log, call(encode(log_request{l, std::string(text)}))))
+                monitor_failed();
         });
     }
 

@@ -50,6 +50,16 @@ result<T> finished(wire_reader& r, T value)
 
 bytes copy(byte_span s) { return bytes(s.begin(), s.end()); }
 
+// A flag: exactly 0 or 1 (stricter than SSH's boolean, so that what the
+// monitor accepts is exactly what the child's encoder writes).
+bool flag(wire_reader& r)
+{
+    const std::uint8_t b = r.u8();
+    if (b > 1)
+        r.fail(errc::malformed);
+    return b == 1;
+}
+
 void put_settings(wire_writer& w, const server_auth_settings& s)
 {
     w.boolean(s.pubkey_authentication)
@@ -69,10 +79,10 @@ void put_settings(wire_writer& w, const server_auth_settings& s)
 server_auth_settings get_settings(wire_reader& r)
 {
     server_auth_settings s;
-    s.pubkey_authentication = r.boolean();
-    s.password_authentication = r.boolean();
-    s.kbd_interactive_authentication = r.boolean();
-    s.permit_empty_passwords = r.boolean();
+    s.pubkey_authentication = flag(r);
+    s.password_authentication = flag(r);
+    s.kbd_interactive_authentication = flag(r);
+    s.permit_empty_passwords = flag(r);
     const std::uint8_t root = r.u8();
     if (root > static_cast<std::uint8_t>(permit_root_login::no))
         r.fail(errc::malformed);
@@ -136,7 +146,7 @@ result<sign_reply> decode_sign_reply(byte_span msg)
 {
     auto r = fields(msg, monitor_type::sign, true);
     sign_reply m;
-    m.ok = r.boolean();
+    m.ok = flag(r);
     m.signature = copy(r.string(max_blob));
     return finished(r, std::move(m));
 }
@@ -175,12 +185,12 @@ result<lookup_user_reply> decode_lookup_user_reply(byte_span msg)
     if (status > static_cast<std::uint8_t>(user_status::refused))
         r.fail(errc::malformed);
     m.status = static_cast<user_status>(status);
-    m.is_root = r.boolean();
+    m.is_root = flag(r);
     const std::uint8_t level = r.u8();
     if (level > static_cast<std::uint8_t>(log_level::debug3))
         r.fail(errc::malformed);
     m.level = static_cast<log_level>(level);
-    if (r.boolean())
+    if (flag(r))
         m.settings = get_settings(r);
     return finished(r, std::move(m));
 }
@@ -197,7 +207,7 @@ result<key_allowed_request> decode_key_allowed_request(byte_span msg)
     auto r = fields(msg, monitor_type::key_allowed);
     key_allowed_request m;
     m.key_blob = copy(r.string(max_blob));
-    m.with_signature = r.boolean();
+    m.with_signature = flag(r);
     return finished(r, std::move(m));
 }
 
@@ -212,8 +222,8 @@ result<key_allowed_reply> decode_key_allowed_reply(byte_span msg)
 {
     auto r = fields(msg, monitor_type::key_allowed, true);
     key_allowed_reply m;
-    m.allowed = r.boolean();
-    m.forced_command = r.boolean();
+    m.allowed = flag(r);
+    m.forced_command = flag(r);
     return finished(r, m);
 }
 
@@ -316,7 +326,7 @@ result<kbdint_reply> decode_kbdint_reply(monitor_type request, byte_span msg)
     for (std::uint32_t i = 0; i < n && r.ok(); ++i) {
         kbdint_prompt p;
         p.text = std::string(r.text(max_log_text));
-        p.echo = r.boolean();
+        p.echo = flag(r);
         m.prompts.push_back(std::move(p));
     }
     return finished(r, std::move(m));
@@ -333,7 +343,7 @@ result<account_reply> decode_account_reply(byte_span msg)
 {
     auto r = fields(msg, monitor_type::account_check, true);
     account_reply m;
-    m.allowed = r.boolean();
+    m.allowed = flag(r);
     m.message = std::string(r.text(max_log_text));
     return finished(r, std::move(m));
 }
@@ -382,7 +392,7 @@ bytes encode_verdict(monitor_type request, bool ok)
 result<bool> decode_verdict(monitor_type request, byte_span msg)
 {
     auto r = fields(msg, request, true);
-    const bool ok = r.boolean();
+    const bool ok = flag(r);
     return finished(r, ok);
 }
 

@@ -4,8 +4,9 @@
 // wire encoding.
 //
 // The child asks; the monitor answers each request with a reply of the same
-// type | reply_flag, except for the one-way messages (log, kbdint_abort,
-// max_tries). The monitor decodes what a possibly compromised child sent:
+// type | reply_flag, except for the one-way messages (kbdint_abort,
+// max_tries). A log line is acknowledged, so that it is written before the
+// child acts further. The monitor decodes what a possibly compromised child sent:
 // every decoder bounds each length and count and refuses trailing bytes.
 #pragma once
 
@@ -35,7 +36,7 @@ enum class monitor_type : std::uint8_t {
     kbdint_respond, // the client's answers: more prompts or the verdict
     kbdint_abort,   // one-way: the client left keyboard-interactive
     account_check,  // PAM account management after a method succeeded
-    log,            // one-way: a log line from the child
+    log,            // a log line from the child (acknowledged)
     max_tries,      // one-way: the child disconnects for MaxAuthTries
     authenticated,  // the child is done: the transport state for the monitor
 };
@@ -107,7 +108,7 @@ struct authenticated_request {
 };
 
 // Verdicts with nothing but yes or no: verify_pubkey, password,
-// authenticated.
+// authenticated, and the acknowledgement of a log line.
 struct verdict_reply {
     bool ok = false;
 };

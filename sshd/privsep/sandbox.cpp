@@ -108,7 +108,7 @@ result<void> sandbox_limit_resources(const sandbox_settings& s, std::string& err
         rlim_t value;
         const char* name;
     };
-    const rlim_t files = s.poll_descriptors;
+    const rlim_t files = s.poll_descriptors + sanitizer_descriptors;
     for (const limit& l : {limit{RLIMIT_FSIZE, 0, "RLIMIT_FSIZE"}, limit{RLIMIT_NOFILE, files, "RLIMIT_NOFILE"},
                            limit{RLIMIT_NPROC, 0, "RLIMIT_NPROC"}}) {
         const rlimit r{l.value, l.value};
@@ -246,6 +246,17 @@ constexpr sandbox_call sandbox_calls[] = {
     {"sigprocmask", sandbox_rule::allow},
     {"rt_sigreturn", sandbox_rule::allow},
     {"sigreturn", sandbox_rule::allow},
+    // An alternate signal stack names memory the process already has; the
+    // sanitizer runtimes (CI's AddressSanitizer builds) set and clear one
+    // around exit.
+    {"sigaltstack", sandbox_rule::allow},
+#ifdef LONGHAUL_SANITIZER_RUNTIME
+    // The sanitizer runtime probes whether memory is readable by writing it
+    // into a pipe (when that fails it reports a false error), hence also
+    // sanitizer_descriptors. Not in release builds.
+    {"pipe", sandbox_rule::allow},
+    {"pipe2", sandbox_rule::allow},
+#endif
 
     // Leaving.
     {"exit", sandbox_rule::allow},

@@ -15,7 +15,25 @@
 #include <string>
 #include <string_view>
 
+// Builds with a sanitizer runtime (CI's AddressSanitizer + UBSan sshd)
+// need a little more in the sandbox: its memory probes write into a pipe.
+#if defined(__SANITIZE_ADDRESS__)
+#define LONGHAUL_SANITIZER_RUNTIME 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(undefined_behavior_sanitizer)
+#define LONGHAUL_SANITIZER_RUNTIME 1
+#endif
+#endif
+
 namespace longhaul::privsep {
+
+// Descriptors the sandbox allows beyond sandbox_settings::poll_descriptors:
+// none in release builds, a few for the sanitizer runtime's pipes.
+#ifdef LONGHAUL_SANITIZER_RUNTIME
+inline constexpr unsigned sanitizer_descriptors = 16;
+#else
+inline constexpr unsigned sanitizer_descriptors = 0;
+#endif
 
 // OpenSSH's SSH_PRIVSEP_USER and _PATH_PRIVSEP_CHROOT_DIR as Debian builds it.
 inline constexpr std::string_view default_user_name = "sshd";

@@ -140,6 +140,10 @@ TEST_CASE("monitor messages: types, replies and bounds from a hostile child are 
     bytes bad_status = encode(u);
     bad_status[1] = 9;
     CHECK_FALSE(decode_lookup_user_reply(bad_status));
+    // Flags are 0 or 1, nothing else.
+    bytes two = encode(key_allowed_reply{true, false});
+    two[1] = 2;
+    CHECK_FALSE(decode_key_allowed_reply(two));
     // More kbdint responses than any prompt list has.
     bytes many;
     many.push_back(static_cast<std::uint8_t>(monitor_type::kbdint_respond));

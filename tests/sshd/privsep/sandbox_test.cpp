@@ -364,7 +364,9 @@ TEST_CASE("sandbox: settings it cannot honour are refused before anything change
     // A chroot without root: as root, in a child that gave root up first.
     sandbox_settings chroot_only;
     chroot_only.chroot_directory = "/";
-    const auto [uid, gid] = nobody_ids();
+    // Plain variables: clang 14 cannot capture structured bindings.
+    const uid_t uid = nobody_ids().first;
+    const gid_t gid = nobody_ids().second;
     const sandboxed_outcome c = run_sandboxed(nullptr, trap_report::none, [&](int out, int) {
         if (::geteuid() == 0 && (::setresgid(gid, gid, gid) != 0 || ::setresuid(uid, uid, uid) != 0))
             _exit(3);
@@ -398,7 +400,8 @@ TEST_CASE("sandbox: the child keeps its descriptors, memory, randomness and cloc
     CHECK(exited_with(boxed, 0));
     for (const char* line : {"io: ok", "memory: ok", "random: ok", "clock: ok", "getpid: ok"})
         CHECK(output_has_line(boxed.output, line));
-    CHECK(output_has_line(boxed.output, "poll 3: EINVAL"));
+    // (A sanitizer build's sandbox allows more descriptors: poll works.)
+    CHECK(output_has_line(boxed.output, sanitizer_descriptors == 0 ? "poll 3: EINVAL" : "poll 3: ok"));
     CHECK(output_has_line(boxed.output, "open /etc/passwd: EACCES"));
     CHECK(output_has_line(boxed.output, "stat /: EACCES"));
     CHECK(output_has_line(boxed.output, "fstat: EACCES"));
@@ -511,7 +514,8 @@ TEST_CASE("sandbox: /proc shows no_new_privs, the filter, the limits and (as roo
             CHECK(std::stoi(status_field(status, "Seccomp_filters")) ==
                   std::stoi(status_field(own, "Seccomp_filters")) + 1);
         CHECK(limit_field(limits, "Max file size") == "0 0");
-        CHECK(limit_field(limits, "Max open files") == "2 2");
+        const std::string files = std::to_string(2 + sanitizer_descriptors);
+        CHECK(limit_field(limits, "Max open files") == files + " " + files);
         CHECK(limit_field(limits, "Max processes") == "0 0");
     }
     if (::geteuid() != 0)
