@@ -175,6 +175,32 @@ check_server() {
     printf 'SSH-2.0-x\r\n' | timeout 5 nc -q 0 127.0.0.1 "$port" >/dev/null 2>&1
     lh_check "$name: the listener still serves logins after garbage and a cut key exchange" login_works "$port"
 
+    # Long peer text reaches the log through the monitor: a 300-byte user
+    # name is an invalid user, a 9000-byte DISCONNECT description is logged
+    # (cut), and neither ends anything but its own connection.
+    local long_user
+    long_user=$(printf 'u%.0s' $(seq 300))
+    lh_ssh_to "$T" "$port" "$T/id_user" -l "$long_user" 127.0.0.1 true >/dev/null 2>&1 || true
+    # (OpenSSH logs the first 100 bytes of a user name.)
+    lh_check "$name: a 300-byte user name is logged as an invalid user" \
+        lh_wait_until 5 grep -q "Invalid user ${long_user:0:100} from 127.0.0.1" "$T/$name/sshd.log"
+    python3 - "$port" <<'PYEND2'
+import socket, struct, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"SSH-2.0-Disconnecting\r\n")
+text = b"x" * 9000
+payload = b"\x01" + struct.pack(">I", 11) + struct.pack(">I", len(text)) + text + struct.pack(">I", 0)
+pad = 8 - (5 + len(payload)) % 8
+pad += 8 if pad < 4 else 0
+time.sleep(0.3)
+s.sendall(struct.pack(">IB", 1 + len(payload) + pad, pad) + payload + b"\0" * pad)
+time.sleep(0.3)
+s.close()
+PYEND2
+    lh_check "$name: a 9000-byte DISCONNECT description is logged" \
+        lh_wait_until 5 grep -q "Received disconnect from 127.0.0.1 port [0-9]*:11: xxxxxxxxxx" "$T/$name/sshd.log"
+    lh_check "$name: the listener still serves logins after long peer text" login_works "$port"
+
     # After the login: the user's process (the connection, running as the
     # user) holds no private host key either.
     lh_ssh_to "$T" "$port" "$T/id_user" -l "$user" 127.0.0.1 'sleep 20' 2>/dev/null &

@@ -10,7 +10,11 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <syslog.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <vector>
 
 #include <cerrno>
 #include <chrono>
@@ -39,7 +43,10 @@ public:
         // the log before anything the child does next reaches the client
         // (a DISCONNECT after "maximum authentication attempts exceeded").
         log_.to_function([this](log_level l, std::string_view text) {
-            if (!decode_verdict(monitor_type::log, call(encode(log_request{l, std::string(text)}))))
+            std::string line(text.substr(0, max_log_line));
+            if (text.size() > max_log_line)
+                line.replace(max_log_line - 3, 3, "...");
+            if (!decode_verdict(monitor_type::log, call(encode(log_request{l, std::move(line)}))))
                 monitor_failed();
         });
     }
@@ -64,6 +71,7 @@ private:
     std::optional<clock_type::time_point> next_deadline() const;
     int hand_off();
     int finish_closed();
+    void close_inherited_descriptors();
     server_auth* auth() noexcept { return layer_ ? layer_->server_auth_machine() : nullptr; }
 
     preauth_child_setup setup_;
@@ -292,6 +300,39 @@ bool preauth_child::wait(std::optional<clock_type::time_point> deadline)
     }
 }
 
+// The child keeps the connection's descriptors, the monitor's and (when
+// it reports sandbox violations there) stderr; everything else it
+// inherited from the monitor and the listener (the event loop's
+// descriptors, the log file or syslog socket) is closed, and 0-2 point at
+// /dev/null unless they are the connection's (sshd -i): whatever the child
+// logs goes through the monitor.
+void preauth_child::close_inherited_descriptors()
+{
+    ::closelog();
+    std::vector<int> keep{setup_.read_fd, setup_.write_fd, setup_.monitor_fd};
+    if (setup_.sandbox.report_fd >= 0)
+        keep.push_back(setup_.sandbox.report_fd);
+    const int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+    for (int fd = 0; fd <= 2; ++fd)
+        if (null_fd >= 0 && std::find(keep.begin(), keep.end(), fd) == keep.end())
+            ::dup2(null_fd, fd);
+    for (int fd = 0; fd <= 2; ++fd)
+        keep.push_back(fd);
+    if (null_fd > 2)
+        ::close(null_fd);
+    std::sort(keep.begin(), keep.end());
+    keep.erase(std::unique(keep.begin(), keep.end()), keep.end());
+    unsigned next = 0;
+    for (int fd : keep) {
+        if (fd < 0)
+            continue;
+        if (static_cast<unsigned>(fd) > next)
+            ::close_range(next, static_cast<unsigned>(fd) - 1, 0);
+        next = static_cast<unsigned>(fd) + 1;
+    }
+    ::close_range(next, ~0U, 0);
+}
+
 int preauth_child::run()
 {
     for (int fd : {setup_.read_fd, setup_.write_fd}) {
@@ -308,6 +349,12 @@ int preauth_child::run()
             return errc::crypto_error;
         return std::move(r->signature);
     };
+    setup_.transport.gex_groups = {};
+    if (setup_.moduli)
+        setup_.transport.gex_groups = make_gex_group_provider(setup_.moduli, rng_, [this](const log_message& m) {
+            log_.log(to_log_level(m.level), m.text);
+        });
+    close_inherited_descriptors();
     // Everything that may open a file or set up process state happens
     // before the sandbox: the transport core (OpenSSL's algorithm tables,
     // the random source) is made here, used only inside.

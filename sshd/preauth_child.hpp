@@ -18,6 +18,7 @@
 #include "common/log.hpp"
 #include "common/transport/transport.hpp"
 #include "sshd/auth_policy.hpp"
+#include "sshd/moduli_provider.hpp"
 #include "sshd/privsep/sandbox.hpp"
 
 #include <cstdint>
@@ -30,8 +31,11 @@ struct preauth_child_setup {
     int write_fd = -1;
     int monitor_fd = -1;
     // The monitor's transport configuration with the private host keys
-    // taken out (the child gets their public halves and a signer).
+    // taken out (the child gets their public halves and a signer) and
+    // without its group-exchange provider, which logs through the
+    // monitor's logger: the child makes its own from `moduli`.
     transport_config transport;
+    std::shared_ptr<const moduli_groups> moduli;
     // The global authentication settings (Match applies once the user is
     // known: the monitor sends them then).
     server_auth_settings settings;

@@ -10,6 +10,7 @@
 // known; anything else ends the connection.
 #include "sshd/detail/server_connection.hpp"
 
+#include "common/name_list.hpp"
 #include "common/text.hpp"
 #include "common/transport/transport_state.hpp"
 #include "common/wire.hpp"
@@ -32,6 +33,23 @@ monitor_answer reply(bytes b) { return {monitor_answer::kind::reply, std::move(b
 monitor_answer violation() { return {monitor_answer::kind::violation, {}}; }
 
 bool is_hash_length(std::size_t n) { return n == 20 || n == 32 || n == 48 || n == 64; }
+
+// Names longer than any account's are invalid users without a lookup.
+constexpr std::size_t max_account_name = 256;
+// The largest banner sent (a USERAUTH_BANNER must fit one packet).
+constexpr std::size_t max_banner_size = 128 * 1024;
+// Requests an honest child cannot need before authentication (a client may
+// ask about many keys without failing: PK_OK queries do not count).
+constexpr int max_monitor_requests = 1000;
+
+// Whether some accepted signature algorithm signs with this key type.
+bool key_type_accepted(std::string_view accepted, key_type type)
+{
+    for (std::string_view alg : split_name_list(accepted))
+        if (auto t = key_type_for_signature_algorithm(alg); t && *t == type)
+            return true;
+    return false;
+}
 
 } // namespace
 
@@ -77,6 +95,7 @@ bool server_connection::run_preauth()
     setup.write_fd = write_fd_;
     setup.monitor_fd = pair->child_end;
     setup.transport = make_transport_config();
+    setup.moduli = ctx_.moduli;
     for (const auto& k : setup.transport.host_keys)
         setup.transport.host_public_keys.push_back(k->public_part());
     setup.transport.host_keys.clear();
@@ -107,8 +126,10 @@ bool server_connection::run_preauth()
     setup.transport.host_public_keys.clear();
     monitor_channel mon(pair->monitor_end);
     const bool handed_off = serve_monitor(mon);
-    if (!handed_off)
-        ::kill(pid, SIGKILL);
+    // Done with the child either way: after a hand-off it has nothing left
+    // to do, and one that lingered would hold this process (and the
+    // listener's MaxStartups slot).
+    ::kill(pid, SIGKILL);
     mon.close();
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
@@ -123,10 +144,15 @@ bool server_connection::run_preauth()
 bool server_connection::serve_monitor(monitor_channel& mon)
 {
     // The child keeps LoginGraceTime itself; a child that does not is
-    // stopped a little later.
+    // stopped a little later. The deadline holds for sending too (a child
+    // that asks and never reads fills the socket's buffer), and without
+    // LoginGraceTime a reply that cannot be sent in two minutes ends it.
     std::optional<std::chrono::steady_clock::time_point> deadline;
     if (cfg_.login_grace_time > 0)
         deadline = started_ + std::chrono::seconds(cfg_.login_grace_time) + std::chrono::seconds(5);
+    auto send_deadline = [&deadline] {
+        return deadline ? *deadline : std::chrono::steady_clock::now() + std::chrono::minutes(2);
+    };
     for (;;) {
         auto msg = mon.receive(deadline);
         if (!msg) {
@@ -151,10 +177,11 @@ bool server_connection::serve_monitor(monitor_channel& mon)
             return false;
         case monitor_answer::kind::none: break;
         case monitor_answer::kind::reply:
-            if (!mon.send(a.reply))
+            if (!mon.send(a.reply, send_deadline()))
                 return false;
             break;
-        case monitor_answer::kind::handed_off: return static_cast<bool>(mon.send(encode_verdict(*type, true)));
+        case monitor_answer::kind::handed_off:
+            return static_cast<bool>(mon.send(encode_verdict(*type, true), send_deadline()));
         }
     }
 }
@@ -202,13 +229,38 @@ monitor_answer server_connection::monitor_lookup_user(byte_span msg)
     mon_.user_looked_up = true;
     mon_.user = q->user;
     mon_.backend = policy_.make_policy();
-    mon_.lookup = mon_.backend.lookup_user(mon_.user);
+    // No account has a name that long: an invalid user, without asking
+    // the system's databases.
+    if (mon_.user.size() > max_account_name)
+        mon_.lookup = user_lookup{};
+    else
+        mon_.lookup = mon_.backend.lookup_user(mon_.user);
     lookup_user_reply r;
     r.status = mon_.lookup.status;
     r.is_root = mon_.lookup.is_root;
     r.settings = mon_.lookup.settings;
+    // A banner over what one packet carries is not sent (OpenSSH skips
+    // banner files over 1 MiB; a USERAUTH_BANNER cannot exceed a packet).
+    if (r.settings && r.settings->banner.size() > max_banner_size) {
+        log_.error("Banner file is larger than " + std::to_string(max_banner_size) + " bytes: not sent");
+        r.settings->banner.clear();
+    }
     r.level = log_.level();
     return reply(encode(r));
+}
+
+// The monitor's own count of what a child asks for: past what an honest
+// child can ask before it disconnects at MaxAuthTries, the child is not
+// honest (OpenSSH's monitor likewise counts failures).
+bool server_connection::monitor_attempt(bool failed)
+{
+    const int max_tries = std::max(1, policy_.settings_for(policy_.user_config()).max_auth_tries);
+    if (failed)
+        ++mon_.failures;
+    ++mon_.requests;
+    // (+1: a failed "none" with PermitEmptyPasswords is checked here but
+    // not counted by the child, as by OpenSSH.)
+    return mon_.failures <= max_tries + 1 && mon_.requests <= max_monitor_requests;
 }
 
 monitor_answer server_connection::monitor_key_allowed(byte_span msg)
@@ -216,12 +268,22 @@ monitor_answer server_connection::monitor_key_allowed(byte_span msg)
     auto q = decode_key_allowed_request(msg);
     if (!q)
         return violation();
+    if (!monitor_attempt(false))
+        return violation();
     auto key = public_key::from_blob(q->key_blob);
-    if (!key || mon_.lookup.status != user_status::valid)
+    const server_auth_settings s = policy_.settings_for(policy_.user_config());
+    // What the child's machine checks first, checked again here so that
+    // no authorized_keys file or command is consulted for a key the
+    // settings refuse anyway (OpenSSH's mm_answer_keyallowed()).
+    if (!key || mon_.lookup.status != user_status::valid || !s.pubkey_authentication ||
+        !key_type_accepted(s.pubkey_accepted_algorithms, key->type()))
         return reply(encode(key_allowed_reply{}));
     key_decision d = mon_.backend.key_allowed(mon_.user, *key, q->with_signature);
-    if (d.allowed && q->with_signature)
+    if (d.allowed && q->with_signature) {
+        // One entry per key, however often it is asked about.
+        std::erase_if(mon_.allowed_keys, [&](const monitor_state::allowed_key& k) { return k.blob == key->blob(); });
         mon_.allowed_keys.push_back({key->blob(), d.options, d.forced_command});
+    }
     return reply(encode(key_allowed_reply{d.allowed, d.forced_command}));
 }
 
@@ -239,8 +301,9 @@ monitor_answer server_connection::monitor_verify_pubkey(byte_span msg)
             allowed = &k;
     auto key = public_key::from_blob(q->key_blob);
     const bool used = std::find(mon_.used_keys.begin(), mon_.used_keys.end(), q->key_blob) != mon_.used_keys.end();
-    if (allowed == nullptr || !key || used)
-        return reply(encode_verdict(monitor_type::verify_pubkey, false));
+    const server_auth_settings settings = policy_.settings_for(policy_.user_config());
+    if (allowed == nullptr || !key || used || !name_list_contains(settings.pubkey_accepted_algorithms, q->algorithm))
+        return monitor_attempt(true) ? reply(encode_verdict(monitor_type::verify_pubkey, false)) : violation();
     wire_reader r(q->signed_data);
     const byte_span sid = r.string();
     const std::uint8_t type = r.u8();
@@ -262,7 +325,7 @@ monitor_answer server_connection::monitor_verify_pubkey(byte_span msg)
         return violation();
     }
     if (!key->verify(q->algorithm, q->signed_data, q->signature))
-        return reply(encode_verdict(monitor_type::verify_pubkey, false));
+        return monitor_attempt(true) ? reply(encode_verdict(monitor_type::verify_pubkey, false)) : violation();
     mon_.used_keys.push_back(q->key_blob);
     authenticated_method m;
     m.method = std::string(method_publickey);
@@ -279,6 +342,8 @@ monitor_answer server_connection::monitor_password(byte_span msg)
     if (!q)
         return violation();
     const bool ok = check_password(std::move(q->password));
+    if (!monitor_attempt(!ok))
+        return violation();
     if (ok) {
         mon_.successes.push_back({std::string(method_password), "", std::nullopt, nullptr});
         mon_.forced_command.push_back(false);
@@ -289,7 +354,7 @@ monitor_answer server_connection::monitor_password(byte_span msg)
 monitor_answer server_connection::monitor_kbdint_start(byte_span msg)
 {
     auto q = decode_kbdint_start_request(msg);
-    if (!q)
+    if (!q || !monitor_attempt(false))
         return violation();
     return kbdint_answer(monitor_type::kbdint_start, kbdint_start());
 }
@@ -297,13 +362,15 @@ monitor_answer server_connection::monitor_kbdint_start(byte_span msg)
 monitor_answer server_connection::monitor_kbdint_respond(byte_span msg)
 {
     auto q = decode_kbdint_respond_request(msg);
-    if (!q)
+    if (!q || !monitor_attempt(false))
         return violation();
     return kbdint_answer(monitor_type::kbdint_respond, kbdint_respond(std::move(q->responses)));
 }
 
 monitor_answer server_connection::kbdint_answer(monitor_type request, const kbdint_reply& r)
 {
+    if (r.result == kbdint_reply::kind::failure && !monitor_attempt(true))
+        return violation();
     if (r.result == kbdint_reply::kind::success) {
         mon_.successes.push_back({std::string(method_kbdint), "pam", std::nullopt, nullptr});
         mon_.forced_command.push_back(false);
@@ -383,6 +450,10 @@ monitor_answer server_connection::monitor_authenticated(byte_span msg)
     }
     auto state = decode_transport_state(q->transport_state);
     cleanse(q->transport_state.data(), q->transport_state.size());
+    // The connection handed over must be the one the monitor signed for.
+    if (state && (state->session_id != mon_.session_id || !state->host_key ||
+                  state->host_key->blob() != mon_.host_key_blob))
+        state = errc::protocol_error;
     if (!state) {
         log_.error("monitor: unusable transport state from the unprivileged child [preauth]");
         return violation();

@@ -59,6 +59,8 @@ struct monitor_state {
     std::vector<bytes> used_keys;          // proved: may not count twice
     std::vector<authenticated_method> successes;
     std::vector<bool> forced_command; // of each success
+    int failures = 0; // failed passwords, conversations and signatures
+    int requests = 0; // authentication requests of any kind
 };
 
 class server_connection {
@@ -98,6 +100,7 @@ private:
     monitor_answer monitor_authenticated(byte_span msg);
     monitor_answer kbdint_answer(privsep::monitor_type request, const kbdint_reply& r);
     bool monitor_login_complete();
+    bool monitor_attempt(bool failed);
     [[noreturn]] void serve_postauth_monitor(int fd, pid_t child);
     result<bytes> sign_through_monitor(const public_key& key, std::string_view alg, byte_span data);
     // Backends (server_connection_auth.cpp).

@@ -36,16 +36,46 @@ void monitor_channel::close() noexcept
     fd_ = -1;
 }
 
-result<void> monitor_channel::send(byte_span message)
+namespace {
+
+// Milliseconds left until `deadline` for poll(2): -1 without one, 0 past it.
+int poll_timeout(std::optional<std::chrono::steady_clock::time_point> deadline)
+{
+    if (!deadline)
+        return -1;
+    const auto left = *deadline - std::chrono::steady_clock::now();
+    if (left <= std::chrono::steady_clock::duration::zero())
+        return 0;
+    return static_cast<int>(std::chrono::ceil<std::chrono::milliseconds>(left).count());
+}
+
+bool past(std::optional<std::chrono::steady_clock::time_point> deadline)
+{
+    return deadline && std::chrono::steady_clock::now() >= *deadline;
+}
+
+} // namespace
+
+result<void> monitor_channel::send(byte_span message, std::optional<std::chrono::steady_clock::time_point> deadline)
 {
     if (fd_ < 0)
         return errc::connection_closed;
     for (;;) {
-        const ssize_t n = ::send(fd_, message.data(), message.size(), MSG_NOSIGNAL);
+        // Never blocking in send(): a peer that stops reading fills the
+        // buffer, and the wait below has the deadline.
+        const ssize_t n = ::send(fd_, message.data(), message.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
         if (n == static_cast<ssize_t>(message.size()))
             return {};
         if (n < 0 && errno == EINTR)
             continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            if (past(deadline))
+                return errc::timeout;
+            pollfd p{fd_, POLLOUT, 0};
+            if (::poll(&p, 1, poll_timeout(deadline)) < 0 && errno != EINTR)
+                return errc::io_error;
+            continue;
+        }
         return n < 0 && (errno == EPIPE || errno == ECONNRESET) ? errc::connection_closed : errc::io_error;
     }
 }
@@ -55,33 +85,36 @@ result<bytes> monitor_channel::receive(std::optional<std::chrono::steady_clock::
     if (fd_ < 0)
         return errc::connection_closed;
     for (;;) {
-        int timeout_ms = -1;
-        if (deadline) {
-            const auto left = *deadline - std::chrono::steady_clock::now();
-            if (left <= std::chrono::steady_clock::duration::zero())
-                return errc::timeout;
-            timeout_ms = static_cast<int>(std::chrono::ceil<std::chrono::milliseconds>(left).count());
-        }
+        if (past(deadline))
+            return errc::timeout;
         pollfd p{fd_, POLLIN, 0};
-        const int ready = ::poll(&p, 1, timeout_ms);
+        const int ready = ::poll(&p, 1, poll_timeout(deadline));
         if (ready < 0 && errno != EINTR)
             return errc::io_error;
         if (ready <= 0)
             continue;
-        bytes buf(max_monitor_message);
-        // MSG_TRUNC: the datagram's real length, so an oversized one is
-        // refused rather than read cut short.
-        const ssize_t n = ::recv(fd_, buf.data(), buf.size(), MSG_TRUNC);
-        if (n < 0) {
-            if (errno == EINTR || errno == EAGAIN)
+        // The datagram's real length first (MSG_PEEK | MSG_TRUNC), so the
+        // buffer fits it and an oversized one is refused rather than read
+        // cut short. An empty datagram is never sent: 0 means the peer closed.
+        std::uint8_t probe = 0;
+        const ssize_t len = ::recv(fd_, &probe, 1, MSG_PEEK | MSG_TRUNC | MSG_DONTWAIT);
+        if (len < 0) {
+            if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)
                 continue;
             return errno == ECONNRESET ? errc::connection_closed : errc::io_error;
         }
-        if (n == 0)
-            return errc::connection_closed; // an empty datagram is never sent: the peer closed
-        if (static_cast<std::size_t>(n) > buf.size())
+        if (len == 0) {
+            (void)::recv(fd_, &probe, 1, MSG_DONTWAIT);
+            return errc::connection_closed;
+        }
+        if (static_cast<std::size_t>(len) > max_monitor_message) {
+            (void)::recv(fd_, &probe, 1, MSG_DONTWAIT); // drops the datagram
             return errc::too_large;
-        buf.resize(static_cast<std::size_t>(n));
+        }
+        bytes buf(static_cast<std::size_t>(len));
+        const ssize_t n = ::recv(fd_, buf.data(), buf.size(), MSG_DONTWAIT);
+        if (n != len)
+            return errc::io_error;
         return buf;
     }
 }

@@ -1,6 +1,6 @@
 // One end of the socketpair between sshd's pre-authentication child and
 // its monitor: whole messages (SOCK_SEQPACKET datagrams) sent and received
-// with blocking calls, a deadline on the receiving side.
+// with waits that can have a deadline.
 #pragma once
 
 #include "common/bytes.hpp"
@@ -27,8 +27,9 @@ public:
     monitor_channel& operator=(const monitor_channel&) = delete;
 
     int fd() const noexcept { return fd_; }
-    // errc::connection_closed when the other end is gone.
-    result<void> send(byte_span message);
+    // errc::connection_closed when the other end is gone, errc::timeout
+    // when it has not made room for the message by `deadline`.
+    result<void> send(byte_span message, std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt);
     // The next message. errc::connection_closed at the other end's exit,
     // errc::timeout past `deadline`, errc::too_large for a datagram over
     // max_monitor_message (dropped).

@@ -14,10 +14,14 @@ constexpr std::size_t max_name = 256;
 constexpr std::size_t max_sign_data = 64;
 constexpr std::size_t max_signed_data = 3 * max_blob;
 constexpr std::size_t max_secret = 1024;
-constexpr std::size_t max_log_text = 8192;
+constexpr std::size_t max_log_text = max_log_line;
 constexpr std::uint32_t max_responses = 100;
 constexpr std::uint32_t max_prompts = 100;
-constexpr std::uint32_t max_methods_lists = 64;
+constexpr std::uint32_t max_methods_lists = 1024;
+// A user name as the client sent it (the monitor answers "invalid" for
+// one longer than any account's), and a banner up to what a packet holds.
+constexpr std::size_t max_user_text = max_wire_string;
+constexpr std::size_t max_banner_text = max_wire_string;
 constexpr std::size_t max_setting_text = 64 * 1024;
 
 bytes start(monitor_type t, bool reply = false)
@@ -52,6 +56,16 @@ bytes copy(byte_span s) { return bytes(s.begin(), s.end()); }
 
 // A flag: exactly 0 or 1 (stricter than SSH's boolean, so that what the
 // monitor accepts is exactly what the child's encoder writes).
+// Text from the child that ends up in the log or a system call: no NUL
+// (a name that C code would read shorter than the monitor does).
+std::string clean_text(wire_reader& r, std::size_t max)
+{
+    const std::string_view t = r.text(max);
+    if (t.find('\0') != std::string_view::npos)
+        r.fail(errc::malformed);
+    return std::string(t);
+}
+
 bool flag(wire_reader& r)
 {
     const std::uint8_t b = r.u8();
@@ -98,7 +112,7 @@ server_auth_settings get_settings(wire_reader& r)
         r.fail(errc::malformed);
     s.max_auth_tries = static_cast<int>(tries);
     s.pubkey_accepted_algorithms = std::string(r.text(max_setting_text));
-    s.banner = std::string(r.text(max_setting_text));
+    s.banner = std::string(r.text(max_banner_text));
     s.kbdint_device = std::string(r.text(max_name));
     return s;
 }
@@ -130,7 +144,7 @@ result<sign_request> decode_sign_request(byte_span msg)
     auto r = fields(msg, monitor_type::sign);
     sign_request m;
     m.key_blob = copy(r.string(max_blob));
-    m.algorithm = std::string(r.text(max_name));
+    m.algorithm = clean_text(r, max_name);
     m.data = copy(r.string(max_sign_data));
     return finished(r, std::move(m));
 }
@@ -162,7 +176,7 @@ result<lookup_user_request> decode_lookup_user_request(byte_span msg)
 {
     auto r = fields(msg, monitor_type::lookup_user);
     lookup_user_request m;
-    m.user = std::string(r.text(max_name));
+    m.user = clean_text(r, max_user_text);
     return finished(r, std::move(m));
 }
 
@@ -239,7 +253,7 @@ result<verify_pubkey_request> decode_verify_pubkey_request(byte_span msg)
     auto r = fields(msg, monitor_type::verify_pubkey);
     verify_pubkey_request m;
     m.key_blob = copy(r.string(max_blob));
-    m.algorithm = std::string(r.text(max_name));
+    m.algorithm = clean_text(r, max_name);
     m.signed_data = copy(r.string(max_signed_data));
     m.signature = copy(r.string(max_blob));
     return finished(r, std::move(m));
@@ -271,7 +285,7 @@ result<kbdint_start_request> decode_kbdint_start_request(byte_span msg)
 {
     auto r = fields(msg, monitor_type::kbdint_start);
     kbdint_start_request m;
-    m.submethods = std::string(r.text(max_name));
+    m.submethods = clean_text(r, max_name);
     return finished(r, std::move(m));
 }
 
@@ -363,7 +377,7 @@ result<log_request> decode_log_request(byte_span msg)
     if (level > static_cast<std::uint8_t>(log_level::debug3) || level == static_cast<std::uint8_t>(log_level::quiet))
         r.fail(errc::malformed);
     m.level = static_cast<log_level>(level);
-    m.text = std::string(r.text(max_log_text));
+    m.text = clean_text(r, max_log_text);
     return finished(r, std::move(m));
 }
 

@@ -25,6 +25,9 @@ namespace longhaul::privsep {
 // The largest datagram either side sends or accepts: the transport state of
 // the hand-off carries up to two packets of unread input.
 inline constexpr std::size_t max_monitor_message = 1024 * 1024;
+// The longest log line the child sends; it cuts longer ones (peer text in
+// a line, such as a DISCONNECT's description, can be long).
+inline constexpr std::size_t max_log_line = 8192;
 
 enum class monitor_type : std::uint8_t {
     sign = 1,       // a host key signature for the key exchange
