@@ -196,6 +196,15 @@ TEST_CASE("monitor channel: whole messages, EOF, deadline and oversized datagram
         CHECK(a.receive().error() == errc::too_large);
     }
 
+    // A peer that never reads: sending stops at the deadline, never blocks.
+    const bytes chunk(64 * 1024, 5);
+    result<void> sent;
+    const auto t1 = std::chrono::steady_clock::now();
+    for (int i = 0; i < 1000 && sent; ++i)
+        sent = a.send(chunk, std::chrono::steady_clock::now() + std::chrono::milliseconds(100));
+    CHECK(sent.error() == errc::timeout);
+    CHECK(std::chrono::steady_clock::now() - t1 < std::chrono::seconds(10));
+
     b.close();
     CHECK(a.receive().error() == errc::connection_closed);
     CHECK(a.send(m1).error() == errc::connection_closed);
