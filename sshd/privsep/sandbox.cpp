@@ -6,6 +6,9 @@
 #include <grp.h>
 #include <pwd.h>
 #include <seccomp.h>
+#ifdef LONGHAUL_SANITIZER_RUNTIME
+#include <sanitizer/common_interface_defs.h>
+#endif
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -314,6 +317,11 @@ result<void> sandbox_load_filter(std::uint32_t kill_action, std::string& error)
                              {SCMP_A1(SCMP_CMP_EQ, static_cast<scmp_datum_t>(cmd))}, error))
                 return errc::io_error;
     }
+#ifdef LONGHAUL_SANITIZER_RUNTIME
+    // Lets the runtime prepare what its reports need while it still can
+    // (a finding inside the sandbox should still print its report).
+    __sanitizer_sandbox_on_notify(nullptr);
+#endif
     rc = seccomp_load(ctx.get());
     if (rc != 0)
         return sandbox_fail(error, std::string("seccomp_load: ") + std::strerror(-rc));
