@@ -30,7 +30,7 @@ namespace longhaul::privsep {
 // Descriptors the sandbox allows beyond sandbox_settings::poll_descriptors:
 // none in release builds, a few for the sanitizer runtime's pipes.
 #ifdef LONGHAUL_SANITIZER_RUNTIME
-inline constexpr unsigned sanitizer_descriptors = 16;
+inline constexpr unsigned sanitizer_descriptors = 64;
 #else
 inline constexpr unsigned sanitizer_descriptors = 0;
 #endif
