@@ -31,10 +31,16 @@ void session_channels::open(connection& conn, channel_id id)
     }
     env_.session_number = counter_++;
     auto s = std::make_shared<server_session>(env_);
-    s->on_finished = [this, id] {
+    s->on_finished = [this, id, self = std::weak_ptr<server_session>(s)] {
         // Not from inside the session's own callback: it may still be running.
-        boost::asio::post(io_, [this, id] {
-            sessions_.erase(id);
+        // By the time this runs the channel number may already belong to a
+        // new session (the peer's CLOSE and its next OPEN in one batch of
+        // packets): erase only this session, or the new one would never
+        // hear of its process's exit (child_exited finds it here).
+        boost::asio::post(io_, [this, id, self] {
+            auto it = sessions_.find(id);
+            if (it != sessions_.end() && it->second == self.lock())
+                sessions_.erase(it);
             if (on_released)
                 on_released();
         });
