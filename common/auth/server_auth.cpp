@@ -22,17 +22,10 @@ constexpr int max_requests = 1024;
 
 bytes server_host_key_blob(const transport& t)
 {
-    auto type = key_type_for_signature_algorithm(t.algorithms().host_key);
-    if (!type)
-        return {};
-    for (const auto& k : t.config().host_keys)
-        if (k && k->type() == *type)
-            return k->public_part().blob();
-    // Keys whose private halves another process holds (sshd's monitor).
-    for (const auto& k : t.config().host_public_keys)
-        if (k.type() == *type)
-            return k.blob();
-    return {};
+    // The key the first exchange was signed with, which the core keeps
+    // whether it held the private key or a signer elsewhere did.
+    const auto& key = t.server_host_key();
+    return key ? key->blob() : bytes{};
 }
 
 server_auth::server_auth(server_auth_config config, server_auth_policy policy)
