@@ -52,6 +52,10 @@ void link_direction::accept(std::size_t length, std::int64_t now_ns)
             stats_.queue_drops++;
             all_pass = false;
             break;
+        case verdict::outage:
+            stats_.outage_drops++;
+            all_pass = false;
+            break;
         }
     }
 

@@ -24,6 +24,7 @@ struct direction_stats {
     std::uint64_t bytes_out = 0;
     std::uint64_t lost = 0;           // segments dropped by random loss
     std::uint64_t queue_drops = 0;    // segments dropped by the full drop-tail queue
+    std::uint64_t outage_drops = 0;   // segments dropped while the link was down
     std::uint64_t ring_drops = 0;     // frames dropped because packet storage was full
     std::uint64_t write_errors = 0;
     std::uint64_t tso_frames = 0;
@@ -79,6 +80,7 @@ public:
     const std::string& label() const { return label_; }
     const direction_stats& stats() const { return stats_; }
     const link_schedule& schedule() const { return schedule_; }
+    void set_down(bool down) { schedule_.set_down(down); }
 
 private:
     void accept_split(std::span<const std::byte> frame, const frame_shape& shape,

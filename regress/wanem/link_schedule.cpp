@@ -28,6 +28,8 @@ std::uint64_t link_schedule::backlog_packets(std::int64_t now_ns)
 
 admission link_schedule::admit(std::uint32_t ip_bytes, std::int64_t now_ns)
 {
+    if (down_)
+        return {verdict::outage, 0};
     // Loss first, as on a lossy access link in front of the queue: a lost
     // packet takes no room in the buffer.
     if (params_.loss > 0 && unit_(rng_) < params_.loss)

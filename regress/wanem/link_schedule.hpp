@@ -10,7 +10,7 @@
 
 namespace wanem {
 
-enum class verdict { pass, lost, queue_full };
+enum class verdict { pass, lost, queue_full, outage };
 
 struct admission {
     verdict outcome;
@@ -27,6 +27,12 @@ public:
     link_schedule(const link_params& params, std::uint64_t seed);
 
     admission admit(std::uint32_t ip_bytes, std::int64_t now_ns);
+
+    // A link that is down (a cut cable, a dead access link) drops every
+    // packet offered to it; packets already queued or on the wire still
+    // arrive, as they would beyond the cut.
+    void set_down(bool down) { down_ = down; }
+    bool down() const { return down_; }
 
     // Bytes still waiting for (or being clocked onto) the bottleneck.
     std::uint64_t backlog_bytes(std::int64_t now_ns) const;
@@ -46,6 +52,7 @@ private:
     std::deque<std::int64_t> serialising_; // finish times of queued packets
     std::uint64_t high_water_bytes_ = 0;
     std::uint64_t high_water_packets_ = 0;
+    bool down_ = false;
 };
 
 } // namespace wanem

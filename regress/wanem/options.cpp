@@ -183,7 +183,9 @@ Normally started by the wanem-net wrapper (see README.md).
   --ring-mb MB         packet storage per direction (default from the link)
   --ready-file PATH    created once both devices exist
   --stats-json PATH    counters written here on exit
-Signals: SIGUSR1 prints counters; SIGINT/SIGTERM print them and exit.
+Signals: SIGUSR1 prints counters; SIGINT/SIGTERM print them and exit;
+SIGRTMIN+1 takes the link down (every packet offered is dropped, both
+directions), SIGRTMIN+2 brings it up again.
 )";
 }
 

@@ -55,7 +55,7 @@ relay::relay(const options& opts, tun_device client, tun_device server)
 {
     sigset_t set;
     sigemptyset(&set);
-    for (int s : {SIGINT, SIGTERM, SIGUSR1, SIGHUP})
+    for (int s : {SIGINT, SIGTERM, SIGUSR1, SIGHUP, link_down_signal(), link_up_signal()})
         sigaddset(&set, s);
     if (::sigprocmask(SIG_BLOCK, &set, nullptr) != 0)
         fail("sigprocmask");
@@ -113,8 +113,17 @@ bool relay::handle_signal()
 {
     signalfd_siginfo si;
     while (::read(signal_fd_, &si, sizeof si) == static_cast<ssize_t>(sizeof si)) {
-        if (si.ssi_signo == SIGUSR1) {
+        const int sig = static_cast<int>(si.ssi_signo);
+        if (sig == SIGUSR1) {
             print_stats(stderr);
+        } else if (sig == link_down_signal() || sig == link_up_signal()) {
+            // Both directions at once: an outage, not a one-way loss.
+            const bool down = sig == link_down_signal();
+            c2s_.set_down(down);
+            s2c_.set_down(down);
+            std::fprintf(stderr, "wanem: link %s after %.3f s\n", down ? "down" : "up",
+                         static_cast<double>(monotonic_ns() - started_ns_) / 1e9);
+            std::fflush(stderr);
         } else {
             stop_ = true;
         }
@@ -175,13 +184,13 @@ void relay::print_stats(std::FILE* out) const
         const direction_stats& s = d->stats();
         std::fprintf(out,
                      "wanem: %s: in %llu frames %llu pkts %llu B; out %llu frames %llu pkts %llu B; "
-                     "dropped: loss %llu queue %llu storage %llu write-err %llu; "
+                     "dropped: loss %llu queue %llu outage %llu storage %llu write-err %llu; "
                      "queue high-water %llu B %llu pkts; tso %llu (cut %llu); late avg %.1f max %.1f us\n",
                      d->label().c_str(), (unsigned long long)s.frames_in, (unsigned long long)s.segments_in,
                      (unsigned long long)s.bytes_in, (unsigned long long)s.frames_out,
                      (unsigned long long)s.segments_out, (unsigned long long)s.bytes_out,
                      (unsigned long long)s.lost, (unsigned long long)s.queue_drops,
-                     (unsigned long long)s.ring_drops, (unsigned long long)s.write_errors,
+                     (unsigned long long)s.outage_drops, (unsigned long long)s.ring_drops, (unsigned long long)s.write_errors,
                      (unsigned long long)d->schedule().high_water_bytes(),
                      (unsigned long long)d->schedule().high_water_packets(),
                      (unsigned long long)s.tso_frames, (unsigned long long)s.tso_splits,
@@ -210,6 +219,7 @@ void relay::write_stats_json(const std::string& path) const
           << ", \"bytes_in\": " << s.bytes_in << ", \"frames_out\": " << s.frames_out
           << ", \"packets_out\": " << s.segments_out << ", \"bytes_out\": " << s.bytes_out
           << ", \"lost\": " << s.lost << ", \"queue_drops\": " << s.queue_drops
+          << ", \"outage_drops\": " << s.outage_drops
           << ", \"storage_drops\": " << s.ring_drops << ", \"write_errors\": " << s.write_errors
           << ", \"queue_high_water_bytes\": " << d->schedule().high_water_bytes()
           << ", \"queue_high_water_packets\": " << d->schedule().high_water_packets()

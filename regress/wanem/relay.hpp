@@ -6,6 +6,7 @@
 #include "options.hpp"
 #include "tun_device.hpp"
 
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 
@@ -43,5 +44,10 @@ private:
 };
 
 std::int64_t monotonic_ns();
+
+// Real-time signals take the link down and bring it up again (wanem-net
+// outage): two signals, not a toggle, so a repeated command is harmless.
+inline int link_down_signal() { return SIGRTMIN + 1; }
+inline int link_up_signal() { return SIGRTMIN + 2; }
 
 } // namespace wanem

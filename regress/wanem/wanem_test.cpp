@@ -90,6 +90,22 @@ TEST_CASE("a packet limit applies on its own")
     CHECK(s.admit(64, 0).outcome == verdict::queue_full);
 }
 
+TEST_CASE("a link that is down drops every packet offered, then passes again")
+{
+    link_schedule s(gigabit(25 * ms), 1);
+    auto before = s.admit(1500, 0);
+    REQUIRE(before.outcome == verdict::pass);
+    s.set_down(true);
+    for (int i = 0; i < 100; ++i)
+        CHECK(s.admit(1500, 1 * ms + i * us).outcome == verdict::outage);
+    // What was on the wire before the cut still arrives; nothing new queued.
+    CHECK(s.backlog_bytes(0) == 1500);
+    s.set_down(false);
+    auto after = s.admit(1500, 10 * ms);
+    REQUIRE(after.outcome == verdict::pass);
+    CHECK(after.deliver_ns == 10 * ms + 12 * us + 25 * ms);
+}
+
 TEST_CASE("random loss is near the configured rate and reproducible")
 {
     link_params p;
