@@ -179,7 +179,6 @@ int ssh_client::run()
             conn.reply_global(false);
     });
     runner_->on_global_reply = [this](bool success, byte_span data) {
-        alive_misses_ = 0;
         // Replies come in the order of the requests (RFC 4254 §4).
         if (global_replies_.empty())
             return;
@@ -535,26 +534,32 @@ void ssh_client::send_global(std::string_view name, const bytes& data, std::func
     driver_->flush();
 }
 
+// ServerAliveInterval: a probe once the server has been silent for the
+// interval; ServerAliveCountMax of them unanswered end ssh with 255
+// (alive_check.hpp: OpenSSH's count; logged at INFO, as OpenSSH does).
 void ssh_client::arm_keepalive()
 {
     const int interval = cfg_.server_alive_interval.value_or(0);
     if (interval <= 0)
         return;
-    alive_timer_.expires_after(std::chrono::seconds(interval));
+    if (!alive_)
+        alive_.emplace(std::chrono::seconds(interval), cfg_.server_alive_count_max.value_or(3));
+    alive_timer_.expires_at(alive_next_);
     alive_timer_.async_wait([this](const boost::system::error_code& ec) {
         if (ec || finished_)
             return;
-        if (core_->stats().bytes_in != last_bytes_in_) {
-            last_bytes_in_ = core_->stats().bytes_in;
-            alive_misses_ = 0;
-        } else if (++alive_misses_ > cfg_.server_alive_count_max.value_or(3)) {
-            log_.error("Timeout, server " + host_ + " not responding.");
+        const auto step = alive_->on_timer(driver_->last_input(), std::chrono::steady_clock::now());
+        if (step.what == alive_check::action::give_up) {
+            log_.info("Timeout, server " + host_ + " not responding.");
             finish(255);
             return;
         }
-        // Anything the server sends resets the count; the reply is certain to come.
-        send_global("keepalive@openssh.com", {}, nullptr);
-        driver_->flush();
+        if (step.what == alive_check::action::probe) {
+            // Anything the server sends answers it; the reply is certain to come.
+            send_global("keepalive@openssh.com", {}, nullptr);
+            driver_->flush();
+        }
+        alive_next_ = step.next;
         arm_keepalive();
     });
 }

@@ -288,7 +288,6 @@ void server_connection::start_channels()
     });
     remote_forwards_ = std::make_unique<remote_forwarding>(io_, *runner_, session_env_);
     remote_forwards_->register_in(layer_->global_requests());
-    runner_->on_global_reply = [this](bool, byte_span) { alive_misses_ = 0; };
     runner_->start_timers();
     signals_.add(SIGCHLD);
     on_sigchld_ = [this](const boost::system::error_code& ec, int) {
@@ -320,28 +319,33 @@ void server_connection::reap_children()
         sessions_->child_exited(pid, status);
 }
 
+// ClientAliveInterval: a probe (keepalive@openssh.com, wanting a reply)
+// once the client has been silent for the interval; ClientAliveCountMax of
+// them unanswered end the connection (alive_check.hpp: OpenSSH's count).
 void server_connection::arm_client_alive()
 {
     const int interval = session_env_.config->client_alive_interval;
     if (interval <= 0)
         return;
-    alive_timer_.expires_after(std::chrono::seconds(interval));
-    alive_timer_.async_wait([this, interval](const boost::system::error_code& ec) {
+    if (!alive_)
+        alive_.emplace(std::chrono::seconds(interval), session_env_.config->client_alive_count_max);
+    alive_timer_.expires_at(alive_next_);
+    alive_timer_.async_wait([this](const boost::system::error_code& ec) {
         if (ec || done_)
             return;
-        if (core_->stats().bytes_in != alive_bytes_) {
-            alive_bytes_ = core_->stats().bytes_in;
-            alive_misses_ = 0;
-        } else if (++alive_misses_ > session_env_.config->client_alive_count_max) {
+        const auto step = alive_->on_timer(driver_->last_input(), std::chrono::steady_clock::now());
+        if (step.what == alive_check::action::give_up) {
             log_.info("Timeout, client not responding from user " + session_env_.user->name + " " +
                       facts_.remote_address + " port " + std::to_string(facts_.remote_port));
             core_->disconnect(disconnect_reason::by_application, "Timeout, your session not responding.");
             driver_->close();
             return;
         }
-        conn_->send_global_request("keepalive@openssh.com", true);
-        driver_->flush();
-        (void)interval;
+        if (step.what == alive_check::action::probe) {
+            conn_->send_global_request("keepalive@openssh.com", true);
+            driver_->flush();
+        }
+        alive_next_ = step.next;
         arm_client_alive();
     });
 }

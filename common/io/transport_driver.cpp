@@ -53,6 +53,7 @@ struct transport_driver::impl : std::enable_shared_from_this<impl> {
     bool finished = false;
     bool eof = false;
     std::uint64_t written = 0;
+    std::chrono::steady_clock::time_point last_input{};
     // TCP_NOTSENT_LOWAT in force; 0 once setting it failed (not TCP).
     std::size_t unsent_limit = 0;
     std::error_code error;
@@ -82,6 +83,7 @@ struct transport_driver::impl : std::enable_shared_from_this<impl> {
         }
         // Drain what the kernel has, up to a few large reads per wakeup so that
         // events are processed (and windows opened) while data keeps arriving.
+        bool got = false;
         for (int i = 0; i < 4 && !read_paused; ++i) {
             auto space = core.input_space(256 * 1024);
             if (space.empty())
@@ -89,6 +91,7 @@ struct transport_driver::impl : std::enable_shared_from_this<impl> {
             ssize_t n = ::read(stream.native_handle(), space.data(), space.size());
             if (n > 0) {
                 core.commit_input(static_cast<std::size_t>(n));
+                got = true;
                 if (static_cast<std::size_t>(n) < space.size())
                     break;
                 continue;
@@ -105,6 +108,9 @@ struct transport_driver::impl : std::enable_shared_from_this<impl> {
             fatal(std::error_code(errno, std::system_category()));
             return;
         }
+        // One clock read per wakeup, not per read.
+        if (got)
+            last_input = std::chrono::steady_clock::now();
         process();
         start_read();
     }
@@ -312,6 +318,7 @@ void transport_driver::start(event_handler on_event, close_handler on_close)
 {
     impl_->on_event = std::move(on_event);
     impl_->on_close = std::move(on_close);
+    impl_->last_input = std::chrono::steady_clock::now();
     impl_->flush();
     impl_->start_read();
 }
@@ -321,6 +328,8 @@ void transport_driver::flush() { impl_->flush(); }
 void transport_driver::process_input() { impl_->process(); }
 
 std::uint64_t transport_driver::bytes_written() const noexcept { return impl_->written; }
+
+std::chrono::steady_clock::time_point transport_driver::last_input() const noexcept { return impl_->last_input; }
 
 const crypto_engine* transport_driver::crypto() const noexcept { return impl_->engine.get(); }
 

@@ -78,6 +78,9 @@ public:
     int native_handle() const noexcept;
     // Bytes handed to the kernel so far (for the drain rate).
     std::uint64_t bytes_written() const noexcept;
+    // When bytes from the peer last arrived (start() before any): what
+    // ServerAlive/ClientAlive count from (alive_check.hpp).
+    std::chrono::steady_clock::time_point last_input() const noexcept;
     // The crypto engine lent to the core (transport_config::crypto_threads
     // allowing two threads or more), or nullptr: for statistics.
     const crypto_engine* crypto() const noexcept;

@@ -9,6 +9,7 @@
 #include "channel/io/connection_runner.hpp"
 #include "channel/session/session_layer.hpp"
 #include "common/auth/agent_client.hpp"
+#include "common/io/alive_check.hpp"
 #include "common/random.hpp"
 #include "ssh/client.hpp"
 #include "ssh/client_forwards.hpp"
@@ -106,8 +107,8 @@ private:
     bool session_closed_ = false;
     int session_status_ = 255;
     int status_ = 255;
-    std::uint64_t last_bytes_in_ = 0;
-    int alive_misses_ = 0;
+    std::optional<alive_check> alive_;
+    std::chrono::steady_clock::time_point alive_next_{}; // the first expiry checks at once
 };
 
 } // namespace longhaul::detail

@@ -9,6 +9,7 @@
 
 #include "channel/io/connection_runner.hpp"
 #include "channel/session/session_layer.hpp"
+#include "common/io/alive_check.hpp"
 #include "common/random.hpp"
 #include "common/transport/transport_state.hpp"
 #include "sshd/pam_backend.hpp"
@@ -161,8 +162,8 @@ private:
     std::unique_ptr<remote_forwarding> remote_forwards_; // -R: listeners for the client
     bool authenticated_ = false;
     bool done_ = false;
-    int alive_misses_ = 0;
-    std::uint64_t alive_bytes_ = 0;
+    std::optional<alive_check> alive_;
+    std::chrono::steady_clock::time_point alive_next_{}; // the first expiry checks at once
     std::function<void(const boost::system::error_code&, int)> on_sigchld_;
 };
 
