@@ -165,17 +165,25 @@ no_connections() { [ -z "$(pgrep -P "$listener_lh")" ]; }
 no_user_processes() { [ -z "$(pgrep -u "$user")" ]; }
 check_killed_clients() {
     local i pids=() n
+    # ssh itself in the background (not ssh_to, whose subshell and timeout
+    # would take the SIGKILL and leave ssh running): $! is the client.
+    local -a args=(-F /dev/null -p "$port_lh" -o "UserKnownHostsFile=$T/known_hosts.$port_lh"
+        -o StrictHostKeyChecking=yes -o BatchMode=yes -o IdentitiesOnly=yes -o IdentityAgent=none
+        -i "$T/id_user" "$user@127.0.0.1")
     for ((i = 0; i < 8; i++)); do
         if ((i % 2 == 0)); then
-            ssh_to "$port_lh" "$user@127.0.0.1" 'cat /dev/zero' >/dev/null 2>&1 &
+            ssh "${args[@]}" 'cat /dev/zero' >/dev/null 2>&1 &
         else
-            ssh_to "$port_lh" "$user@127.0.0.1" 'cat >/dev/null' </dev/zero >/dev/null 2>&1 &
+            ssh "${args[@]}" 'cat >/dev/null' </dev/zero >/dev/null 2>&1 &
         fi
         pids+=($!)
     done
     # All of them logged in and moving data.
     lh_wait_until 20 transfers_running || { echo "  transfers did not start"; return 1; }
     sleep 0.5
+    for p in "${pids[@]}"; do
+        [ "$(cat "/proc/$p/comm" 2>/dev/null)" = ssh ] || { echo "  client $p is not ssh"; return 1; }
+    done
     kill -KILL "${pids[@]}"
     for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
     lh_wait_until 20 no_connections || { echo "  connection processes left: $(pgrep -P "$listener_lh" | wc -l)"; return 1; }
