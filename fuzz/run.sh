@@ -2,8 +2,10 @@
 # Runs libFuzzer targets from their committed corpora (fuzz/corpus/TARGET),
 # each for a time or a number of executions, and prints what each did:
 #
-#   fuzz/run.sh [--time S | --runs N] [--jobs N] [--build DIR] [--artifacts DIR] [TARGET...]
+#   fuzz/run.sh [--time S] [--runs N] [--jobs N] [--build DIR] [--artifacts DIR] [TARGET...]
 #
+# With both --time and --runs a target stops at whichever comes first
+# (issue 12's bar: 10^7 executions or 30 minutes: --runs 10000000 --time 1800).
 # --jobs N runs N targets at once (default 1; CI gives one per core).
 # Default: every target (fuzz/*_fuzz.cpp), 60 s each. The corpus is copied
 # to a temporary directory first, so the repository is never modified (new
@@ -20,15 +22,15 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-limit=(-max_total_time=60)
-limit_text="60 s"
+time_limit=""
+runs_limit=""
 artifacts=""
 jobs=1
 targets=()
 while [ $# -gt 0 ]; do
     case $1 in
-        --time) limit=(-max_total_time="$2"); limit_text="$2 s"; shift 2 ;;
-        --runs) limit=(-runs="$2"); limit_text="$2 executions"; shift 2 ;;
+        --time) time_limit=$2; shift 2 ;;
+        --runs) runs_limit=$2; shift 2 ;;
         --build) FUZZ_BUILD=$(cd "$2" && pwd); shift 2 ;;
         --artifacts) artifacts=$2; shift 2 ;;
         --jobs) jobs=$2; shift 2 ;;
@@ -37,6 +39,17 @@ while [ $# -gt 0 ]; do
         *) targets+=("${1%.cpp}"); shift ;;
     esac
 done
+[ -n "$time_limit$runs_limit" ] || time_limit=60
+limit=()
+limit_text=""
+if [ -n "$runs_limit" ]; then
+    limit+=(-runs="$runs_limit")
+    limit_text="$runs_limit executions"
+fi
+if [ -n "$time_limit" ]; then
+    limit+=(-max_total_time="$time_limit")
+    limit_text="${limit_text:+$limit_text or }$time_limit s"
+fi
 [ ${#targets[@]} -gt 0 ] || mapfile -t targets < <(fuzz_all_targets)
 artifacts=${artifacts:-$FUZZ_BUILD/artifacts}
 mkdir -p "$artifacts"
