@@ -16,7 +16,13 @@
 #    disconnects mid-key-exchange, leave the listener serving;
 #  - after a login as a user (not root), key re-exchanges started by the
 #    server work: the user's process gets each host key signature from its
-#    root parent.
+#    root parent;
+#  - every connection runs in a freshly executed program image (OpenSSH
+#    re-executes sshd, sshd-session since 9.8): two connections' processes
+#    and the listener have three different address-space layouts (a fork
+#    would share the listener's);
+#  - the configuration a connection uses is the one the listener read: an
+#    edit on disk takes effect at SIGHUP, not before.
 # Needs root (a test user, the sandbox's user and directory).
 source "$(dirname "$0")/lib.sh"
 
@@ -134,6 +140,14 @@ not_holding_key() {
 }
 holding_key() { memory_holds "$1"; }
 gone() { ! kill -0 "$1" 2>/dev/null; }
+# layout PID: where the stack and the program's first mapping lie.
+layout() {
+    local exe
+    exe=$(readlink "/proc/$1/exe")
+    awk -v e="$exe" '$6 == "[stack]" { s = $1 } $6 == e && !x { x = $1 } END { print s, x }' "/proc/$1/maps"
+}
+# two_connections LISTENER: the PIDs of its two connection processes.
+two_connections() { [ "$(pgrep -P "$1" | wc -l)" -ge 2 ] && pgrep -P "$1" | head -2; }
 login_works() { lh_ssh_to "$T" "$1" "$T/id_user" -l "$user" 127.0.0.1 'echo logged-in' 2>/dev/null | grep -qx logged-in; }
 
 # check_server NAME SSHD: the checks against one server.
@@ -242,6 +256,39 @@ PYEND2
     lh_check "$name: 8 MiB up through server-started rekeys as a user ($newkeys key exchanges)" \
         [ "$up" = "$sent" -a "$newkeys" -gt 2 ]
     lh_check "$name: 8 MiB down through server-started rekeys as a user" [ "$down" = "$sent" ]
+
+    # A fresh program image per connection: two stalled connections.
+    stall "$port"
+    exec 5<>"/dev/tcp/127.0.0.1/$port"
+    printf 'SSH-2.0-Stalled_0.1\r\n' >&5
+    local conns a b l
+    if lh_wait_until 10 two_connections "$listener" >/dev/null; then
+        conns=$(two_connections "$listener")
+        a=$(layout "$(echo "$conns" | sed -n 1p)")
+        b=$(layout "$(echo "$conns" | sed -n 2p)")
+        l=$(layout "$listener")
+        echo "  layouts (stack, program): listener $l; connections $a; $b"
+        lh_check "$name: each connection process has its own address-space layout (re-executed, not only forked)" \
+            [ -n "$a" -a -n "$b" -a "$a" != "$b" -a "$a" != "$l" -a "$b" != "$l" ]
+    else
+        lh_check "$name: two connection processes appear" false
+    fi
+    unstall
+    exec 5<&- 5>&-
+
+    # The listener's configuration, not the file's current text, until SIGHUP.
+    echo "DenyUsers $user" >>"$T/$name/sshd_config"
+    lh_check "$name: an edit of sshd_config does not reach new connections before SIGHUP" login_works "$port"
+    kill -HUP "$listener"
+    # Refused by the new setting (its log line), not by a listener restarting
+    # (globals: lh_check has a local of its own called name).
+    hup_port=$port
+    hup_log=$T/$name/sshd.log
+    refused() { ! login_works "$hup_port" && grep -q "User $user from 127.0.0.1 not allowed because listed in DenyUsers" "$hup_log"; }
+    lh_check "$name: after SIGHUP new connections use the edited sshd_config" lh_wait_until 10 refused
+    sed -i '$d' "$T/$name/sshd_config"
+    kill -HUP "$listener"
+    lh_check "$name: after another SIGHUP the user logs in again" lh_wait_until 10 login_works "$port"
 }
 
 check_server debian /usr/sbin/sshd

@@ -6,6 +6,7 @@
 #include "sshd/auth_policy.hpp"
 #include "sshd/moduli_provider.hpp"
 #include "sshd/remote_hostname.hpp"
+#include "sshd/rexec_state.hpp"
 #include "sshd/server_connection.hpp"
 #include "sshd/sshd_config.hpp"
 
@@ -15,6 +16,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <syslog.h>
@@ -46,6 +48,8 @@ struct options {
     bool extended_test = false;           // -T
     int family = AF_UNSPEC;               // -4 / -6
     std::optional<int> grace;             // -g
+    bool rexeced = false;                 // -R: a connection process the listener executed
+    bool no_rexec = false;                // -r: serve connections in the forked listener (debugging)
 };
 
 [[noreturn]] void usage()
@@ -61,7 +65,7 @@ options parse_args(int argc, char** argv)
     options o;
     int c;
     opterr = 1;
-    while ((c = getopt(argc, argv, "46C:c:DdE:ef:g:h:ik:o:p:qTtu:V")) != -1) {
+    while ((c = getopt(argc, argv, "46C:c:DdE:ef:g:h:ik:o:p:qRrTtu:V")) != -1) {
         switch (c) {
         case '4': o.family = AF_INET; break;
         case '6': o.family = AF_INET6; break;
@@ -90,6 +94,8 @@ options parse_args(int argc, char** argv)
             break;
         }
         case 'q': o.quiet = true; break;
+        case 'R': o.rexeced = true; break;
+        case 'r': o.no_rexec = true; break;
         case 'T': o.extended_test = true; break;
         case 't': o.test = true; break;
         case 'u': break; // utmp host length: no utmp records yet
@@ -119,33 +125,98 @@ bool host_key_permissions_ok(const std::string& path, logger& log)
     return warning.empty();
 }
 
-std::vector<std::shared_ptr<const private_key>> load_host_keys(const server_config& cfg, logger& log)
-{
+struct host_keys {
     std::vector<std::shared_ptr<const private_key>> keys;
+    std::vector<secret_bytes> files; // as read, for the connection processes (rexec_state)
+};
+
+// rsa_size_allowed and the debug line, for keys from files and from the state.
+bool accept_host_key(const server_config& cfg, const std::string& name, private_key key, host_keys& out, logger& log)
+{
+    // RequiredRSASize covers the server's own keys too (OpenSSH's
+    // sshkey_check_rsa_length() at start-up).
+    if (!rsa_size_allowed(key.public_part(), cfg.required_rsa_size)) {
+        log.error("Host key " + name + ": Invalid key length");
+        return false;
+    }
+    log.debug("private host key #" + std::to_string(out.keys.size()) + ": " + std::string(key.public_part().type_name()) +
+              " " + key.public_part().fingerprint_sha256());
+    out.keys.push_back(std::make_shared<const private_key>(std::move(key)));
+    return true;
+}
+
+host_keys load_host_keys(const server_config& cfg, logger& log)
+{
+    host_keys out;
     for (const auto& path : cfg.host_key_files) {
         if (!host_key_permissions_ok(path, log)) {
             log.error("Unable to load host key \"" + path + "\": bad permissions");
             continue;
         }
-        auto k = load_private_key_file(path, std::nullopt);
-        if (!k) {
-            if (k.error() == errc::io_error)
+        auto file = read_key_file(path);
+        if (!file) {
+            if (file.error() == errc::io_error)
                 log.error("Unable to load host key: " + path);
             else
-                log.error("Unable to load host key \"" + path + "\": " + std::string(to_string(k.error())));
+                log.error("Unable to load host key \"" + path + "\": " + std::string(to_string(file.error())));
             continue;
         }
-        // RequiredRSASize covers the server's own keys too (OpenSSH's
-        // sshkey_check_rsa_length() at start-up).
-        if (!rsa_size_allowed(k->public_part(), cfg.required_rsa_size)) {
-            log.error("Host key " + path + ": Invalid key length");
+        auto k = parse_private_key(as_string_view(file->span()), std::nullopt);
+        if (!k) {
+            log.error("Unable to load host key \"" + path + "\": " + std::string(to_string(k.error())));
             continue;
         }
-        log.debug("private host key #" + std::to_string(keys.size()) + ": " + std::string(k->public_part().type_name()) +
-                  " " + k->public_part().fingerprint_sha256());
-        keys.push_back(std::make_shared<const private_key>(std::move(*k)));
+        if (accept_host_key(cfg, path, std::move(*k), out, log))
+            out.files.push_back(std::move(*file));
     }
-    return keys;
+    return out;
+}
+
+// The ModuliFile's text, or nothing when it cannot be read whole
+// (moduli_groups::load then says why, as OpenSSH does).
+std::optional<std::string> read_moduli_text(const std::string& path)
+{
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        return std::nullopt;
+    std::string text;
+    char buf[65536];
+    while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+        text.append(buf, static_cast<std::size_t>(in.gcount()));
+        if (text.size() > rexec_max_state / 2)
+            return std::nullopt;
+    }
+    if (in.bad())
+        return std::nullopt;
+    return text;
+}
+
+// A connection process: the listener's configuration, keys and moduli from
+// the state it handed over (rexec_state.hpp), never from disk.
+struct rexec_inputs {
+    std::shared_ptr<const config_sources> config;
+    std::vector<secret_bytes> host_keys;
+    std::optional<std::string> moduli;
+};
+
+std::optional<rexec_inputs> read_rexec_inputs(std::string& error)
+{
+    auto encoded = read_rexec_state_fd(rexec_state_fd);
+    ::close(rexec_state_fd);
+    if (!encoded) {
+        error = "sshd -R: cannot read the listener's state: " + std::string(to_string(encoded.error()));
+        return std::nullopt;
+    }
+    auto state = decode_rexec_state(encoded->span());
+    if (!state) {
+        error = "sshd -R: the listener's state is malformed";
+        return std::nullopt;
+    }
+    rexec_inputs in;
+    in.config = std::make_shared<const config_sources>(std::move(state->config));
+    in.host_keys = std::move(state->host_keys);
+    in.moduli = std::move(state->moduli);
+    return in;
 }
 
 connection_facts facts_for(int fd, bool use_dns, logger& log)
@@ -205,14 +276,34 @@ void daemonize()
 int main(int argc, char** argv)
 {
     std::signal(SIGPIPE, SIG_IGN);
+    // Executed as /proc/self/exe (a connection process, a restart after
+    // SIGHUP), the kernel names the process "exe": ps and pgrep show the
+    // name it was started as instead.
+    if (argc > 0 && argv[0] != nullptr) {
+        const std::string_view a0(argv[0]);
+        const std::string base(a0.substr(a0.rfind('/') == std::string_view::npos ? 0 : a0.rfind('/') + 1));
+        ::prctl(PR_SET_NAME, base.c_str());
+    }
     // Whatever umask sshd was started with, sessions never get group- or
     // world-writable files by default (OpenSSH's umask(umask(077) | 022)).
     ::umask(::umask(077) | 022);
     options opt = parse_args(argc, argv);
     logger log("sshd", opt.debug > 0 ? static_cast<log_level>(static_cast<int>(log_level::info) + 1 + opt.debug)
                                      : log_level::info);
+    // A connection process reads what the listener read, from its state.
+    std::optional<rexec_inputs> rexec;
+    if (opt.rexeced) {
+        std::string error;
+        rexec = read_rexec_inputs(error);
+        if (!rexec) {
+            log.error(error);
+            return 255;
+        }
+    }
     config_load_options lo;
     lo.path = opt.config_path;
+    if (rexec)
+        lo.replay = rexec->config;
     lo.command_line = opt.option_lines;
     lo.command_line_ports = opt.ports;
     lo.command_line_host_keys = opt.host_keys;
@@ -234,8 +325,10 @@ int main(int argc, char** argv)
     } else if (!(opt.debug > 0 || opt.log_stderr || opt.test || opt.extended_test)) {
         log.to_syslog(syslog_facility_code(global.log_facility));
     }
-    for (const auto& n : config->notices())
-        log.log(to_log_level(n.level), n.text);
+    // The listener logged these once; its connection processes do not repeat them.
+    if (!opt.rexeced)
+        for (const auto& n : config->notices())
+            log.log(to_log_level(n.level), n.text);
 
     if (opt.extended_test) {
         try {
@@ -272,7 +365,20 @@ int main(int argc, char** argv)
         const auto slash = name.rfind('/');
         ctx.pam_service = std::string(slash == std::string_view::npos ? name : name.substr(slash + 1));
     }
-    ctx.host_keys = load_host_keys(global, log);
+    host_keys keys;
+    if (rexec) {
+        for (std::size_t i = 0; i < rexec->host_keys.size(); ++i) {
+            auto k = parse_private_key(as_string_view(rexec->host_keys[i].span()), std::nullopt);
+            if (!k || !accept_host_key(global, "#" + std::to_string(i), std::move(*k), keys, log)) {
+                log.error("sshd -R: host key #" + std::to_string(i) + " from the listener is unusable");
+                return 255;
+            }
+        }
+        rexec->host_keys.clear();
+    } else {
+        keys = load_host_keys(global, log);
+    }
+    ctx.host_keys = std::move(keys.keys);
     if (ctx.host_keys.empty()) {
         log.error("sshd: no hostkeys available -- exiting.");
         return 1;
@@ -293,10 +399,24 @@ int main(int argc, char** argv)
     }
     if (opt.test)
         return 0;
+    std::vector<log_message> moduli_log;
+    if (rexec) {
+        // Read and reported once, by the listener.
+        ctx.moduli = rexec->moduli ? moduli_groups::from_text(*rexec->moduli, global.moduli_file, moduli_log)
+                                   : moduli_groups::load(global.moduli_file, moduli_log);
+        rexec->moduli.reset();
+        connection_facts f = facts_for(STDIN_FILENO, global.use_dns, log);
+        int startup = -1;
+        if (::fcntl(rexec_startup_fd, F_SETFD, FD_CLOEXEC) == 0)
+            startup = rexec_startup_fd;
+        return serve_connection(ctx, STDIN_FILENO, STDOUT_FILENO, startup, f);
+    }
     for (const auto& s : unsupported_settings(global))
         log.info(s);
-    std::vector<log_message> moduli_log;
-    ctx.moduli = moduli_groups::load(global.moduli_file, moduli_log);
+    // The text is kept for the connection processes (rexec_state).
+    std::optional<std::string> moduli_text = read_moduli_text(global.moduli_file);
+    ctx.moduli = moduli_text ? moduli_groups::from_text(*moduli_text, global.moduli_file, moduli_log)
+                             : moduli_groups::load(global.moduli_file, moduli_log);
     for (const auto& m : moduli_log)
         log.log(to_log_level(m.level), m.text);
 
@@ -330,13 +450,14 @@ int main(int argc, char** argv)
         std::ofstream(global.pid_file) << getpid() << "\n";
     }
 
-    auto serve = [&](accepted_connection& c) {
-        if (global.tcp_keep_alive) {
-            int one = 1;
-            setsockopt(c.fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
-        }
+    auto tune_socket = [&](int fd) {
         int one = 1;
-        setsockopt(c.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        if (global.tcp_keep_alive)
+            setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    };
+    auto serve = [&](accepted_connection& c) {
+        tune_socket(c.fd);
         return serve_connection(ctx, c.fd, c.fd, c.startup_fd, facts_for(c.fd, global.use_dns, log));
     };
 
@@ -354,11 +475,38 @@ int main(int argc, char** argv)
         return serve(c);
     }
 
+    // Every connection runs in a fresh image of this program, handed what
+    // was read here (rexec_state.hpp); -r serves it in the forked listener.
+    int state_fd = -1;
+    if (!opt.no_rexec) {
+        rexec_state state;
+        state.config = config->sources();
+        state.host_keys = std::move(keys.files);
+        state.moduli = std::move(moduli_text);
+        auto encoded = encode_rexec_state(state);
+        std::string error = encoded ? "" : std::string(to_string(encoded.error()));
+        if (encoded)
+            state_fd = make_rexec_state_fd(encoded->span(), error);
+        if (state_fd < 0) {
+            log.error("sshd: cannot prepare the connection processes' state: " + error);
+            return 1;
+        }
+    }
+    auto serve_accepted = [&](accepted_connection& c) {
+        if (state_fd < 0)
+            return serve(c);
+        tune_socket(c.fd);
+        std::string error;
+        exec_connection_process(c.fd, state_fd, c.startup_fd, argv, error);
+        log.error("sshd: cannot start the connection process: " + error);
+        return 255;
+    };
+
     max_startups ms{global.max_startups_begin, global.max_startups_rate, global.max_startups};
     source_limit per_source(global.per_source_max_startups, global.per_source_netblock_ipv4,
                             global.per_source_netblock_ipv6);
     listener l(fds, ms, per_source, [&](const std::string& m) { log.info(m); });
-    int rc = l.run(serve);
+    int rc = l.run(serve_accepted);
     for (int fd : fds)
         ::close(fd);
     if (!global.pid_file.empty() && global.pid_file != "none")

@@ -115,6 +115,7 @@ struct sshd_config::impl {
     std::vector<detail::config_entry> match_entries;
     std::vector<detail::match_condition> conditions;
     std::vector<config_notice> notices;
+    config_sources sources;
 };
 
 namespace {
@@ -146,6 +147,7 @@ public:
         out->match_entries = std::move(entries_);
         out->conditions = std::move(conditions_);
         out->notices = std::move(log_.messages);
+        out->sources = std::move(sources_);
         return out;
     }
 
@@ -168,14 +170,21 @@ private:
 
     void parse_file(const std::string& path, const std::vector<int>& chain, int depth, bool top)
     {
-        std::ifstream in(path, std::ios::binary);
-        if (!in) {
-            const int e = errno;
-            std::string all;
-            for (const auto& m : log_.messages)
-                all += m.text + "\n";
-            throw config_error(all + path + ": " + std::strerror(e != 0 ? e : ENOENT), 1);
+        (void)top;
+        if (options_.replay) {
+            for (const auto& [name, text] : options_.replay->files) {
+                if (name == path) {
+                    sources_.files.emplace_back(path, text);
+                    parse_text(text, path, chain, depth);
+                    return;
+                }
+            }
+            errno = ENOENT;
+            missing_file(path);
         }
+        std::ifstream in(path, std::ios::binary);
+        if (!in)
+            missing_file(path);
         std::string text;
         char buf[65536];
         while (in.read(buf, sizeof buf) || in.gcount() > 0) {
@@ -183,8 +192,45 @@ private:
             if (text.size() > max_config_file)
                 log_.fatal(path + ": configuration file too large");
         }
-        (void)top;
+        // A copy: what this file includes is appended to the same vector.
+        sources_.files.emplace_back(path, text);
         parse_text(text, path, chain, depth);
+    }
+
+    [[noreturn]] void missing_file(const std::string& path)
+    {
+        const int e = errno;
+        std::string all;
+        for (const auto& m : log_.messages)
+            all += m.text + "\n";
+        throw config_error(all + path + ": " + std::strerror(e != 0 ? e : ENOENT), 1);
+    }
+
+    // The files an Include pattern names, sorted as glob(3) sorts them
+    // (from the replayed sources when there are some).
+    std::vector<std::string> match_include(const std::string& pattern, const std::string& where)
+    {
+        std::vector<std::string> files;
+        if (options_.replay) {
+            for (const auto& [p, matched] : options_.replay->globs) {
+                if (p == pattern) {
+                    files = matched;
+                    break;
+                }
+            }
+        } else {
+            glob_t g{};
+            const int r = ::glob(pattern.c_str(), 0, nullptr, &g);
+            if (r != 0 && r != GLOB_NOMATCH) {
+                globfree(&g);
+                log_.fatal(where + ": include \"" + pattern + "\" glob failed");
+            }
+            for (std::size_t i = 0; r == 0 && i < g.gl_pathc; ++i)
+                files.emplace_back(g.gl_pathv[i]);
+            globfree(&g);
+        }
+        sources_.globs.emplace_back(pattern, files);
+        return files;
     }
 
     void parse_text(std::string_view text, const std::string& filename, const std::vector<int>& base_chain, int depth)
@@ -293,16 +339,7 @@ private:
             const std::string pattern = (arg[0] != '/' && arg[0] != '~') ? options_.include_base + "/" + arg : arg;
             if (!options_.allow_include)
                 continue;
-            glob_t g{};
-            const int r = ::glob(pattern.c_str(), 0, nullptr, &g);
-            if (r != 0 && r != GLOB_NOMATCH) {
-                globfree(&g);
-                log_.fatal(where + ": include \"" + pattern + "\" glob failed");
-            }
-            std::vector<std::string> files;
-            for (std::size_t i = 0; r == 0 && i < g.gl_pathc; ++i)
-                files.emplace_back(g.gl_pathv[i]);
-            globfree(&g);
+            const std::vector<std::string> files = match_include(pattern, where);
             for (const auto& f : files)
                 parse_file(f, chain, depth + 1, false);
         }
@@ -314,6 +351,7 @@ private:
     std::vector<config_entry> entries_;
     std::vector<match_condition> conditions_;
     std::size_t total_lines_ = 0;
+    config_sources sources_;
 };
 
 } // namespace
@@ -337,6 +375,7 @@ sshd_config sshd_config::parse(std::string_view text, const std::string& filenam
 }
 
 const server_config& sshd_config::global() const noexcept { return impl_->global; }
+const config_sources& sshd_config::sources() const noexcept { return impl_->sources; }
 bool sshd_config::has_match_blocks() const noexcept { return !impl_->conditions.empty(); }
 const std::vector<config_notice>& sshd_config::notices() const noexcept { return impl_->notices; }
 

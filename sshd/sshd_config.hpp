@@ -225,6 +225,16 @@ result<connection_info> parse_connection_spec(std::string_view spec, std::string
 // the user does not exist).
 std::vector<std::string> user_group_names(const std::string& user);
 
+// The bytes a configuration was parsed from: every file read (the main one
+// and what Include named) and what each Include pattern matched. sshd
+// re-executes itself for every connection (main.cpp) and parses exactly
+// these again, so an edit on disk takes effect at SIGHUP only, as OpenSSH's
+// re-executed sshd-session receives its configuration from the listener.
+struct config_sources {
+    std::vector<std::pair<std::string, std::string>> files;             // path, contents, in reading order
+    std::vector<std::pair<std::string, std::vector<std::string>>> globs; // Include pattern, files matched
+};
+
 struct config_load_options {
     std::string path = "/etc/ssh/sshd_config";
     std::vector<std::string> command_line;            // -o lines, applied first ("command-line" line 0)
@@ -233,6 +243,9 @@ struct config_load_options {
     std::string include_base = "/etc/ssh";            // where relative Include paths point
     bool allow_include = true;     // false: Include matches nothing (fuzzing)
     bool resolve_addresses = true; // false: ListenAddress names are not resolved (fuzzing)
+    // Set: files and Include patterns come from here, never from disk (a
+    // file or pattern it lacks reads as missing / matching nothing).
+    std::shared_ptr<const config_sources> replay;
 };
 
 // A line for sshd's log at a level, as OpenSSH would write it. The
@@ -262,6 +275,8 @@ public:
 
     // The configuration outside every Match block (what the listener uses).
     const server_config& global() const noexcept;
+    // What load() read (empty after parse()).
+    const config_sources& sources() const noexcept;
     // The configuration for one connection: the global one with the
     // settings of every matching Match block applied (first value wins
     // among the blocks; a block's value overrides the global one). Throws
