@@ -13,7 +13,7 @@ using namespace longhaul;
 
 namespace {
 
-rexec_state sample_state()
+rexec_state rexec_sample_state()
 {
     rexec_state s;
     s.config.files = {{"/etc/ssh/sshd_config", "Port 2222\nInclude /etc/ssh/sshd_config.d/*.conf\n"},
@@ -25,7 +25,7 @@ rexec_state sample_state()
     return s;
 }
 
-std::string temp_dir()
+std::string rexec_temp_dir()
 {
     char pattern[] = "/tmp/lh-rexec-XXXXXX";
     REQUIRE(::mkdtemp(pattern) != nullptr);
@@ -36,7 +36,7 @@ std::string temp_dir()
 
 TEST_CASE("rexec_state: what the listener encodes decodes to the same state")
 {
-    const rexec_state s = sample_state();
+    const rexec_state s = rexec_sample_state();
     auto enc = encode_rexec_state(s);
     REQUIRE(enc);
     auto dec = decode_rexec_state(enc->span());
@@ -58,7 +58,7 @@ TEST_CASE("rexec_state: what the listener encodes decodes to the same state")
 
 TEST_CASE("rexec_state: truncated, extended, foreign or oversized states are refused")
 {
-    auto enc = encode_rexec_state(sample_state());
+    auto enc = encode_rexec_state(rexec_sample_state());
     REQUIRE(enc);
     const byte_span all = enc->span();
     for (std::size_t n = 0; n < all.size(); ++n)
@@ -88,7 +88,7 @@ TEST_CASE("rexec_state: truncated, extended, foreign or oversized states are ref
 
 TEST_CASE("rexec_state: the memfd is sealed and reads back whole")
 {
-    auto enc = encode_rexec_state(sample_state());
+    auto enc = encode_rexec_state(rexec_sample_state());
     REQUIRE(enc);
     std::string error;
     const int fd = make_rexec_state_fd(enc->span(), error);
@@ -102,7 +102,7 @@ TEST_CASE("rexec_state: the memfd is sealed and reads back whole")
 
 TEST_CASE("sshd_config: replayed sources give the configuration the files gave, whatever the disk says now")
 {
-    const std::string dir = temp_dir();
+    const std::string dir = rexec_temp_dir();
     std::filesystem::create_directory(dir + "/conf.d");
     std::ofstream(dir + "/sshd_config") << "Port 2022\nInclude " << dir << "/conf.d/*.conf\nMaxAuthTries 4\n";
     std::ofstream(dir + "/conf.d/b.conf") << "LoginGraceTime 33\n";
