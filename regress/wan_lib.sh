@@ -260,6 +260,17 @@ wan_ssh_prepare() {
     chmod 644 "$WAN_TMP/authorized_keys"
 }
 
+# wan_payload MIB: MIB MiB of random data in $WAN_TMP/data/src, readable by
+# the test user; sets data (the directory) and want (its SHA-256).
+wan_payload() {
+    data=$WAN_TMP/data
+    mkdir -p "$data"
+    chmod 755 "$data"
+    head -c "$(($1 << 20))" /dev/urandom >"$data/src"
+    chmod 644 "$data/src"
+    want=$(sha256sum <"$data/src" | cut -d' ' -f1)
+}
+
 # Starts WAN_SSHD in the server namespace on WAN_SERVER_ADDR:WAN_SSH_PORT
 # with a private configuration, and writes the client's configuration.
 # Extra arguments are appended to sshd_config.

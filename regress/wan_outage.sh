@@ -48,12 +48,7 @@ OUTAGE_S=${WAN_OUTAGE_S:-10}
 # link goes down 1.5 s in, and still has most of its bytes to move after.
 MIB=32
 wan_ssh_prepare /dev/shm
-data=$WAN_TMP/data
-mkdir -p "$data"
-chmod 755 "$data"
-head -c "$((MIB << 20))" /dev/urandom >"$data/src"
-chmod 644 "$data/src"
-want=$(sha256sum <"$data/src" | cut -d' ' -f1)
+wan_payload "$MIB"
 export WAN_SSHD_LOGLEVEL=INFO
 failures=0
 fail() {

@@ -37,12 +37,7 @@ LH_BIN=$(dirname "$WANEM")
 
 MIB=${WAN_WINDOW_MIB:-192}
 wan_ssh_prepare /dev/shm
-data=$WAN_TMP/data
-mkdir -p "$data"
-chmod 755 "$data"
-head -c "$((MIB << 20))" /dev/urandom >"$data/src"
-chmod 644 "$data/src"
-want=$(sha256sum <"$data/src" | cut -d' ' -f1)
+wan_payload "$MIB"
 export WAN_SSHD_LOGLEVEL=VERBOSE
 failures=0
 
