@@ -12,6 +12,10 @@ namespace {
 constexpr std::uint64_t window_limited_tenths = 7;
 // Round trips of a flat rate before an overshooting window is reduced.
 constexpr int settle_intervals = 2;
+// Credit beyond what the path holds, once out of slow start, for the
+// buffers at both ends (the sender's unsent data, the receiver's socket and
+// backlog, credit waiting for its adjust step).
+constexpr std::uint64_t path_margin = 4 * 1024 * 1024; // about 33 ms at 1 Gbit/s
 
 } // namespace
 
@@ -155,15 +159,25 @@ void receive_window::end_interval(std::uint64_t elapsed, std::uint64_t rtt_us) n
     // what the path holds without any queue.
     const std::uint64_t per_path = std::min(interval_bytes_, interval_received_) * min_rtt_us_ / elapsed;
     const std::uint64_t t = interval_target_;
+    // A queue stands at the bottleneck when the round trip is well above
+    // the path's own: the link is busy. The threshold is HyStart's (Linux
+    // CUBIC's delay-based exit from slow start): an eighth of the path's
+    // RTT, between 4 and 16 ms.
+    const bool queue_standing =
+        rtt_us > min_rtt_us_ + std::clamp<std::uint64_t>(min_rtt_us_ / 8, 4000, 16000);
     window_limit kind = window_limit::network;
     // Data that arrives in bursts waits briefly in every sink; a sink that
     // is the limit never catches up, so even its smallest backlog is large.
     if (interval_backlog_ >= std::max<std::uint64_t>(t / 8, 4ull * cfg_.max_packet))
         kind = window_limit::sink;
     else if (per_rtt * 10 >= t * window_limited_tenths &&
-             (cfg_.max_spare == 0 || t < per_path + cfg_.max_spare / 2))
-        // With spare credit bounded, a large window is mostly in flight by
-        // design: the sender was held back only if it used most of the spare.
+             (cfg_.max_spare == 0 ? !queue_standing && t < per_rtt + path_margin / 2
+                                  : t < per_path + cfg_.max_spare / 2))
+        // A window bounded to the path plus a margin (or, for a sender that
+        // buffers its credit, plus the spare) is mostly in flight by design:
+        // the sender was held back only if it used most of the margin. And
+        // a window that fills the path and a queue behind it held nothing
+        // back: the link carried all it could.
         kind = window_limit::window;
 
     stats_.active_us += counted;
@@ -176,7 +190,8 @@ void receive_window::end_interval(std::uint64_t elapsed, std::uint64_t rtt_us) n
 
     // The trend: how much more this round trip carried than the last one
     // (1x to 2x, in 1/256ths). A sender in slow start doubles per RTT.
-    const std::uint64_t ratio = previous_per_rtt_ > 0 ? per_rtt * 256 / previous_per_rtt_ : 256;
+    const bool previous_rate_known = previous_per_rtt_ > 0;
+    const std::uint64_t ratio = previous_rate_known ? per_rtt * 256 / previous_per_rtt_ : 256;
     const std::uint64_t trend = std::clamp<std::uint64_t>(ratio, 256, 512);
     previous_per_rtt_ = per_rtt;
     if (kind == window_limit::sink) {
@@ -202,26 +217,69 @@ void receive_window::end_interval(std::uint64_t elapsed, std::uint64_t rtt_us) n
         aim = std::max(aim, 4 * per_rtt);
         why = window_change::reason::window_limited;
     }
+    // "What the path holds": the recent peak of the rate over the path's
+    // own round trip, decaying by an eighth per round trip. The rate is
+    // taken over this round trip and the one before: a round trip of TCP
+    // loss recovery delivers little (the data waits in the kernel's
+    // out-of-order queue) and the next one delivers it all at once, and
+    // neither is the path's rate; together they are.
+    const std::uint64_t moved = std::min(interval_bytes_, interval_received_);
+    const std::uint64_t per_path_smoothed = (moved + previous_moved_) * min_rtt_us_ / (elapsed + previous_elapsed_);
+    previous_moved_ = moved;
+    previous_elapsed_ = elapsed;
+    // The recent peak, decaying by an eighth per round trip, not the last
+    // sample: a round trip that delivers less (a hiccup at either end)
+    // does not pull the bound below the path at once. (An OpenSSH sender's
+    // bound, tuned on its own, takes each round trip's own sample: its
+    // ramp is additive and follows each one.) Tried instead for other
+    // senders: the largest smoothed rate of the last eight round trips
+    // (BBR's filter) kept loss recovery's bursts for eight round trips, so
+    // at 50 ms the window let TCP overflow the queue again for 3 s
+    // (docs/PERFORMANCE.md).
+    recent_per_rtt_ = std::max(cfg_.max_spare != 0 ? per_path : per_path_smoothed, recent_per_rtt_ - recent_per_rtt_ / 8);
+    // Slow start lasts until a queue stands at the bottleneck (the link is
+    // full) or two round trips (not necessarily in a row: after a loss,
+    // stalls and bursts alternate) carry less than a quarter more than the
+    // one before (TCP has left it, or the sender is not sending more).
+    // Until then the rate lags the congestion window by a round trip, and
+    // the window must lead it, not follow the rate.
+    if (queue_standing || (previous_rate_known && ratio < 320 && ++settled_intervals_ >= 2))
+        slow_start_ = false;
     if (cfg_.max_spare != 0) {
         // A sender that buffers its credit: at most one round trip's
         // delivery in flight plus max_spare held. Growth is then additive,
         // max_spare per two round trips (what a round trip delivers was
         // sent under the window of the one before); after a drop in rate
         // the window comes down with it, so the credit held stays bounded.
-        //
-        // "What one round trip delivers" is the recent peak, decaying by an
-        // eighth per round trip, not the last sample: a round trip of TCP
-        // loss recovery delivers little (the data waits in the kernel's
-        // out-of-order queue, still in flight), and shrinking to that
-        // starved the sender for the round trips after it (1-s goodput
-        // 700-900 Mbit/s at 100 ms against a flat 964 for a fixed window).
-        // The credit the sender holds is the window minus what is in flight,
-        // and that does not grow during such a round trip.
-        recent_per_rtt_ = std::max(per_path, recent_per_rtt_ - recent_per_rtt_ / 8);
+        // The recent peak, not the last sample: shrinking to what a round
+        // trip of loss recovery delivered starved the sender for the round
+        // trips after it (1-s goodput 700-900 Mbit/s at 100 ms against a
+        // flat 964 for a fixed window).
         const std::uint64_t bound = recent_per_rtt_ + cfg_.max_spare;
         if (target_ > bound) {
             steady_intervals_ = 0;
             shrink_to(bound, window_change::reason::spare_bound, per_rtt, rtt_us);
+            return;
+        }
+        aim = std::min(aim, bound);
+    } else if (!slow_start_) {
+        // Any other sender, once out of slow start: the path (and a
+        // sixteenth, for the rate's jitter and the smoothing's lag) plus a
+        // margin for the credit in transit and the buffers at both ends.
+        // More credit only lets a loss-based TCP fill the bottleneck's
+        // queue, and overflow it again and again: at 200 ms, windows of
+        // 270-520 MiB gave a loss every second for five seconds and 840
+        // Mbit/s of a 1 Gbit/s link (docs/PERFORMANCE.md). A sender held at
+        // this bound fills the path and leaves a queue of at most the
+        // margin behind it, so the link stays busy; while the window holds
+        // it below the link, every round trip delivers a little more and
+        // the bound grows with it (and a window-limited round trip grows
+        // the window to the bound at once).
+        const std::uint64_t bound = recent_per_rtt_ + recent_per_rtt_ / 16 + path_margin;
+        // (Not for a sliver: the bound moves with every round trip's rate.)
+        if (target_ > bound + bound / 16) {
+            steady_intervals_ = 0;
+            shrink_to(bound, window_change::reason::path_bound, per_rtt, rtt_us);
             return;
         }
         aim = std::min(aim, bound);
@@ -316,6 +374,10 @@ void receive_window::on_tick(std::uint64_t now_us) noexcept
         interval_start_us_ = 0;
         previous_per_rtt_ = 0;
         recent_per_rtt_ = 0;
+        previous_moved_ = 0;
+        previous_elapsed_ = 0;
+        settled_intervals_ = 0;
+        slow_start_ = true;
     }
     release_unneeded_budget();
 }

@@ -24,8 +24,19 @@
 //  - when the sink itself is the limit (data waits in the backlog) it does
 //    not grow, and halves toward twice what the sink takes: more credit
 //    would only fill memory;
+//  - out of slow start (a queue stands at the bottleneck, or the rate has
+//    stopped doubling), it stays within what the path holds plus a margin
+//    (4 MiB) for the buffers at both ends: more credit only lets TCP
+//    overflow the bottleneck's queue, again and again;
 //  - once the rate has been flat for a few round trips, a window far above
 //    twice the rate (slow start's overshoot) is halved step by step.
+//
+// "What the path holds" is the recent peak rate (over two round trips, so
+// that a round trip of loss recovery and the burst after it count as what
+// they deliver together; decaying by an eighth per round trip) over the
+// path's own round trip (TCP's minimum RTT): credit beyond it only
+// lengthens the queue at the bottleneck, which the receiver's RTT estimate
+// would then count as path and grant again.
 //
 // Growth stops at the per-channel cap and at the shared budget; a channel
 // idle for a while shrinks back to its initial window. Nothing here depends
@@ -37,12 +48,7 @@
 // OpenSSH's sender pays for a large buffer (window_for_peer() below): for
 // such a peer the target stays within what the path holds plus `max_spare`,
 // so the window still follows the bandwidth-delay product while the
-// sender's unsent data stays small. "What the path holds" is the recent
-// peak rate (decaying by an eighth per round trip, so that one round trip
-// of loss recovery does not count as a drop) over the path's own round
-// trip (TCP's minimum RTT): credit beyond it only lengthens the queue at
-// the bottleneck, which the receiver's RTT estimate would then count as
-// path and grant again.
+// sender's unsent data stays small.
 #pragma once
 
 #include <cstdint>
@@ -121,7 +127,7 @@ enum class window_limit { network, window, sink };
 // Why the target changed (for -v lines).
 struct window_change {
     std::uint32_t from = 0, to = 0;
-    enum class reason { lead, window_limited, settled, sink_limited, idle, budget, spare_bound } why = reason::lead;
+    enum class reason { lead, window_limited, settled, sink_limited, idle, budget, spare_bound, path_bound } why = reason::lead;
     std::uint64_t per_rtt = 0; // bytes consumed per round trip when measured
     std::uint64_t rtt_us = 0;
 };
@@ -216,7 +222,11 @@ private:
     std::uint32_t interval_target_ = 0;  // window in effect when the interval began
     std::uint32_t interval_backlog_ = 0; // smallest backlog left after the sink took data
     std::uint64_t previous_per_rtt_ = 0;
-    std::uint64_t recent_per_rtt_ = 0; // decaying peak of per-RTT delivery (spare bound)
+    std::uint64_t recent_per_rtt_ = 0; // decaying peak of per-RTT delivery over the path (its bounds)
+    std::uint64_t previous_moved_ = 0;   // bytes moved in the previous interval
+    std::uint64_t previous_elapsed_ = 0; // and its length
+    int settled_intervals_ = 0;          // round trips growing by less than a quarter (slow start's end)
+    bool slow_start_ = true;             // the sender's rate still doubling (no path bound yet)
     std::uint64_t min_rtt_us_ = 0;     // the path's RTT: as given, else the smallest RTT given
     int steady_intervals_ = 0;
     window_stats stats_;

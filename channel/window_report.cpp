@@ -39,6 +39,7 @@ std::string describe_window_change(channel_id id, const window_change& c, std::u
     case window_change::reason::spare_bound:
         out += "spare credit bounded (the peer buffers what it holds), " + rate;
         break;
+    case window_change::reason::path_bound: out += "above what the path holds, " + rate; break;
     case window_change::reason::budget:
         out = "channel " + std::to_string(id) + ": window " + mib(c.from) + " stays: connection budget of " +
               mib(budget_limit) + " in use, " + rate;

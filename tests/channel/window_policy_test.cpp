@@ -15,7 +15,9 @@ namespace {
 // data takes half an RTT to reach the receiver, whose sink takes it at once;
 // credit and TCP's ACKs take the other half back. The sender sends what the
 // link rate, its congestion window and the SSH window all allow; its
-// congestion window doubles every RTT (slow start) up to `cwnd_cap`.
+// congestion window doubles every RTT (slow start) up to `cwnd_cap`. The
+// link carries rate x RTT (the BDP) at most; a congestion window beyond that
+// would only queue at the bottleneck.
 struct path_sim {
     std::uint64_t rtt_us;
     std::uint64_t rate_bytes_per_s;
@@ -32,7 +34,9 @@ struct path_sim {
     };
     std::deque<chunk> to_receiver, credit_back, acks_back;
     std::uint64_t steps = 0, window_limited_steps = 0;
-    std::uint64_t below_cwnd_steps = 0; // the receiver's target smaller than the sender's cwnd
+    // The receiver's target smaller than the sender's cwnd while that fits
+    // the path (beyond it the target holds the path plus a margin, by design).
+    std::uint64_t below_cwnd_steps = 0;
     std::uint64_t delivered = 0;
     std::uint64_t max_held = 0; // the most credit the sender held unsent (its input buffer)
 
@@ -77,7 +81,7 @@ struct path_sim {
         const std::uint64_t n = std::min(other, sender_window);
         if (sender_window < other)
             ++window_limited_steps;
-        if (rx.target() < cwnd)
+        if (rx.target() < std::min(cwnd, rate_bytes_per_s * rtt_us / 1'000'000))
             ++below_cwnd_steps;
         if (n > 0) {
             sender_window -= n;
@@ -311,7 +315,7 @@ TEST_CASE("window_policy: a sink that slows down brings an overgrown window back
     const window_config cfg = big_config();
     window_budget budget(cfg.budget);
     receive_window w(cfg, budget);
-    path_sim sim(100'000, 125'000'000, 16'000'000, w);
+    path_sim sim(100'000, 1'250'000'000, 160'000'000, w);
     for (int i = 0; i < 64 * 15; ++i)
         sim.step();
     const std::uint32_t grown = w.target();
@@ -466,9 +470,9 @@ TEST_CASE("window_policy: an OpenSSH sender holds little spare credit, and the w
 
 TEST_CASE("window_policy: without the bound, the same sender would hold tens of MiB (the case it exists for)")
 {
-    // The unchanged policy for Longhaul, HPN-SSH and unknown peers: at 1 Gbit/s
-    // and 200 ms it leads with about one bandwidth-delay product of spare
-    // credit, more than OpenSSH's 16 MiB channel input buffer.
+    // The policy for Longhaul, HPN-SSH and unknown peers: at 1 Gbit/s and
+    // 200 ms its slow start leads with about one bandwidth-delay product of
+    // spare credit, more than OpenSSH's 16 MiB channel input buffer.
     const window_config cfg = big_config();
     window_budget budget(cfg.budget);
     receive_window w(cfg, budget);
@@ -477,7 +481,7 @@ TEST_CASE("window_policy: without the bound, the same sender would hold tens of 
     for (int i = 0; i < 30 * 64; ++i)
         sim.step();
     CHECK(sim.max_held > 16u << 20);
-    CHECK(w.target() >= 2 * bdp);
+    CHECK(w.stats().peak_target >= 2 * bdp);
 }
 
 TEST_CASE("window_policy: when an OpenSSH sender's rate drops, the window comes down with it")
@@ -581,4 +585,72 @@ TEST_CASE("window_policy: an OpenSSH sender's spare credit is counted over the p
         sender_credit += v.on_consumed(n, now, srtt);
     }
     CHECK(v.target() <= path_bdp + cfg.max_spare + cfg.max_spare / 4);
+}
+
+namespace {
+
+// Feeds `w` a sender that delivers `bytes_per_rtt` in each of `rtts` round
+// trips, in 64 even steps, consumed at once; the receiver's RTT estimate is
+// `srtt_us` on a path of `path_us`. Returns the largest target seen.
+std::uint32_t feed_round_trips(receive_window& w, std::uint64_t& now, std::uint64_t path_us, std::uint64_t srtt_us,
+                               std::uint64_t bytes_per_rtt, int rtts)
+{
+    std::uint32_t largest = w.target();
+    for (int i = 0; i < rtts * 64; ++i) {
+        now += srtt_us / 64;
+        const auto n = static_cast<std::uint32_t>(bytes_per_rtt / 64);
+        REQUIRE(w.on_receive(n, now));
+        w.on_consumed(n, now, srtt_us, path_us);
+        largest = std::max(largest, w.target());
+    }
+    return largest;
+}
+
+} // namespace
+
+TEST_CASE("window_policy: out of slow start the window holds the path and a margin, through loss recovery's bursts")
+{
+    // 1 Gbit/s, 200 ms: once the link is full, credit beyond the path and a
+    // margin only lets TCP overflow the bottleneck's queue. The round trips
+    // of loss recovery deliver a trickle, then the held-back data at once
+    // (twice the link's rate and more): that burst is not the path's rate.
+    const window_config cfg = big_config();
+    window_budget budget(cfg.budget);
+    receive_window w(cfg, budget);
+    const std::uint64_t rate = 125'000'000, bdp = rate / 5;
+    path_sim sim(200'000, rate, bdp + bdp / 4, w);
+    for (int i = 0; i < 30 * 64; ++i)
+        sim.step();
+    const std::uint64_t bound = bdp + bdp / 16 + (4u << 20);
+    CHECK(w.target() >= bdp);
+    CHECK(w.target() <= bound + bound / 16);
+    std::uint64_t now = sim.now + 1'000'000; // a fresh start: what the simulation's peer held is gone
+    std::uint32_t largest = 0;
+    for (int k = 0; k < 5; ++k) {
+        largest = std::max(largest, feed_round_trips(w, now, 200'000, 200'000, bdp / 8, 1));
+        largest = std::max(largest, feed_round_trips(w, now, 200'000, 200'000, bdp * 15 / 8, 1));
+    }
+    CHECK(largest <= (bound + bound / 16) * 9 / 8);
+    CHECK(w.target() >= bdp);
+    CHECK(budget.used() == w.budget_held());
+}
+
+TEST_CASE("window_policy: a window that fills the path and a queue behind it is not what held the sender back")
+{
+    // The link is full (a queue stands: the round trip is 260 ms on a 200 ms
+    // path) and the window, at its bound, is all in flight: the link, not
+    // the window, is the limit, and the window does not grow for it.
+    const window_config cfg = big_config();
+    window_budget budget(cfg.budget);
+    receive_window w(cfg, budget);
+    const std::uint64_t rate = 125'000'000, bdp = rate / 5;
+    std::uint64_t now = 1'000'000;
+    // Slow start, then the link: three flat round trips end it.
+    for (std::uint64_t per_rtt = 1u << 20; per_rtt < bdp; per_rtt *= 2)
+        feed_round_trips(w, now, 200'000, 200'000, per_rtt, 1);
+    feed_round_trips(w, now, 200'000, 200'000, bdp, 4);
+    const std::uint64_t before = w.stats().window_limited_us;
+    const std::uint32_t largest = feed_round_trips(w, now, 200'000, 260'000, rate * 260 / 1000, 20);
+    CHECK(w.stats().window_limited_us == before);
+    CHECK(largest <= (bdp + bdp / 16 + (4u << 20)) * 17 / 16);
 }
