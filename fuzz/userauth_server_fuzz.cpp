@@ -271,7 +271,6 @@ void run(std::uint8_t settings_byte, std::uint8_t answers, byte_span messages)
     }
     (void)s.connection_closed_line();
     (void)s.disconnected_line();
-    (void)s.timeout_line();
 }
 
 // ---------------------------------------------------------------- seeds

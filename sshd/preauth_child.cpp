@@ -140,6 +140,7 @@ void preauth_child::start_auth()
     ac.session_id = to_bytes(core_->session_id());
     ac.host_key_blob = server_host_key_blob(*core_);
     ac.timing_secret = setup_.timing_secret;
+    ac.verdicts_logged_by_monitor = true;
     layer_->start_server_auth(std::move(ac), make_policy());
 }
 
@@ -372,12 +373,9 @@ int preauth_child::run()
         if (closed_ || write_failed_)
             return finish_closed();
         const auto deadline = next_deadline();
-        if (setup_.login_grace_time > 0 && clock_type::now() >= started_ + std::chrono::seconds(setup_.login_grace_time)) {
-            log_.info(auth() ? auth()->timeout_line()
-                             : "Timeout before authentication for " + setup_.facts.remote_address + " port " +
-                                   std::to_string(setup_.facts.remote_port));
-            return preauth_exit_closed;
-        }
+        if (setup_.login_grace_time > 0 && clock_type::now() >= started_ + std::chrono::seconds(setup_.login_grace_time))
+            return preauth_exit_timeout; // the monitor logs it, as OpenSSH's does
+
         if (!wait(deadline))
             return preauth_exit_failed;
     }

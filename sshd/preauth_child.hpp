@@ -48,6 +48,7 @@ struct preauth_child_setup {
 // Exit statuses of the child, for the monitor.
 inline constexpr int preauth_exit_handed_off = 0;
 inline constexpr int preauth_exit_closed = 1;  // the connection ended before authentication
+inline constexpr int preauth_exit_timeout = 2; // LoginGraceTime passed (the monitor logs it)
 inline constexpr int preauth_exit_failed = 255; // the sandbox, the monitor channel or the hand-off failed
 
 // Runs the child to its end; returns its exit status.

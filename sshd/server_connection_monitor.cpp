@@ -107,6 +107,8 @@ bool server_connection::run_preauth()
     setup.level = log_.level();
     setup.sandbox = ctx_.sandbox;
 
+    mon_.verdicts.emplace(facts_.remote_address, facts_.remote_port, cfg_.use_pam,
+                          [this](log_level level, std::string line) { log_.log(level, line); });
     const pid_t pid = fork();
     if (pid < 0) {
         log_.error(std::string("fork of unprivileged child failed: ") + std::strerror(errno));
@@ -136,6 +138,8 @@ bool server_connection::run_preauth()
     }
     if (WIFSIGNALED(status) && WTERMSIG(status) != SIGKILL)
         log_.error("preauth child terminated by signal " + std::to_string(WTERMSIG(status)) + " [preauth]");
+    else if (WIFEXITED(status) && WEXITSTATUS(status) == preauth_exit_timeout)
+        mon_.verdicts->timeout();
     else if (WIFEXITED(status) && WEXITSTATUS(status) == preauth_exit_failed)
         log_.error("preauth child exited with status " + std::to_string(WEXITSTATUS(status)) + " [preauth]");
     return handed_off;
@@ -158,6 +162,8 @@ bool server_connection::serve_monitor(monitor_channel& mon)
         if (!msg) {
             if (msg.error() == errc::too_large)
                 log_.error("monitor: oversized request from the unprivileged child [preauth]");
+            else if (msg.error() == errc::timeout)
+                mon_.verdicts->timeout(); // a child that did not keep LoginGraceTime
             return false;
         }
         const auto type = message_type(*msg, false);
@@ -215,9 +221,7 @@ monitor_answer server_connection::monitor_log(byte_span msg)
     auto q = decode_log_request(msg);
     if (!q)
         return violation();
-    // The child's lines already show peer text printable; this keeps a
-    // compromised child from writing anything else into the log.
-    log_.log(q->level, printable(q->text));
+    mon_.verdicts->child_line(q->level, q->text);
     return reply(encode_verdict(monitor_type::log, true));
 }
 
@@ -235,6 +239,7 @@ monitor_answer server_connection::monitor_lookup_user(byte_span msg)
         mon_.lookup = user_lookup{};
     else
         mon_.lookup = mon_.backend.lookup_user(mon_.user);
+    mon_.verdicts->user(mon_.user, mon_.lookup.status);
     lookup_user_reply r;
     r.status = mon_.lookup.status;
     r.is_root = mon_.lookup.is_root;
@@ -279,6 +284,8 @@ monitor_answer server_connection::monitor_key_allowed(byte_span msg)
         !key_type_accepted(s.pubkey_accepted_algorithms, key->type()))
         return reply(encode(key_allowed_reply{}));
     key_decision d = mon_.backend.key_allowed(mon_.user, *key, q->with_signature);
+    if (!d.allowed)
+        mon_.verdicts->failed(method_publickey, "", &*key, s);
     if (d.allowed && q->with_signature) {
         // One entry per key, however often it is asked about.
         std::erase_if(mon_.allowed_keys, [&](const monitor_state::allowed_key& k) { return k.blob == key->blob(); });
@@ -302,8 +309,10 @@ monitor_answer server_connection::monitor_verify_pubkey(byte_span msg)
     auto key = public_key::from_blob(q->key_blob);
     const bool used = std::find(mon_.used_keys.begin(), mon_.used_keys.end(), q->key_blob) != mon_.used_keys.end();
     const server_auth_settings settings = policy_.settings_for(policy_.user_config());
-    if (allowed == nullptr || !key || used || !name_list_contains(settings.pubkey_accepted_algorithms, q->algorithm))
+    if (allowed == nullptr || !key || used || !name_list_contains(settings.pubkey_accepted_algorithms, q->algorithm)) {
+        mon_.verdicts->failed(method_publickey, "", key ? &*key : nullptr, settings);
         return monitor_attempt(true) ? reply(encode_verdict(monitor_type::verify_pubkey, false)) : violation();
+    }
     wire_reader r(q->signed_data);
     const byte_span sid = r.string();
     const std::uint8_t type = r.u8();
@@ -324,8 +333,10 @@ monitor_answer server_connection::monitor_verify_pubkey(byte_span msg)
         log_.error("monitor: publickey signed data does not match this session [preauth]");
         return violation();
     }
-    if (!key->verify(q->algorithm, q->signed_data, q->signature))
+    if (!key->verify(q->algorithm, q->signed_data, q->signature)) {
+        mon_.verdicts->failed(method_publickey, "", &*key, settings);
         return monitor_attempt(true) ? reply(encode_verdict(monitor_type::verify_pubkey, false)) : violation();
+    }
     mon_.used_keys.push_back(q->key_blob);
     authenticated_method m;
     m.method = std::string(method_publickey);
@@ -333,6 +344,7 @@ monitor_answer server_connection::monitor_verify_pubkey(byte_span msg)
     m.key_options = allowed->options;
     mon_.successes.push_back(std::move(m));
     mon_.forced_command.push_back(allowed->forced_command);
+    monitor_log_success();
     return reply(encode_verdict(monitor_type::verify_pubkey, true));
 }
 
@@ -341,12 +353,20 @@ monitor_answer server_connection::monitor_password(byte_span msg)
     auto q = decode_password_request(msg);
     if (!q)
         return violation();
+    // The first request with an empty password is "none" under
+    // PermitEmptyPasswords (OpenSSH's monitor names it the same way).
+    const std::string_view method = q->password.empty() && ++mon_.password_requests == 1 ? method_none : method_password;
+    if (!q->password.empty())
+        ++mon_.password_requests;
     const bool ok = check_password(std::move(q->password));
+    if (!ok)
+        mon_.verdicts->failed(method, "", nullptr, policy_.settings_for(policy_.user_config()));
     if (!monitor_attempt(!ok))
         return violation();
     if (ok) {
         mon_.successes.push_back({std::string(method_password), "", std::nullopt, nullptr});
         mon_.forced_command.push_back(false);
+        monitor_log_success(method);
     }
     return reply(encode_verdict(monitor_type::password, ok));
 }
@@ -369,11 +389,15 @@ monitor_answer server_connection::monitor_kbdint_respond(byte_span msg)
 
 monitor_answer server_connection::kbdint_answer(monitor_type request, const kbdint_reply& r)
 {
-    if (r.result == kbdint_reply::kind::failure && !monitor_attempt(true))
-        return violation();
+    if (r.result == kbdint_reply::kind::failure) {
+        mon_.verdicts->failed(method_kbdint, "pam", nullptr, policy_.settings_for(policy_.user_config()));
+        if (!monitor_attempt(true))
+            return violation();
+    }
     if (r.result == kbdint_reply::kind::success) {
         mon_.successes.push_back({std::string(method_kbdint), "pam", std::nullopt, nullptr});
         mon_.forced_command.push_back(false);
+        monitor_log_success();
     }
     return reply(encode_kbdint_reply(request, r));
 }
@@ -392,6 +416,7 @@ monitor_answer server_connection::monitor_account_check(byte_span msg)
     if (!decode_empty(monitor_type::account_check, msg))
         return violation();
     account_decision d = cfg_.use_pam ? check_account() : account_decision{true, ""};
+    mon_.verdicts->account(d.allowed, policy_.settings_for(policy_.user_config()));
     return reply(encode(account_reply{d.allowed, d.message}));
 }
 
@@ -403,6 +428,46 @@ monitor_answer server_connection::monitor_max_tries(byte_span msg)
     return {};
 }
 
+bool server_connection::root_login_permitted(permit_root_login rule, bool pubkey, bool forced_command) noexcept
+{
+    switch (rule) {
+    case permit_root_login::yes: return true;
+    case permit_root_login::prohibit_password: return pubkey;
+    case permit_root_login::forced_commands_only: return pubkey && forced_command;
+    case permit_root_login::no: return false;
+    }
+    return false;
+}
+
+bool server_connection::method_enabled(const server_auth_settings& s, std::string_view method) noexcept
+{
+    return (method == method_publickey && s.pubkey_authentication) ||
+           (method == method_password && s.password_authentication) ||
+           (method == method_kbdint && s.kbd_interactive_authentication);
+}
+
+server_connection::methods_state server_connection::monitor_methods(const server_auth_settings& s) const
+{
+    auth_methods_lists lists;
+    lists.setup(s.authentication_methods, [&s](std::string_view m) { return method_enabled(s, m); });
+    if (!lists.active())
+        return methods_state::unconstrained;
+    bool complete = false;
+    for (const auto& m : mon_.successes)
+        complete = complete || lists.update(m.method, m.submethod);
+    return complete ? methods_state::complete : methods_state::incomplete;
+}
+
+void server_connection::monitor_log_success(std::string_view shown_method)
+{
+    const authenticated_method& m = mon_.successes.back();
+    const server_auth_settings s = policy_.settings_for(policy_.user_config());
+    mon_.verdicts->succeeded(shown_method.empty() ? std::string_view(m.method) : shown_method, m.submethod,
+                             m.key ? &*m.key : nullptr, mon_.lookup.is_root, s.root_login,
+                             root_login_permitted(s.root_login, m.method == method_publickey, mon_.forced_command.back()),
+                             monitor_methods(s) != methods_state::incomplete, s);
+}
+
 // The child says the client is authenticated: true only if the methods
 // the monitor saw succeed satisfy this user's AuthenticationMethods and
 // PermitRootLogin, and PAM's account management agrees.
@@ -411,32 +476,19 @@ bool server_connection::monitor_login_complete()
     if (mon_.lookup.status != user_status::valid || mon_.successes.empty())
         return false;
     const server_auth_settings s = policy_.settings_for(policy_.user_config());
-    auto enabled = [&s](std::string_view m) {
-        return (m == method_publickey && s.pubkey_authentication) ||
-               (m == method_password && s.password_authentication) ||
-               (m == method_kbdint && s.kbd_interactive_authentication);
-    };
-    if (mon_.lookup.is_root) {
-        for (std::size_t i = 0; i < mon_.successes.size(); ++i) {
-            const bool pubkey = mon_.successes[i].method == method_publickey;
-            if (s.root_login == permit_root_login::no ||
-                (s.root_login == permit_root_login::prohibit_password && !pubkey) ||
-                (s.root_login == permit_root_login::forced_commands_only && !(pubkey && mon_.forced_command[i])))
-                return false;
-        }
-    }
-    auth_methods_lists lists;
-    lists.setup(s.authentication_methods, enabled);
-    if (lists.active()) {
-        bool complete = false;
-        for (const auto& m : mon_.successes)
-            complete = complete || lists.update(m.method, m.submethod);
-        if (!complete)
+    for (std::size_t i = 0; i < mon_.successes.size(); ++i)
+        if (mon_.lookup.is_root && !root_login_permitted(s.root_login, mon_.successes[i].method == method_publickey,
+                                                         mon_.forced_command[i]))
             return false;
-    } else if (!enabled(mon_.successes.back().method)) {
+    const methods_state methods = monitor_methods(s);
+    if (methods == methods_state::incomplete ||
+        (methods == methods_state::unconstrained && !method_enabled(s, mon_.successes.back().method)))
         return false;
-    }
-    return !cfg_.use_pam || check_account().allowed;
+    if (!cfg_.use_pam)
+        return true;
+    const bool allowed = check_account().allowed;
+    mon_.verdicts->account(allowed, s); // a child that skipped asking
+    return allowed;
 }
 
 monitor_answer server_connection::monitor_authenticated(byte_span msg)

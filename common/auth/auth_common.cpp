@@ -72,6 +72,44 @@ std::string describe_key(const public_key& key)
     return s;
 }
 
+std::string auth_attempt_line(const auth_attempt_record& a)
+{
+    std::string line(a.verdict);
+    line += ' ';
+    line += a.method;
+    if (!a.submethod.empty()) {
+        line += '/';
+        line += a.submethod;
+    }
+    line += " for ";
+    if (!a.valid_user)
+        line += "invalid user ";
+    line += truncated(a.user, 100);
+    line += " from ";
+    line += truncated(a.remote_ip, 200);
+    line += " port " + std::to_string(a.remote_port) + " ssh2";
+    if (a.key != nullptr)
+        line += ": " + describe_key(*a.key);
+    return line;
+}
+
+std::string invalid_user_line(std::string_view user, std::string_view remote_ip, int remote_port)
+{
+    return "Invalid user " + std::string(truncated(user, 100)) + " from " + std::string(truncated(remote_ip, 100)) +
+           " port " + std::to_string(remote_port);
+}
+
+std::string root_refused_line(std::string_view remote_ip, int remote_port)
+{
+    return "ROOT LOGIN REFUSED FROM " + std::string(remote_ip) + " port " + std::to_string(remote_port);
+}
+
+auth_log_level auth_attempt_level(const auth_attempt_record& a, bool authenticated, int failures, int max_auth_tries)
+{
+    const bool raise = authenticated || !a.valid_user || failures >= max_auth_tries / 2 || a.method == "password";
+    return raise ? auth_log_level::info : auth_log_level::verbose;
+}
+
 namespace {
 
 void escape_byte(std::string& out, unsigned char c)

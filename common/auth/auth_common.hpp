@@ -44,6 +44,28 @@ bool key_type_allowed(const public_key& key, std::string_view accepted);
 // "ED25519 SHA256:...", as OpenSSH's logs name a key.
 std::string describe_key(const public_key& key);
 
+// One authentication attempt as sshd's auth_log() writes it: "Accepted
+// publickey for alice from 192.0.2.1 port 50000 ssh2: ED25519 SHA256:...".
+struct auth_attempt_record {
+    std::string_view verdict; // Accepted, Failed, Partial, Postponed
+    std::string_view method;
+    std::string_view submethod; // "pam" for keyboard-interactive/pam
+    std::string_view user;
+    bool valid_user = true;
+    std::string_view remote_ip;
+    int remote_port = 0;
+    const public_key* key = nullptr;
+};
+std::string auth_attempt_line(const auth_attempt_record& a);
+// sshd raises the line from VERBOSE to INFO for a success, an invalid user,
+// a password, or once half of MaxAuthTries have failed.
+auth_log_level auth_attempt_level(const auth_attempt_record& a, bool authenticated, int failures, int max_auth_tries);
+
+// "Invalid user bob from 192.0.2.1 port 50000"
+std::string invalid_user_line(std::string_view user, std::string_view remote_ip, int remote_port);
+// "ROOT LOGIN REFUSED FROM 192.0.2.1 port 50000"
+std::string root_refused_line(std::string_view remote_ip, int remote_port);
+
 // Peer-supplied text made safe to print: printable ASCII, tab, CR, LF (when
 // keep_newlines) and well-formed UTF-8 characters outside the C0/C1 control
 // ranges pass; every other byte becomes \ooo. What OpenSSH's fmprintf does

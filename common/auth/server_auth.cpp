@@ -85,11 +85,6 @@ std::string server_auth::connection_closed_line() const
 
 std::string server_auth::disconnected_line() const { return "Disconnected from " + connection_id() + " [preauth]"; }
 
-std::string server_auth::timeout_line() const
-{
-    return "Timeout before authentication for " + config_.remote_ip + " port " + std::to_string(config_.remote_port);
-}
-
 // sshd's ssh_packet_disconnect: log, DISCONNECT with the text, close.
 void server_auth::disconnect(disconnect_reason reason, std::string text, bool log_it)
 {
@@ -224,10 +219,8 @@ bool server_auth::setup_user(const std::string& user, const std::string& service
     service_ = service;
     valid_ = found.status == user_status::valid && service == connection_service;
     is_root_ = valid_ && found.is_root;
-    if (found.status == user_status::unknown)
-        log(auth_log_level::info, "Invalid user " + std::string(truncated(user, 100)) + " from " +
-                                      std::string(truncated(config_.remote_ip, 100)) + " port " +
-                                      std::to_string(config_.remote_port));
+    if (found.status == user_status::unknown && !config_.verdicts_logged_by_monitor)
+        log(auth_log_level::info, invalid_user_line(user, config_.remote_ip, config_.remote_port));
     if (found.settings)
         settings_ = *found.settings;
     user_set_up_ = true;
@@ -335,37 +328,40 @@ bool server_auth::root_allowed(std::string_view method, bool forced_command)
         break;
     case permit_root_login::forced_commands_only:
         if (forced_command) {
-            log(auth_log_level::info, "Root login accepted for forced command.");
+            if (!config_.verdicts_logged_by_monitor)
+                log(auth_log_level::info, "Root login accepted for forced command.");
             return true;
         }
         break;
     case permit_root_login::no: break;
     }
-    log(auth_log_level::info,
-        "ROOT LOGIN REFUSED FROM " + config_.remote_ip + " port " + std::to_string(config_.remote_port));
+    if (!config_.verdicts_logged_by_monitor)
+        log(auth_log_level::info, root_refused_line(config_.remote_ip, config_.remote_port));
     return false;
 }
 
 void server_auth::log_attempt(const char* verdict, bool authenticated)
 {
-    if (!current_.log && std::string_view(verdict) != "Postponed")
+    const bool postponed = std::string_view(verdict) == "Postponed";
+    // Under privilege separation the monitor writes every verdict but
+    // "Postponed" from what it decided itself (as OpenSSH's monitor does),
+    // so a compromised child can neither forge nor hide one.
+    if ((!current_.log && !postponed) || (config_.verdicts_logged_by_monitor && !postponed))
         return;
-    const bool raise = authenticated || !valid_ || failures_ >= settings_.max_auth_tries / 2 ||
-                       current_.method == method_password;
-    std::string line = std::string(verdict) + " " + current_.method;
-    if (!current_.submethod.empty())
-        line += "/" + current_.submethod;
-    line += " for ";
-    if (!valid_)
-        line += "invalid user ";
-    line += std::string(truncated(user_, 100)) + " from " + std::string(truncated(config_.remote_ip, 200)) +
-            " port " + std::to_string(config_.remote_port) + " ssh2";
-    if (current_.key)
-        line += ": " + describe_key(*current_.key);
+    auth_attempt_record a;
+    a.verdict = verdict;
+    a.method = current_.method;
+    a.submethod = current_.submethod;
+    a.user = user_;
+    a.valid_user = valid_;
+    a.remote_ip = config_.remote_ip;
+    a.remote_port = config_.remote_port;
+    a.key = current_.key ? &*current_.key : nullptr;
+    std::string line = auth_attempt_line(a);
     // Postponed attempts are logged by sshd's unprivileged child.
-    if (std::string_view(verdict) == "Postponed")
+    if (postponed)
         line += " [preauth]";
-    log(raise ? auth_log_level::info : auth_log_level::verbose, std::move(line));
+    log(auth_attempt_level(a, authenticated, failures_, settings_.max_auth_tries), std::move(line));
 }
 
 void server_auth::finish(bool authenticated, bool server_caused_failure)

@@ -111,6 +111,10 @@ struct server_auth_config {
     bytes host_key_blob;
     // Secret mixed into the per-user failure delay (OpenSSH's timing_secret).
     std::uint64_t timing_secret = 0;
+    // sshd's privilege-separation monitor logs the verdicts (Accepted,
+    // Failed, Partial), invalid users and root refusals itself; the machine
+    // then logs only what the unprivileged child may say.
+    bool verdicts_logged_by_monitor = false;
 };
 
 enum class server_auth_event_type {
@@ -196,7 +200,6 @@ public:
     // Lines sshd logs when the connection ends during authentication.
     std::string connection_closed_line() const; // "Connection closed by ... [preauth]"
     std::string disconnected_line() const;      // "Disconnected from ... [preauth]"
-    std::string timeout_line() const;           // "Timeout before authentication for ..."
 
 private:
     enum class state {

@@ -12,6 +12,7 @@
 #include "common/io/alive_check.hpp"
 #include "common/random.hpp"
 #include "common/transport/transport_state.hpp"
+#include "sshd/monitor_verdicts.hpp"
 #include "sshd/pam_backend.hpp"
 #include "sshd/password_backend.hpp"
 #include "sshd/server_connection.hpp"
@@ -61,6 +62,8 @@ struct monitor_state {
     std::vector<bool> forced_command; // of each success
     int failures = 0; // failed passwords, conversations and signatures
     int requests = 0; // authentication requests of any kind
+    int password_requests = 0;
+    std::optional<monitor_verdicts> verdicts; // what the monitor logs of them
 };
 
 class server_connection {
@@ -101,6 +104,16 @@ private:
     monitor_answer kbdint_answer(privsep::monitor_type request, const kbdint_reply& r);
     bool monitor_login_complete();
     bool monitor_attempt(bool failed);
+    static bool root_login_permitted(permit_root_login rule, bool pubkey, bool forced_command) noexcept;
+    static bool method_enabled(const server_auth_settings& s, std::string_view method) noexcept;
+    // What the successes so far make of AuthenticationMethods.
+    enum class methods_state { unconstrained, complete, incomplete };
+    methods_state monitor_methods(const server_auth_settings& s) const;
+    // The success just recorded, for the log: `shown_method` names it when
+    // that is not the success's own method.
+    void monitor_log_success(std::string_view shown_method = {});
+    void monitor_log_child_line(log_level level, std::string_view text);
+    void monitor_log_timeout();
     [[noreturn]] void serve_postauth_monitor(int fd, pid_t child);
     result<bytes> sign_through_monitor(const public_key& key, std::string_view alg, byte_span data);
     // Backends (server_connection_auth.cpp).

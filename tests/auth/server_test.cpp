@@ -14,11 +14,13 @@ namespace {
 // Drives a server_auth directly: feeds payloads, answers password checks
 // from a table, records everything.
 struct server_driver {
-    explicit server_driver(server_auth_settings settings = {}, std::map<std::string, test_user> u = {})
+    explicit server_driver(server_auth_settings settings = {}, std::map<std::string, test_user> u = {},
+                           bool monitor_logs_verdicts = false)
         : users(std::move(u))
     {
         server_auth_config cfg;
         cfg.settings = std::move(settings);
+        cfg.verdicts_logged_by_monitor = monitor_logs_verdicts;
         cfg.remote_ip = "192.0.2.7";
         cfg.remote_port = 40022;
         cfg.session_id = {1, 2, 3, 4};
@@ -581,4 +583,27 @@ TEST_CASE("methods list helpers")
     CHECK(check_methods_list("") == "empty authentication method list");
     CHECK(check_methods_list("publickey,password", [](std::string_view m) { return m != "password"; }) ==
           "Disabled method \"password\" in AuthenticationMethods list \"publickey,password\"");
+}
+
+TEST_CASE("under sshd's monitor the machine leaves the verdicts to it")
+{
+    // sshd's pre-authentication child: the monitor writes Accepted, Failed,
+    // Invalid user and the root refusals from its own decisions
+    // (sshd/monitor_verdicts.hpp); the child's machine must not, or a
+    // compromised child's lines would read as the monitor's.
+    for (const bool monitor : {false, true}) {
+        CAPTURE(monitor);
+        server_driver d({}, alice(), monitor);
+        d.feed(service("ssh-userauth"));
+        d.feed(none_request("alice"));
+        d.feed(password_request("alice", "wrong"));
+        d.feed(password_request("alice", "secret"));
+        CHECK(d.authenticated);
+        CHECK(d.logged("Failed password for alice from 192.0.2.7 port 40022 ssh2") == !monitor);
+        CHECK(d.logged("Accepted password for alice from 192.0.2.7 port 40022 ssh2") == !monitor);
+        server_driver invalid({}, alice(), monitor);
+        invalid.feed(service("ssh-userauth"));
+        invalid.feed(none_request("mallory"));
+        CHECK(invalid.logged("Invalid user mallory from 192.0.2.7 port 40022") == !monitor);
+    }
 }
