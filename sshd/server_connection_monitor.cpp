@@ -130,16 +130,30 @@ bool server_connection::run_preauth()
     const bool handed_off = serve_monitor(mon);
     // Done with the child either way: after a hand-off it has nothing left
     // to do, and one that lingered would hold this process (and the
-    // listener's MaxStartups slot).
-    ::kill(pid, SIGKILL);
-    mon.close();
+    // listener's MaxStartups slot). It closes its end as it exits, so its
+    // exit status (a timeout, a failure) is usually a moment away: wait
+    // for it briefly before the SIGKILL, which would replace it.
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    bool reaped = false;
+    for (int i = 0; i < 100 && !reaped; ++i) {
+        const pid_t r = waitpid(pid, &status, WNOHANG);
+        reaped = r == pid || (r < 0 && errno != EINTR);
+        if (!reaped)
+            ::usleep(10'000);
     }
+    if (!reaped) {
+        ::kill(pid, SIGKILL);
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        }
+    }
+    mon.close();
+    const bool past_grace = cfg_.login_grace_time > 0 &&
+                            std::chrono::steady_clock::now() >= started_ + std::chrono::seconds(cfg_.login_grace_time);
     if (WIFSIGNALED(status) && WTERMSIG(status) != SIGKILL)
         log_.error("preauth child terminated by signal " + std::to_string(WTERMSIG(status)) + " [preauth]");
-    else if (WIFEXITED(status) && WEXITSTATUS(status) == preauth_exit_timeout)
-        mon_.verdicts->timeout();
+    else if ((WIFEXITED(status) && WEXITSTATUS(status) == preauth_exit_timeout) ||
+             (WIFSIGNALED(status) && !handed_off && past_grace && !mon_.grace_logged))
+        mon_.verdicts->timeout(); // (the second: a child too slow to exit, by the monitor's own clock)
     else if (WIFEXITED(status) && WEXITSTATUS(status) == preauth_exit_failed)
         log_.error("preauth child exited with status " + std::to_string(WEXITSTATUS(status)) + " [preauth]");
     return handed_off;
@@ -162,8 +176,10 @@ bool server_connection::serve_monitor(monitor_channel& mon)
         if (!msg) {
             if (msg.error() == errc::too_large)
                 log_.error("monitor: oversized request from the unprivileged child [preauth]");
-            else if (msg.error() == errc::timeout)
+            else if (msg.error() == errc::timeout) {
                 mon_.verdicts->timeout(); // a child that did not keep LoginGraceTime
+                mon_.grace_logged = true;
+            }
             return false;
         }
         const auto type = message_type(*msg, false);

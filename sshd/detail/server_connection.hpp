@@ -63,6 +63,7 @@ struct monitor_state {
     int failures = 0; // failed passwords, conversations and signatures
     int requests = 0; // authentication requests of any kind
     int password_requests = 0;
+    bool grace_logged = false; // "Timeout before authentication" written
     std::optional<monitor_verdicts> verdicts; // what the monitor logs of them
 };
 
