@@ -7,13 +7,21 @@
 #   C  Longhaul ssh                   -> OpenSSH sshd (RekeyLimit 16M): the server rekeys
 #   D  OpenSSH ssh                    -> Longhaul sshd (RekeyLimit 16M): the server rekeys
 #   E  OpenSSH ssh (RekeyLimit 16M)   -> Longhaul sshd: the client rekeys
+#   F  Longhaul ssh (RekeyLimit 16M)  -> OpenSSH sshd offering curve25519-sha256
+#      and ssh-ed25519 first: the client sends its ephemeral key with each
+#      re-exchange's KEXINIT (a right first_kex_packet_follows guess), which
+#      OpenSSH must take
 # Each moves LH_REKEY_MB (default 48) MiB up (ssh ... sha256sum < file) and
 # down (ssh ... cat file | sha256sum) under a different cipher; the digests
 # must match, every ssh must exit 0, and each transfer must cross more than
 # one rekey: counted from the client's -v log (Longhaul's "rekey completed",
 # OpenSSH's "SSH2_MSG_NEWKEYS received" after the first) and, for OpenSSH's
 # sshd, from its LogLevel DEBUG log as well. (Longhaul's sshd logs no line
-# per rekey, so its side is counted by its peer.)
+# per rekey, so its side is counted by its peer.) Where the client starts
+# the re-exchanges (A down: Longhaul's sshd sends and the client, receiving,
+# re-keys first; F both ways), every one after the first must be a guess the
+# server took (the client's "guessed" line at -v). In A up the receiving
+# sshd starts them, a sixteenth before the limit.
 source "$(dirname "$0")/lib.sh"
 
 BUILD=${LONGHAUL_BUILD_DIR:?LONGHAUL_BUILD_DIR must point at the build directory}
@@ -49,10 +57,13 @@ lh_port p_lh_rekey
 lh_port p_lh_plain
 lh_port p_deb_rekey
 lh_port p_deb_plain
+lh_port p_deb_guess
 start lh_rekey "$LH_SSHD_BIN" "$p_lh_rekey" "RekeyLimit $LIMIT"
 start lh_plain "$LH_SSHD_BIN" "$p_lh_plain"
 start deb_rekey /usr/sbin/sshd "$p_deb_rekey" "RekeyLimit $LIMIT"
 start deb_plain /usr/sbin/sshd "$p_deb_plain"
+start deb_guess /usr/sbin/sshd "$p_deb_guess" "KexAlgorithms curve25519-sha256,ecdh-sha2-nistp256" \
+    "HostKeyAlgorithms ssh-ed25519,ecdsa-sha2-nistp256"
 
 common=(-F /dev/null -o "UserKnownHostsFile=$T/known_hosts" -o StrictHostKeyChecking=yes -o BatchMode=yes
         -o IdentitiesOnly=yes -o IdentityAgent=none -i "$T/id_ed25519" -v)
@@ -95,6 +106,17 @@ transfer() {
         tail -n 20 "$log"
         return 1
     fi
+    if [ -n "${WANT_GUESS:-}" ]; then
+        # The first re-exchange may not guess (it learns what the server
+        # lists first); every one after it must have been taken.
+        local guessed
+        guessed=$(grep -c 'rekey: the server took our first key exchange packet' "$log" || true)
+        echo "     $name $dir: $guessed of $rekeys re-exchanges guessed right"
+        if [ "$guessed" -lt $((rekeys - 1)) ] || [ "$guessed" -lt 1 ]; then
+            tail -n 20 "$log"
+            return 1
+        fi
+    fi
     if [[ $server == deb_* ]] && [ "$server_rekeys" -le 1 ]; then
         echo "     OpenSSH's sshd logged $server_rekeys rekeys"
         tail -n 20 "$T/$server/sshd.log"
@@ -102,9 +124,13 @@ transfer() {
     fi
 }
 
+env_guess() { WANT_GUESS=1 "$@"; }
+
 for dir in up down; do
+    guess_a=()
+    [ "$dir" = down ] && guess_a=(env_guess)
     lh_check "A $dir: Longhaul ssh <-> Longhaul sshd, RekeyLimit $LIMIT both, chacha20-poly1305" \
-        transfer A "$dir" longhaul lh_rekey "$p_lh_rekey" -o "RekeyLimit=$LIMIT" -c chacha20-poly1305@openssh.com
+        "${guess_a[@]}" transfer A "$dir" longhaul lh_rekey "$p_lh_rekey" -o "RekeyLimit=$LIMIT" -c chacha20-poly1305@openssh.com
     lh_check "B $dir: Longhaul ssh (RekeyLimit $LIMIT) -> OpenSSH sshd, aes128-gcm" \
         transfer B "$dir" longhaul deb_plain "$p_deb_plain" -o "RekeyLimit=$LIMIT" -c aes128-gcm@openssh.com
     lh_check "C $dir: Longhaul ssh -> OpenSSH sshd (RekeyLimit $LIMIT), aes256-ctr + hmac-sha2-256-etm" \
@@ -113,6 +139,8 @@ for dir in up down; do
         transfer D "$dir" openssh lh_rekey "$p_lh_rekey" -c aes256-gcm@openssh.com
     lh_check "E $dir: OpenSSH ssh (RekeyLimit $LIMIT) -> Longhaul sshd, aes128-ctr + hmac-sha2-512-etm" \
         transfer E "$dir" openssh lh_plain "$p_lh_plain" -o "RekeyLimit=$LIMIT" -c aes128-ctr -m hmac-sha2-512-etm@openssh.com
+    lh_check "F $dir: Longhaul ssh (RekeyLimit $LIMIT) -> OpenSSH sshd, curve25519 first: guessed re-exchanges" \
+        env_guess transfer F "$dir" longhaul deb_guess "$p_deb_guess" -o "RekeyLimit=$LIMIT" -c chacha20-poly1305@openssh.com
 done
 
 lh_summary

@@ -309,7 +309,15 @@ void ssh_client::report_transport_event(const transport_event& ev)
                    printable(core_->peer_identification().software));
         break;
     case transport_event_type::host_key: on_host_key(*ev.host_key); break;
-    case transport_event_type::kex_complete: log_.debug("rekey completed"); break;
+    case transport_event_type::kex_complete:
+        log_.debug("rekey completed");
+        if (core_->stats().kex_guesses_right > guesses_logged_) {
+            // The server took the ephemeral key we sent with our KEXINIT:
+            // this re-exchange cost one round trip, not two.
+            guesses_logged_ = core_->stats().kex_guesses_right;
+            log_.debug("rekey: the server took our first key exchange packet with KEXINIT (guessed)");
+        }
+        break;
     case transport_event_type::debug:
         if (ev.always_display)
             log_.info(std::string(ev.text));

@@ -64,6 +64,11 @@ public:
     // signature verified). errc::protocol_error for a message out of place.
     result<bool> handle(byte_span payload, std::vector<bytes>& out);
 
+    // A client that sent its first message with its KEXINIT (a guess)
+    // learns the final payloads only afterwards; both are hashed when the
+    // server's reply comes.
+    void set_client_kexinit(bytes i_c) { ctx_.i_c = std::move(i_c); }
+    void set_server_kexinit(bytes i_s) { ctx_.i_s = std::move(i_s); }
     kex_outcome& outcome() noexcept { return outcome_; }
     hash_alg hash() const noexcept { return method_.hash; }
     // Human-readable failure detail for logs and disconnect messages.

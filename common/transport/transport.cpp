@@ -99,6 +99,10 @@ transport_event transport::poll()
             return ev;
     }
     for (;;) {
+        // Before each packet, not only after those that raise no event: a
+        // receiver of bulk data (payload events only) re-keys by what it
+        // received, too.
+        maybe_rekey();
         if (awaiting_host_key_)
             return {};
         // No packet may be opened ahead of a NEWKEYS, and one can only
@@ -130,7 +134,6 @@ transport_event transport::poll()
         auto ev = dispatch(pkt);
         if (ev.type != transport_event_type::none || closed_)
             return ev;
-        maybe_rekey();
     }
 }
 
@@ -294,29 +297,118 @@ transport::host_key_ref transport::host_key_for(std::string_view alg) const
     return {};
 }
 
+namespace {
+
+// `list` with `first` moved to its front (unchanged when absent).
+std::string with_first(std::string_view list, std::string_view first)
+{
+    auto names = split_name_list(list);
+    auto it = std::find(names.begin(), names.end(), first);
+    if (it == names.end() || it == names.begin())
+        return std::string(list);
+    std::rotate(names.begin(), it, it + 1);
+    return join_name_list(names);
+}
+
+} // namespace
+
 void transport::send_kexinit()
 {
     kexinit_message m;
     rng_.fill(m.cookie);
     std::string kex = config_.kex_algorithms;
-    // Pseudo-algorithms belong to the first KEXINIT only.
-    if (!established_) {
+    std::string host_key_algs = our_host_key_algorithms();
+    if (established_) {
+        // A re-exchange: what the last exchange chose first. Either side's
+        // choice is the first of the client's names the server also
+        // offers, so the outcome is the same; but both sides now name the
+        // same algorithms first, so the client's guess below is right
+        // (RFC 4253 §7) and the exchange costs one round trip less.
+        kex = with_first(kex, algs_.kex);
+        host_key_algs = with_first(host_key_algs, algs_.host_key);
+    } else {
+        // Pseudo-algorithms belong to the first KEXINIT only.
         if (is_client() && config_.ext_info)
             kex += std::string(",") + std::string(ext_info_c);
         if (config_.strict_kex)
             kex += std::string(",") + std::string(is_client() ? kex_strict_c : kex_strict_s);
     }
     m.lists[kex_algorithms] = kex;
-    m.lists[server_host_key_algorithms] = our_host_key_algorithms();
+    m.lists[server_host_key_algorithms] = host_key_algs;
     m.lists[encryption_c2s] = m.lists[encryption_s2c] = config_.ciphers;
     m.lists[mac_c2s] = m.lists[mac_s2c] = config_.macs;
     m.lists[compression_c2s] = m.lists[compression_s2c] = config_.compression;
+    // A client re-keying guesses when the server's last KEXINIT named the
+    // same kex and host key algorithms first as ours does now: the server
+    // has the method's first message (our ephemeral key) with our KEXINIT,
+    // and answers both at once. A sender pauses its data from its KEXINIT
+    // to its NEWKEYS: without the guess two round trips (the server's
+    // KEXINIT, then its reply), with it one; a server sending bulk data to
+    // a client that re-keys first does not pause at all.
+    // (Not in answer to the server's KEXINIT: then the method's first
+    // message follows anyway, from the negotiation itself.)
+    auto first_of = [](std::string_view list) {
+        auto names = split_name_list(list);
+        return names.empty() ? std::string_view() : names.front();
+    };
+    const bool guess = is_client() && established_ && !kex_.peer_kexinit && config_.guess_rekey &&
+                       !peer_first_kex_.empty() && first_of(kex) == peer_first_kex_ &&
+                       first_of(host_key_algs) == peer_first_host_key_ && peer_first_kex_ == algs_.kex &&
+                       peer_first_host_key_ == algs_.host_key;
+    std::vector<bytes> guessed;
+    if (guess) {
+        const kex_method* method = find_kex_method(algs_.kex);
+        if (method != nullptr) {
+            // The server's KEXINIT is not known yet: it is hashed when the
+            // reply comes (set_server_kexinit).
+            auto run = key_exchange::client(*method, make_kex_context(algs_, {}, {}));
+            if (run && (*run)->start(guessed)) {
+                kex_.run = std::move(*run);
+                m.first_kex_packet_follows = true;
+            } else {
+                guessed.clear();
+            }
+        }
+    }
     kex_.our_kexinit = m.encode();
+    if (kex_.run)
+        kex_.run->set_client_kexinit(kex_.our_kexinit);
     kex_.kexinit_seq = sender_.sequence();
     sender_.send(kex_.our_kexinit);
     ++stats_.packets_out;
     kex_.kexinit_sent = true;
     kex_.active = true;
+    if (kex_.run) {
+        kex_.guess_sent = true;
+        ++stats_.kex_guesses;
+        for (const auto& g : guessed) {
+            sender_.send(g);
+            ++stats_.packets_out;
+        }
+    }
+}
+
+kex_context transport::make_kex_context(const negotiated_algorithms& algs, bytes our_kexinit,
+                                        bytes peer_kexinit) const
+{
+    kex_context ctx;
+    ctx.v_c = is_client() ? local_id_ : peer_id_.line;
+    ctx.v_s = is_client() ? peer_id_.line : local_id_;
+    ctx.i_c = is_client() ? std::move(our_kexinit) : std::move(peer_kexinit);
+    ctx.i_s = is_client() ? std::move(peer_kexinit) : std::move(our_kexinit);
+    ctx.host_key_algorithm = algs.host_key;
+    for (const auto* name : {&algs.cipher_c2s, &algs.cipher_s2c}) {
+        const cipher_info* c = find_cipher(*name);
+        ctx.we_need = std::max({ctx.we_need, c->key_size, c->block_size, c->iv_size});
+        ctx.dh_need = std::max({ctx.dh_need, cipher_security_bytes(*c), c->block_size, c->iv_size});
+    }
+    for (const auto* name : {&algs.mac_c2s, &algs.mac_s2c}) {
+        if (const mac_info* mi = name->empty() ? nullptr : find_mac(*name)) {
+            ctx.we_need = std::max(ctx.we_need, mi->key_size);
+            ctx.dh_need = std::max(ctx.dh_need, mi->key_size);
+        }
+    }
+    return ctx;
 }
 
 transport_event transport::handle_kexinit(const received_packet& pkt)
@@ -353,24 +445,28 @@ transport_event transport::handle_kexinit(const received_packet& pkt)
     kex_.algs = *algs;
     if (peer->first_kex_packet_follows && !kex_guess_matches(client, server))
         kex_.ignore_guess = true;
-
-    kex_context ctx;
-    ctx.v_c = is_client() ? local_id_ : peer_id_.line;
-    ctx.v_s = is_client() ? peer_id_.line : local_id_;
-    ctx.i_c = is_client() ? kex_.our_kexinit : kex_.peer_kexinit_payload;
-    ctx.i_s = is_client() ? kex_.peer_kexinit_payload : kex_.our_kexinit;
-    ctx.host_key_algorithm = algs->host_key;
-    for (const auto* name : {&algs->cipher_c2s, &algs->cipher_s2c}) {
-        const cipher_info* c = find_cipher(*name);
-        ctx.we_need = std::max({ctx.we_need, c->key_size, c->block_size, c->iv_size});
-        ctx.dh_need = std::max({ctx.dh_need, cipher_security_bytes(*c), c->block_size, c->iv_size});
+    if (is_client()) {
+        auto firsts = [&](kexinit_list l) {
+            auto names = split_name_list(peer->lists[l]);
+            return names.empty() ? std::string() : std::string(names.front());
+        };
+        peer_first_kex_ = firsts(kex_algorithms);
+        peer_first_host_key_ = firsts(server_host_key_algorithms);
     }
-    for (const auto* name : {&algs->mac_c2s, &algs->mac_s2c}) {
-        if (const mac_info* m = name->empty() ? nullptr : find_mac(*name)) {
-            ctx.we_need = std::max(ctx.we_need, m->key_size);
-            ctx.dh_need = std::max(ctx.dh_need, m->key_size);
+    if (kex_.guess_sent) {
+        // Our guess was right when both sides named the same algorithms
+        // first (then the negotiation chose them): the server takes the
+        // message we sent with our KEXINIT. Otherwise it drops it, and the
+        // negotiated method starts afresh below.
+        if (kex_guess_matches(client, server) && algs->kex == algs_.kex && algs->host_key == algs_.host_key) {
+            kex_.run->set_server_kexinit(kex_.peer_kexinit_payload);
+            ++stats_.kex_guesses_right;
+            return {};
         }
+        kex_.run.reset();
     }
+
+    kex_context ctx = make_kex_context(*algs, kex_.our_kexinit, kex_.peer_kexinit_payload);
     const kex_method* method = find_kex_method(algs->kex);
     result<std::unique_ptr<key_exchange>> run = errc::unsupported;
     if (is_client()) {
@@ -630,8 +726,16 @@ void transport::maybe_rekey()
         return;
     const auto& out = sender_.usage();
     const auto& in = receiver_.usage();
-    bool due = out.bytes >= rekey_limit_out_ || in.bytes >= rekey_limit_in_ || out.packets >= max_packets_per_key ||
-               in.packets >= max_packets_per_key;
+    // What we receive re-keys a sixteenth early (64 MiB of a GiB, more than
+    // a 1 Gbit/s x 200 ms path holds). A bulk sender would otherwise reach
+    // the limit first (its count leads ours by what is in flight) and start
+    // the exchange itself: a client waits for the server's KEXINIT, then
+    // for the reply to its key (two round trips without data), a server for
+    // the client's KEXINIT and key (one). Started by the receiver, the
+    // exchange costs a sending client one round trip (the reply) and a
+    // sending server none when our guess is right (see send_kexinit).
+    bool due = out.bytes >= rekey_limit_out_ || in.bytes >= rekey_limit_in_ - rekey_limit_in_ / 16 ||
+               out.packets >= max_packets_per_key || in.packets >= max_packets_per_key;
     if (config_.rekey_interval.count() > 0 && now_ >= last_kex_time_ + config_.rekey_interval)
         due = true;
     if (due)

@@ -62,6 +62,10 @@ struct transport_config {
     // OpenSSH's RekeyLimit: 0 bytes means the cipher's default; 0 s disables
     // time-based rekeying.
     std::uint64_t rekey_limit_bytes = 0;
+    // A client re-keying sends its kex method's first message with its
+    // KEXINIT when the server's last KEXINIT named the same algorithms first
+    // (first_kex_packet_follows, RFC 4253 §7). Off only to measure it.
+    bool guess_rekey = true;
     std::chrono::seconds rekey_interval{0};
     bool strict_kex = true;
     // Client: offer ext-info-c. Server: answer it with EXT_INFO carrying
@@ -189,6 +193,9 @@ public:
     // True once the first key exchange completed in both directions.
     bool established() const noexcept { return established_; }
     bool kex_in_progress() const noexcept { return kex_.active; }
+    // True when a payload sent now goes out at once, not held for a key
+    // exchange (RFC 4253 §7.1: from our KEXINIT to our NEWKEYS).
+    bool may_send_now() const noexcept;
     bool strict_kex() const noexcept { return strict_; }
     const negotiated_algorithms& algorithms() const noexcept { return algs_; }
     const identification& peer_identification() const noexcept { return peer_id_; }
@@ -225,6 +232,7 @@ private:
         bool kexinit_sent = false;
         bool peer_kexinit = false;
         bool ignore_guess = false;    // drop the peer's wrongly guessed first kex packet
+        bool guess_sent = false;      // we (client) sent our first kex packet with KEXINIT
         bool hash_done = false;       // exchange hash final (and host key verified)
         bool newkeys_sent = false;
         bool newkeys_received = false;
@@ -250,7 +258,6 @@ private:
     void finish_kex();
     void flush_deferred();
     void maybe_rekey();
-    bool may_send_now() const noexcept;
     transport_event fail(errc e, std::string description);
     transport_event fail(errc e, disconnect_reason reason, std::string description);
     // Closes (sending DISCONNECT unless the peer is gone); poll() reports it.
@@ -263,6 +270,7 @@ private:
         const private_key* local = nullptr;
     };
     std::string our_host_key_algorithms() const;
+    kex_context make_kex_context(const negotiated_algorithms& algs, bytes our_kexinit, bytes peer_kexinit) const;
     host_key_ref host_key_for(std::string_view alg) const;
     void import_state(transport_state& state);
     std::pair<errc, std::string_view> export_blocker() const noexcept;
@@ -285,6 +293,9 @@ private:
 
     kex_state kex_;
     negotiated_algorithms algs_;
+    // Client: the names the server's last KEXINIT listed first (kex, host
+    // key), from which a re-exchange predicts whether its guess is right.
+    std::string peer_first_kex_, peer_first_host_key_;
     bool established_ = false;
     bool strict_ = false;
     bool peer_wants_ext_info_ = false;

@@ -38,6 +38,9 @@ struct transport_stats {
     std::uint64_t bytes_in = 0, bytes_out = 0;
     std::uint64_t packets_in = 0, packets_out = 0;
     std::uint32_t key_exchanges = 0;
+    // Client re-exchanges that sent the first kex packet with KEXINIT, and
+    // those the server took (not carried by a hand-off: a client's).
+    std::uint32_t kex_guesses = 0, kex_guesses_right = 0;
 };
 
 // The transport keeps at most this much received input (one maximal packet

@@ -91,6 +91,7 @@ private:
     std::string host_;
     int port_ = 22;
     std::unique_ptr<transport> core_;
+    std::uint32_t guesses_logged_ = 0; // kex guesses the server took, logged at -v
     std::unique_ptr<transport_driver> driver_;
     // Transport, authentication and connection glue; conn_ is its connection.
     std::unique_ptr<session_layer> layer_;
