@@ -143,11 +143,19 @@ public:
     // connection of a jump host reaches sshd over the hop's socket beside it
     // (TCP sees microseconds, the client is 100 ms away), and the window must
     // cover the whole way its adjusts travel. So a probe round trip well
-    // above TCP's (more than twice it plus relay_margin_us) wins. The margin
+    // above TCP's (more than twice it plus relay_margin_us) wins, when TCP's
+    // is that of a hop nearby (below relay_max_transport_us). The margin
     // covers what a bulk sender has queued ahead of a probe's answer (its
     // socket buffer: 14-16 ms from Debian's sshd on a 0.2 ms link); below
     // it a relay's extra round trip is worth less than the initial window.
+    // The cap: on a long direct path a probe answered behind a bulk
+    // sender's queues reads long too (505 ms against TCP's 201 ms, an scp
+    // upload's slow start at 200 ms); taken for a relay it made the window
+    // think a queue stood and leave slow start at once (a ramp of 4 MiB per
+    // half second). A relay whose first hop is that far gets TCP's round
+    // trip, and a window-limited channel grows past it anyway.
     static constexpr std::uint64_t relay_margin_us = 20'000;
+    static constexpr std::uint64_t relay_max_transport_us = 10'000;
     // With TCP's estimate in hand the first probe waits this long after the
     // first tick: right after authentication the peer may still be setting
     // itself up (OpenSSH's privilege-separated child takes the connection
@@ -159,15 +167,21 @@ public:
         const std::uint64_t probe = probe_.estimate_us();
         if (transport_rtt_us_ == 0)
             return probe;
-        return probe > 2 * transport_rtt_us_ + relay_margin_us ? probe : transport_rtt_us_;
+        const bool relay = transport_rtt_us_ < relay_max_transport_us && probe > 2 * transport_rtt_us_ + relay_margin_us;
+        return relay ? probe : transport_rtt_us_;
     }
     // The path's round trip without queues: TCP's minimum when TCP's
-    // estimate is the one in use, else 0 (the policy then takes the smallest
-    // estimate it was given; the probes' estimate is already their minimum).
+    // estimate is the one in use (0 while TCP has none), else the probes'
+    // estimate itself, which is already their minimum. (Not 0 there: the
+    // policy would keep the smallest estimate it was ever given, TCP's
+    // microseconds to the hop from before the switch, and read the relay's
+    // whole round trip as a standing queue.)
     std::uint64_t path_rtt_us() const noexcept
     {
         const std::uint64_t rtt = rtt_us();
-        return rtt == transport_rtt_us_ && transport_min_rtt_us_ != 0 ? std::min(transport_min_rtt_us_, rtt) : 0;
+        if (rtt != transport_rtt_us_)
+            return rtt;
+        return transport_min_rtt_us_ != 0 ? std::min(transport_min_rtt_us_, rtt) : 0;
     }
     const rtt_probe& probe() const noexcept { return probe_; }
     // Periodic (a few times a second): idle windows shrink, RTT probes go out.

@@ -349,11 +349,19 @@ TEST_CASE("connection: behind a relay (a jump host) the SSH round trip wins over
     p.run();
     REQUIRE(p.client->probe().samples() == 1);
     CHECK(p.client->rtt_us() == 100'000);
+    // The window policy's path round trip is the probes' too: not the hop's
+    // microseconds from before, which would read as a standing queue.
+    CHECK(p.client->path_rtt_us() == 100'000);
     // A direct connection: the probe (queued behind a little data) is close
     // to TCP's figure, and TCP's, the finer one, stays.
     p.client->set_rtt(std::chrono::microseconds(90'000));
     CHECK(p.client->rtt_us() == 90'000);
+    // Only a hop nearby makes a relay: a probe two and a half times a long
+    // TCP round trip is one answered behind a bulk sender's queues (an scp
+    // upload's slow start at 200 ms: 505 ms against TCP's 201 ms).
     p.client->set_rtt(std::chrono::microseconds(35'000));
+    CHECK(p.client->rtt_us() == 35'000);
+    p.client->set_rtt(std::chrono::microseconds(9'000));
     CHECK(p.client->rtt_us() == 100'000);
 }
 
