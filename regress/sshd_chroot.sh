@@ -32,6 +32,9 @@ chmod 755 "$BASE"
 chroot_cleanup() {
     local rc=$?
     rm -rf -- "$BASE"
+    # lh_cleanup reads the exit status from $?; set -e must not end the
+    # trap at the (exit 1) that hands it over.
+    set +e
     (exit "$rc")
     lh_cleanup
 }
