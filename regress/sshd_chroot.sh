@@ -13,6 +13,8 @@
 #  5. a user under the global ChrootDirectory without ForceCommand: the
 #     shell is exec'd inside the jail, which has none: the command fails
 #     with the shell's name and errno, as OpenSSH's perror(shell).
+#  6. root (served by one process, no monitor) is chrooted too, and an
+#     unsafe jail refuses root's login the same way.
 # The jail cannot live under /tmp: every component of its path must be
 # owned by root and not writable by group or others, and /tmp is 1777. It
 # is made under LH_CHROOT_PARENT (default /run) and removed at exit.
@@ -48,7 +50,9 @@ free_home=$(getent passwd "$free" | cut -d: -f6)
 lh_make_user "pw-$RANDOM"
 shelly=$LH_USER
 jail=$BASE/$jailed
-mkdir -p "$jail/upload" "$BASE/global"
+mkdir -p "$jail/upload" "$BASE/global" "$BASE/rootjail"
+echo root >"$BASE/rootjail/ROOT-MARKER"
+chmod 755 "$BASE/rootjail"
 chown "$jailed" "$jail/upload"
 chmod 755 "$jail" "$BASE/global"
 echo jail >"$jail/JAIL-MARKER"
@@ -72,6 +76,9 @@ Match User $jailed
     ForceCommand internal-sftp
 Match User $free
     ChrootDirectory none
+Match User root
+    ChrootDirectory $BASE/rootjail
+    ForceCommand internal-sftp
 CONF
 }
 lh_port port
@@ -204,5 +211,26 @@ check_shell_in_jail() {
 }
 lh_check "global ChrootDirectory, no ForceCommand: the shell is looked for in the jail and fails cleanly" \
     check_shell_in_jail
+
+check_root_jailed() {
+    local mark out=$T/root.out
+    mark=$(log_mark)
+    printf 'pwd\nls -1 /\n' >"$T/root.batch"
+    sftp_as root "$T/root.batch" "$out"
+    grep -qx 'exit 0' "$out" && grep -qx '/ROOT-MARKER' "$out" || { cat "$out" >&2; return 1; }
+    ! grep -Eqx '/(etc|usr)' "$out" || { cat "$out" >&2; return 1; }
+    lh_wait_until 5 log_has "$mark" "Changed root directory to \"$BASE/rootjail\"" || { log_since "$mark" >&2; return 1; }
+    # Unsafe: refused with the same line, and the server goes on serving.
+    chmod 0775 "$BASE/rootjail"
+    mark=$(log_mark)
+    sftp_as root "$T/root.batch" "$out"
+    chmod 0755 "$BASE/rootjail"
+    ! grep -qx 'exit 0' "$out" || { echo "root login succeeded" >&2; return 1; }
+    lh_wait_until 5 log_has "$mark" "fatal: bad ownership or modes for chroot directory \"$BASE/rootjail\"" ||
+        { log_since "$mark" >&2; return 1; }
+    sftp_as root "$T/root.batch" "$out"
+    grep -qx 'exit 0' "$out"
+}
+lh_check "root, served by one process: chrooted too; a group-writable jail refuses the login" check_root_jailed
 
 lh_summary
