@@ -58,7 +58,7 @@ temporary_identity::~temporary_identity()
         _exit(255); // cannot get root back: never continue with mixed identities
 }
 
-result<void> become_user(const user_account& user, std::string& error)
+result<void> become_user(const user_account& user, std::string& error, const before_setuid_step& before_setuid)
 {
     const bool was_root = geteuid() == 0;
     if (was_root) {
@@ -69,6 +69,10 @@ result<void> become_user(const user_account& user, std::string& error)
         if (initgroups(user.name.c_str(), user.gid) != 0) {
             error = "initgroups " + user.name + ": " + std::strerror(errno);
             return errc::io_error;
+        }
+        if (before_setuid) {
+            if (auto r = before_setuid(error); !r)
+                return r.error();
         }
         if (setresuid(user.uid, user.uid, user.uid) != 0) {
             error = "setresuid " + std::to_string(user.uid) + ": " + std::strerror(errno);

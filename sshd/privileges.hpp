@@ -6,6 +6,7 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -37,10 +38,17 @@ private:
     gid_t saved_egid_ = 0;
 };
 
-// Permanently becomes `user`: setgid, initgroups, setuid, then checks that
-// it took: real/effective/saved ids all match and root cannot be regained.
-// Without root this is a no-op that checks we already are that user.
-// `error` says what failed.
-result<void> become_user(const user_account& user, std::string& error);
+// A step that needs root but must come after the groups are set (initgroups
+// reads /etc/group): ChrootDirectory's chroot, as in OpenSSH's
+// do_setusercontext(). It sets `error` when it fails.
+using before_setuid_step = std::function<result<void>(std::string& error)>;
+
+// Permanently becomes `user`: setgid, initgroups, `before_setuid` (if any),
+// setuid, then checks that it took: real/effective/saved ids all match and
+// root cannot be regained. Without root this is a no-op that checks we
+// already are that user (`before_setuid` is not run: it needs root).
+// `error` says what failed; a failed `before_setuid` leaves its own text.
+result<void> become_user(const user_account& user, std::string& error,
+                         const before_setuid_step& before_setuid = {});
 
 } // namespace longhaul

@@ -2,6 +2,7 @@
 
 #include "common/physical_memory.hpp"
 #include "common/text.hpp"
+#include "sshd/chroot_directory.hpp"
 #include "sshd/connection_log.hpp"
 #include "sshd/detail/server_connection.hpp"
 #include "sshd/privileges.hpp"
@@ -202,12 +203,15 @@ void server_connection::on_authenticated(const server_auth_event& ev)
 bool server_connection::enter_user_session()
 {
     const user_account& user = *session_env_.user;
-    // From the user's Match-applied configuration. Serving the session
-    // unconfined would give more than the administrator allowed: refuse it.
-    const std::string& chroot = session_env_.config->chroot_directory;
-    if (!chroot.empty() && chroot != "none") {
-        log_.error("ChrootDirectory is not supported yet: refusing the session of " + user.name);
-        core_->disconnect(disconnect_reason::by_application, "ChrootDirectory is not supported yet");
+    // ChrootDirectory, from the user's Match-applied configuration. Only
+    // root can chroot; OpenSSH then skips it silently, but serving the
+    // session unconfined would give more than the administrator allowed:
+    // refuse it, before any PAM session is opened.
+    const std::string& chroot_value = session_env_.config->chroot_directory;
+    const bool chrooted = chroot_requested(chroot_value);
+    if (chrooted && geteuid() != 0) {
+        log_.error("ChrootDirectory needs sshd to run as root: refusing the session of " + user.name);
+        core_->disconnect(disconnect_reason::by_application, "ChrootDirectory needs sshd to run as root");
         return false;
     }
     if (cfg_.use_pam && pam_) {
@@ -260,9 +264,42 @@ bool server_connection::enter_user_session()
             pam_->forget_after_fork();
         pam_session_open_ = false;
     }
+    // The chroot happens here, in the process that becomes the user, after
+    // initgroups (which reads /etc/group) and before setuid, as in OpenSSH's
+    // do_setusercontext(); the root monitor forked above keeps the real
+    // root. A root login has no monitor: this one process is chrooted.
+    bool chroot_failed = false;
+    before_setuid_step chroot_step;
+    if (chrooted) {
+        chroot_step = [&](std::string& err) -> result<void> {
+            chroot_failed = true;
+            const home_lookup home_of = [](std::string_view name) -> std::optional<std::string> {
+                auto other = lookup_user(std::string(name));
+                return other ? std::optional<std::string>(other->home) : std::nullopt;
+            };
+            auto path = expand_chroot_directory(chroot_value, user, home_of, err);
+            if (!path)
+                return errc::invalid_argument;
+            if (auto r = enter_chroot_directory(*path, err); !r)
+                return r;
+            chroot_failed = false;
+            log_.verbose("Changed root directory to \"" + *path + "\"");
+            session_env_.chrooted = true;
+            return {};
+        };
+    }
     std::string error;
-    if (!become_user(user, error)) {
-        log_.error("fatal: setreuid/setuid failed for " + user.name + ": " + error);
+    if (!become_user(user, error, chroot_step)) {
+        if (chroot_failed)
+            log_.error("fatal: " + error);
+        else
+            log_.error("fatal: setreuid/setuid failed for " + user.name + ": " + error);
+        // A root login runs in this one process, which also holds the PAM
+        // session: end the connection the ordinary way so it is closed.
+        if (chroot_failed && user.uid == 0) {
+            core_->disconnect(disconnect_reason::by_application, "chroot failed");
+            return false;
+        }
         _exit(255);
     }
     return true;

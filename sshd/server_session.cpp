@@ -196,6 +196,7 @@ bool server_session::start_program(std::string_view kind, std::string client_com
     req.command = command;
     req.environment = build_environment(original);
     req.pty = pty_ ? &*pty_ : nullptr;
+    req.in_chroot = env_.chrooted;
     // A user's own ~/.ssh/rc never runs for a subsystem or under the
     // administrator's ForceCommand: an sftp-only user could otherwise upload
     // one and get a shell (OpenSSH's do_rc_files() skips it in both cases).

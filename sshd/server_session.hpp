@@ -28,6 +28,7 @@ struct session_environment {
     std::vector<std::string> pam_env; // "NAME=value" from pam_getenvlist
     logger* log = nullptr;
     int session_number = 0;
+    bool chrooted = false; // ChrootDirectory entered: paths are inside the jail
 };
 
 class server_session : public channel_handler, public std::enable_shared_from_this<server_session> {

@@ -171,8 +171,10 @@ result<spawned_session> spawn_session(const session_spawn& req, std::string& err
         }
         close_other_fds();
         if (chdir(user.home.c_str()) != 0) {
-            std::string msg = "Could not chdir to home directory " + user.home + ": " + std::strerror(errno) + "\n";
-            (void)!::write(STDERR_FILENO, msg.data(), msg.size());
+            if (!req.in_chroot) {
+                std::string msg = "Could not chdir to home directory " + user.home + ": " + std::strerror(errno) + "\n";
+                (void)!::write(STDERR_FILENO, msg.data(), msg.size());
+            }
             if (chdir("/") != 0)
                 _exit(1);
         }

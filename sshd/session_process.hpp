@@ -27,6 +27,10 @@ struct session_spawn {
     bool run_user_rc = true;
     bool print_motd = false; // /etc/motd for login shells, unless ~/.hushlogin
     std::string system_rc = "/etc/ssh/sshrc";
+    // Inside ChrootDirectory a missing home directory is usual (an sftp
+    // jail): the session starts in "/" without the "Could not chdir to home
+    // directory" line, as OpenSSH's do_child() suppresses it there.
+    bool in_chroot = false;
     // internal-sftp: after the same set-up (session, descriptors, home
     // directory, rc files, environment) the child runs this instead of
     // exec'ing the shell and exits with what it returns. No exec, so it

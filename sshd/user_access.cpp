@@ -1,6 +1,7 @@
 #include "sshd/user_access.hpp"
 
 #include "common/match.hpp"
+#include "sshd/chroot_directory.hpp"
 
 #include <sys/stat.h>
 
@@ -41,8 +42,9 @@ user_access check_user_access(const server_config& config, const user_account& u
             return r;
         }
     }
-    // The login shell must exist and be executable, unless chrooted.
-    if (config.chroot_directory.empty()) {
+    // The login shell must exist and be executable, unless chrooted (it
+    // is then looked for inside the jail, when the session starts).
+    if (!chroot_requested(config.chroot_directory)) {
         const std::string shell = user.shell.empty() ? "/bin/sh" : user.shell;
         struct stat st {};
         if (::stat(shell.c_str(), &st) == -1)

@@ -59,6 +59,10 @@ TEST_CASE("user access: the login shell and the shadow checks")
     CHECK(check_user_access(config_from("ChrootDirectory /srv\n"), account("alice", "/nonexistent"), groups, "h", "h",
                             nullptr, 0)
               .allowed);
+    // "none" is no chroot: the shell is checked.
+    CHECK_FALSE(check_user_access(config_from("ChrootDirectory none\n"), account("alice", "/nonexistent"), groups, "h",
+                                  "h", nullptr, 0)
+                    .allowed);
     CHECK(check_user_access(config_from(""), account("alice", ""), groups, "h", "h", nullptr, 0).allowed);
 
     password_backend shadow([](const std::string& user) -> std::optional<shadow_entry> {
