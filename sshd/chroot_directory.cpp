@@ -1,5 +1,6 @@
 #include "sshd/chroot_directory.hpp"
 
+#include "common/percent_expand.hpp"
 #include "common/text_parse.hpp"
 #include "sshd/privsep/sandbox.hpp" // LONGHAUL_SANITIZER_RUNTIME
 
@@ -56,27 +57,12 @@ std::optional<std::string> expand_chroot_directory(std::string_view value, const
     auto tilde = expand_tilde(value, user, home_of, error);
     if (!tilde)
         return std::nullopt;
-    std::string out;
-    const std::string& in = *tilde;
-    for (std::size_t i = 0; i < in.size(); ++i) {
-        if (in[i] != '%') {
-            out += in[i];
-            continue;
-        }
-        if (i + 1 == in.size()) {
-            error = "percent_expand: invalid format";
-            return std::nullopt;
-        }
-        const char key = in[++i];
-        switch (key) {
-        case '%': out += '%'; break;
-        case 'h': out += user.home; break;
-        case 'u': out += user.name; break;
-        case 'U': out += std::to_string(user.uid); break;
-        default: error = std::string("percent_expand: unknown key %") + key; return std::nullopt;
-        }
-    }
-    return out;
+    // The tokens AuthorizedKeysFile takes too (OpenSSH's do_setusercontext
+    // passes the same three to percent_expand).
+    auto expanded = percent_expand(*tilde, {{'h', user.home}, {'u', user.name}, {'U', std::to_string(user.uid)}}, error);
+    if (!expanded)
+        return std::nullopt;
+    return std::move(*expanded);
 }
 
 int system_stat(const std::string& path, struct stat& st) { return ::stat(path.c_str(), &st) == 0 ? 0 : errno; }
