@@ -16,6 +16,13 @@ constexpr int settle_intervals = 2;
 // buffers at both ends (the sender's unsent data, the receiver's socket and
 // backlog, credit waiting for its adjust step).
 constexpr std::uint64_t path_margin = 4 * 1024 * 1024; // about 33 ms at 1 Gbit/s
+// On a path whose own round trip is under a millisecond (loopback, a LAN)
+// the buffers at both ends refill within that millisecond, and the margin
+// is a quarter: more only queues ahead of every other channel's data in the
+// one TCP stream (on loopback, eight bulk -L channels sharing 4 MiB gave
+// 64-byte requests beside them a p95 of 28 ms, sharing 1 MiB 11 ms, at a
+// higher throughput: docs/PERFORMANCE.md).
+constexpr std::uint64_t short_path_us = 1000;
 
 } // namespace
 
@@ -67,7 +74,59 @@ receive_window::receive_window(const window_config& cfg, window_budget& budget) 
     stats_.peak_target = target_;
 }
 
-receive_window::~receive_window() { budget_.give_back(granted_); }
+receive_window::~receive_window()
+{
+    set_bulk(false);
+    budget_.give_back(granted_);
+}
+
+void receive_window::set_bulk(bool bulk) noexcept
+{
+    if (bulk == bulk_)
+        return;
+    bulk_ = bulk;
+    if (bulk)
+        budget_.bulk_joined();
+    else
+        budget_.bulk_left();
+}
+
+void receive_window::track_bulk(std::uint32_t consumed, std::uint64_t now_us) noexcept
+{
+    if (bulk_slot_start_us_ == 0 || now_us < bulk_slot_start_us_) {
+        bulk_slot_start_us_ = now_us;
+        bulk_slot_consumed_ = 0;
+    }
+    bulk_slot_consumed_ += consumed;
+    if (bulk_slot_consumed_ >= bulk_slot_bytes)
+        set_bulk(true);
+    const std::uint64_t elapsed = now_us - bulk_slot_start_us_;
+    if (elapsed < bulk_slot_us)
+        return;
+    // The slot is over: a channel whose rate fell below the mark leaves (a
+    // slot stretched by a pause counts at its rate, not its bytes).
+    if (bulk_slot_consumed_ * bulk_slot_us < bulk_slot_bytes * elapsed)
+        set_bulk(false);
+    bulk_slot_start_us_ = now_us;
+    bulk_slot_consumed_ = 0;
+}
+
+std::uint64_t receive_window::margin_share(std::uint64_t whole) const noexcept
+{
+    if (min_rtt_us_ != 0 && min_rtt_us_ < short_path_us)
+        whole /= 4;
+    const std::uint64_t sharing = std::max<std::uint32_t>(budget_.bulk_channels(), 1);
+    return std::max(whole / sharing, std::min(whole, min_margin_share));
+}
+
+std::uint32_t receive_window::floor() const noexcept
+{
+    // While several bulk channels share the margin, a target may go down to
+    // its share of it (a few packets at least), below the initial window.
+    const std::uint64_t share = cfg_.max_spare != 0 ? margin_share(cfg_.max_spare) : margin_share(path_margin);
+    const std::uint64_t least = std::max<std::uint64_t>(share, 4ull * cfg_.max_packet);
+    return static_cast<std::uint32_t>(std::min<std::uint64_t>(initial_, least));
+}
 
 std::uint32_t receive_window::window_in_effect() const noexcept
 {
@@ -81,7 +140,11 @@ std::uint32_t receive_window::adjust_threshold() const noexcept
     // Return credit in steps of an eighth of the window (at most 256 KiB, at
     // least one packet): the peer keeps at least 7/8 of the window in
     // flight, at a cost of one small message per step.
-    const std::uint32_t step = std::min<std::uint32_t>(target_ / 8, 256 * 1024);
+    // A small window (a share of a margin) returns credit in steps of up to
+    // half of it, 64 KiB at most: an adjust per packet would cost more than
+    // the credit it returns early.
+    const std::uint32_t step = std::max(std::min<std::uint32_t>(target_ / 8, 256 * 1024),
+                                        std::min<std::uint32_t>(target_ / 2, 64 * 1024));
     return std::max(step, std::min(cfg_.max_packet, target_));
 }
 
@@ -171,8 +234,8 @@ void receive_window::end_interval(std::uint64_t elapsed, std::uint64_t rtt_us) n
     if (interval_backlog_ >= std::max<std::uint64_t>(t / 8, 4ull * cfg_.max_packet))
         kind = window_limit::sink;
     else if (per_rtt * 10 >= t * window_limited_tenths &&
-             (cfg_.max_spare == 0 ? !queue_standing && t < per_rtt + path_margin / 2
-                                  : t < per_path + cfg_.max_spare / 2))
+             (cfg_.max_spare == 0 ? !queue_standing && t < per_rtt + margin_share(path_margin) / 2
+                                  : t < per_path + margin_share(cfg_.max_spare) / 2))
         // A window bounded to the path plus a margin (or, for a sender that
         // buffers its credit, plus the spare) is mostly in flight by design:
         // the sender was held back only if it used most of the margin. And
@@ -255,7 +318,7 @@ void receive_window::end_interval(std::uint64_t elapsed, std::uint64_t rtt_us) n
         // trip of loss recovery delivered starved the sender for the round
         // trips after it (1-s goodput 700-900 Mbit/s at 100 ms against a
         // flat 964 for a fixed window).
-        const std::uint64_t bound = recent_per_rtt_ + cfg_.max_spare;
+        const std::uint64_t bound = recent_per_rtt_ + margin_share(cfg_.max_spare);
         if (target_ > bound) {
             steady_intervals_ = 0;
             shrink_to(bound, window_change::reason::spare_bound, per_rtt, rtt_us);
@@ -275,7 +338,7 @@ void receive_window::end_interval(std::uint64_t elapsed, std::uint64_t rtt_us) n
         // it below the link, every round trip delivers a little more and
         // the bound grows with it (and a window-limited round trip grows
         // the window to the bound at once).
-        const std::uint64_t bound = recent_per_rtt_ + recent_per_rtt_ / 16 + path_margin;
+        const std::uint64_t bound = recent_per_rtt_ + recent_per_rtt_ / 16 + margin_share(path_margin);
         // (Not for a sliver: the bound moves with every round trip's rate.)
         if (target_ > bound + bound / 16) {
             steady_intervals_ = 0;
@@ -306,7 +369,7 @@ void receive_window::on_discarded(std::uint32_t n) noexcept
 void receive_window::shrink_to(std::uint64_t to, window_change::reason why, std::uint64_t per_rtt,
                                std::uint64_t rtt_us) noexcept
 {
-    to = std::max<std::uint64_t>(to, initial_);
+    to = std::max<std::uint64_t>(to, floor());
     if (to >= target_)
         return;
     const std::uint32_t from = change_ ? change_->from : target_;
@@ -351,6 +414,7 @@ std::uint32_t receive_window::on_consumed(std::uint32_t n, std::uint64_t now_us,
                                           std::uint64_t path_rtt_us) noexcept
 {
     backlog_ -= std::min(n, backlog_);
+    track_bulk(n, now_us);
     measure(n, now_us, rtt_us, path_rtt_us);
     const std::uint64_t held = std::uint64_t(credit_) + backlog_;
     if (held >= target_) {
@@ -366,6 +430,16 @@ std::uint32_t receive_window::on_consumed(std::uint32_t n, std::uint64_t now_us,
 
 void receive_window::on_tick(std::uint64_t now_us) noexcept
 {
+    if (bulk_ && now_us - last_data_us_ >= 2 * bulk_slot_us)
+        set_bulk(false);
+    if (target_ < initial_ && now_us - last_data_us_ >= idle_shrink_us) {
+        // Squeezed below its initial window while others moved bulk data,
+        // then idle: the next burst starts from the initial window again,
+        // as far as the budget allows.
+        if (initial_ > granted_)
+            granted_ += budget_.take(initial_ - granted_);
+        target_ = static_cast<std::uint32_t>(std::max<std::uint64_t>(target_, std::min<std::uint64_t>(initial_, granted_)));
+    }
     if (target_ > initial_ && now_us - last_data_us_ >= idle_shrink_us) {
         // Credit already given cannot be taken back; the target drops and no
         // new credit is returned until what the peer holds falls below it.

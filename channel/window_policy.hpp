@@ -27,7 +27,13 @@
 //  - out of slow start (a queue stands at the bottleneck, or the rate has
 //    stopped doubling), it stays within what the path holds plus a margin
 //    (4 MiB) for the buffers at both ends: more credit only lets TCP
-//    overflow the bottleneck's queue, again and again;
+//    overflow the bottleneck's queue, again and again. The buffers are the
+//    connection's (one socket each way, one output queue), so channels
+//    moving bulk data at once share the margin, and may go below their
+//    initial window for it: eight bulk channels holding 4 MiB each would
+//    queue 32 MiB in front of every other channel's data, head of line in
+//    the one TCP stream. On a path under a millisecond (loopback, a LAN)
+//    the margin is 1 MiB: buffers there refill within the millisecond;
 //  - once the rate has been flat for a few round trips, a window far above
 //    twice the rate (slow start's overshoot) is halved step by step.
 //
@@ -116,9 +122,18 @@ public:
     std::uint64_t available() const noexcept { return limit_ > used_ ? limit_ - used_ : 0; }
     std::uint64_t limit() const noexcept { return limit_; }
 
+    // Channels moving bulk data now (each receive_window counts itself in
+    // and out). The margin for the buffers at both ends of the connection
+    // (the sender's queues, the receiver's socket) belongs to the
+    // connection, not to each channel: its bulk channels share it.
+    void bulk_joined() noexcept { ++bulk_; }
+    void bulk_left() noexcept { bulk_ -= bulk_ > 0 ? 1 : 0; }
+    std::uint32_t bulk_channels() const noexcept { return bulk_; }
+
 private:
     std::uint64_t limit_;
     std::uint64_t used_ = 0;
+    std::uint32_t bulk_ = 0;
 };
 
 // What held a channel's data back in one measured round trip.
@@ -196,6 +211,15 @@ public:
 
     // A channel idle this long shrinks back to its initial window.
     static constexpr std::uint64_t idle_shrink_us = 10'000'000;
+    // A channel is a bulk channel while its sink takes at least
+    // bulk_slot_bytes per bulk_slot_us (about 10 Mbit/s): keystrokes and
+    // small requests are not, and do not take a share of the margin.
+    static constexpr std::uint64_t bulk_slot_us = 200'000;
+    static constexpr std::uint64_t bulk_slot_bytes = 256 * 1024;
+    // The least share of the margin a channel keeps, however many share it.
+    static constexpr std::uint64_t min_margin_share = 128 * 1024;
+    // Whether this channel counts as a bulk channel now.
+    bool bulk() const noexcept { return bulk_; }
 
 private:
     std::uint32_t adjust_threshold() const noexcept;
@@ -205,6 +229,13 @@ private:
     void grow_to(std::uint64_t aim, window_change::reason why, std::uint64_t per_rtt, std::uint64_t rtt_us) noexcept;
     void shrink_to(std::uint64_t to, window_change::reason why, std::uint64_t per_rtt, std::uint64_t rtt_us) noexcept;
     void release_unneeded_budget() noexcept;
+    void track_bulk(std::uint32_t consumed, std::uint64_t now_us) noexcept;
+    void set_bulk(bool bulk) noexcept;
+    // This channel's share of a connection-wide margin (path_margin, max_spare).
+    std::uint64_t margin_share(std::uint64_t whole) const noexcept;
+    // The least target: the initial window, or less while several bulk
+    // channels share the margin.
+    std::uint32_t floor() const noexcept;
 
     const window_config& cfg_;
     window_budget& budget_;
@@ -229,6 +260,9 @@ private:
     bool slow_start_ = true;             // the sender's rate still doubling (no path bound yet)
     std::uint64_t min_rtt_us_ = 0;     // the path's RTT: as given, else the smallest RTT given
     int steady_intervals_ = 0;
+    bool bulk_ = false;                 // counted in budget_.bulk_channels()
+    std::uint64_t bulk_slot_start_us_ = 0;
+    std::uint64_t bulk_slot_consumed_ = 0;
     window_stats stats_;
     std::optional<window_change> change_;
 };
