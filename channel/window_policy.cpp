@@ -432,19 +432,18 @@ void receive_window::on_tick(std::uint64_t now_us) noexcept
 {
     if (bulk_ && now_us - last_data_us_ >= 2 * bulk_slot_us)
         set_bulk(false);
-    if (target_ < initial_ && now_us - last_data_us_ >= idle_shrink_us) {
-        // Squeezed below its initial window while others moved bulk data,
-        // then idle: the next burst starts from the initial window again,
-        // as far as the budget allows.
+    if (target_ != initial_ && now_us - last_data_us_ >= idle_shrink_us) {
+        // Idle: the next burst starts afresh from the initial window. Grown
+        // beyond it: credit already given cannot be taken back; the target
+        // drops and no new credit is returned until what the peer holds
+        // falls below it. Squeezed below it while other channels moved bulk
+        // data: back to it, as far as the budget allows.
         if (initial_ > granted_)
             granted_ += budget_.take(initial_ - granted_);
-        target_ = static_cast<std::uint32_t>(std::max<std::uint64_t>(target_, std::min<std::uint64_t>(initial_, granted_)));
-    }
-    if (target_ > initial_ && now_us - last_data_us_ >= idle_shrink_us) {
-        // Credit already given cannot be taken back; the target drops and no
-        // new credit is returned until what the peer holds falls below it.
-        change_ = window_change{change_ ? change_->from : target_, initial_, window_change::reason::idle, 0, 0};
-        target_ = initial_;
+        const auto to = static_cast<std::uint32_t>(std::min<std::uint64_t>(initial_, std::max<std::uint64_t>(target_, granted_)));
+        if (to != target_)
+            change_ = window_change{change_ ? change_->from : target_, to, window_change::reason::idle, 0, 0};
+        target_ = to;
         interval_start_us_ = 0;
         previous_per_rtt_ = 0;
         recent_per_rtt_ = 0;
