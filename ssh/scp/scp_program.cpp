@@ -4,6 +4,7 @@
 #include "ssh/sftp_client/text.hpp"
 #include "ssh/sftp_client/tree.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -134,7 +135,8 @@ int scp_program::run()
 
 // --- SFTP connections --------------------------------------------------------------
 
-sftp::connection& scp_program::connect(const operand& where, const std::string& first_stat)
+sftp::connection& scp_program::connect(const operand& where, const std::string& first_stat,
+                                       const std::optional<sftp::open_request>& first_open)
 {
     const std::string key = where.user + "@" + where.host + ":" + std::to_string(where.port);
     if (conn_ && key == conn_key_)
@@ -152,9 +154,11 @@ sftp::connection& scp_program::connect(const operand& where, const std::string& 
         argv = sftp::ssh_command_line(o_.ssh, where.host, where.user, where.port != -1 ? where.port : o_.port,
                                       true, "sftp");
     std::string error;
-    const auto lookup = [&first_stat](sftp::remote_fs& fs) {
+    const auto lookup = [&first_stat, &first_open](sftp::remote_fs& fs) {
         if (!first_stat.empty())
             fs.prefetch_stat(first_stat);
+        if (first_open)
+            fs.prefetch_open(*first_open);
     };
     conn_ = sftp::connection::open(argv, so, out_, error, false, lookup);
     if (!conn_) {
@@ -247,11 +251,42 @@ void scp_program::to_remote()
             continue;
         }
         // source_sftp's first lookup is whether the target is a directory.
-        connect(*dst, target_ ? std::string() : plain_remote_path(dst->path).value_or(std::string()));
+        const std::string first_stat = target_ ? std::string() : plain_remote_path(dst->path).value_or(std::string());
+        connect(*dst, first_stat, upload_first_open(first_stat));
         source_sftp(o_.operands[i], *dst);
     }
     if (!legacy_sources.empty())
         legacy_to_remote(legacy_sources, *dst);
+}
+
+std::optional<sftp::open_request> scp_program::upload_first_open(const std::string& target) const
+{
+    // Only a copy of one file whose target is this path or a directory
+    // (not -d, where OpenSSH creates the directory first); a resume stats
+    // the target before it opens it. A download never opens ahead: the
+    // stat must first show a regular file (opening a FIFO or a device is
+    // not harmless).
+    if (target.empty() || o_.operands.size() != 2 || o_.target_must_be_dir || o_.resume)
+        return std::nullopt;
+    const auto src = parse_operand(o_.operands[0]);
+    if (!src || !src->host.empty())
+        return std::nullopt;
+    // The upload opens the local file first and sends nothing when that
+    // fails: so does this (a target is never truncated for a source that
+    // cannot be read).
+    struct stat st{};
+    if (::stat(o_.operands[0].c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+        return std::nullopt; // (opening a FIFO here would block)
+    const int fd = ::open(o_.operands[0].c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return std::nullopt;
+    const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    ::close(fd);
+    if (!regular)
+        return std::nullopt;
+    sftp::transfer_flags f;
+    f.preserve = o_.preserve;
+    return sftp::upload_open_request(target, st, f);
 }
 
 void scp_program::to_local()

@@ -37,8 +37,14 @@ private:
 
     // SFTP mode.
     // `first_stat`: the path the caller looks up first, stat'ed in the
-    // same flight as INIT when a new connection starts (empty: none).
-    sftp::connection& connect(const operand& where, const std::string& first_stat = {});
+    // same flight as INIT when a new connection starts (empty: none);
+    // `first_open`: an OPEN sent right behind it (remote_fs::prefetch_open).
+    sftp::connection& connect(const operand& where, const std::string& first_stat = {},
+                              const std::optional<sftp::open_request>& first_open = std::nullopt);
+    // The OPEN of an upload of one regular file, known before the target's
+    // stat: the target is then either that file or a directory (whose
+    // OPEN fails without effect), as in OpenSSH's scp.
+    std::optional<sftp::open_request> upload_first_open(const std::string& target) const;
     // Runs what the batch still holds and closes the connection (counting
     // ssh's exit status); nothing without one. Before another host's
     // connection, a local copy, and at the end.

@@ -37,6 +37,31 @@ bool lost(session& s, const reply& r) noexcept
     return !s.ok() && status_of(r) == static_cast<std::uint32_t>(status_code::connection_lost);
 }
 
+} // namespace
+
+open_request download_open_request(const std::string& remote_path)
+{
+    return open_request{.id = 0, .path = remote_path, .pflags = fxf::read, .attributes = {}};
+}
+
+open_request upload_open_request(const std::string& remote_path, const struct stat& local, const transfer_flags& f)
+{
+    // A resume reads the remote prefix back (check_prefix) and writes at
+    // explicit offsets, so the file is opened for both, without O_APPEND
+    // (OpenSSH appends).
+    open_request r{.id = 0,
+                   .path = remote_path,
+                   .pflags = f.resume ? (fxf::read | fxf::write | fxf::creat) : (fxf::write | fxf::creat | fxf::trunc),
+                   .attributes = attrs::from_stat(local)};
+    r.attributes.flags &= ~(attr::size | attr::uidgid);
+    r.attributes.permissions &= 0777;
+    if (!f.preserve)
+        r.attributes.flags &= ~attr::acmodtime;
+    return r;
+}
+
+namespace {
+
 // --- download ------------------------------------------------------------------
 
 class download_task final : public file_task {
@@ -90,18 +115,17 @@ private:
             return;
         }
         size_ = a_->has(attr::size) ? a_->size : 0;
-        sess().core().request(open_request{.id = 0, .path = remote_, .pflags = fxf::read, .attributes = {}},
-                              [this](const reply& r) {
-                                  if (const auto* h = std::get_if<handle_reply>(&r)) {
-                                      handle_ = h->handle;
-                                      opened();
-                                      return;
-                                  }
-                                  if (!lost(sess(), r))
-                                      err(strprintf("remote open \"%s\": %s", remote_.c_str(),
-                                                    fx2txt(status_of(r))));
-                                  finish(-1);
-                              });
+        fs_.open_async(download_open_request(remote_), [this](const reply& r) {
+            if (const auto* h = std::get_if<handle_reply>(&r)) {
+                handle_ = h->handle;
+                opened();
+                return;
+            }
+            if (!lost(sess(), r))
+                err(strprintf("remote open \"%s\": %s", remote_.c_str(),
+                              fx2txt(status_of(r))));
+            finish(-1);
+        });
     }
 
     void opened()
@@ -310,11 +334,7 @@ public:
             finish(-1);
             return;
         }
-        a_ = attrs::from_stat(sb_);
-        a_.flags &= ~(attr::size | attr::uidgid);
-        a_.permissions &= 0777;
-        if (!f_.preserve)
-            a_.flags &= ~attr::acmodtime;
+        a_ = upload_open_request(remote_, sb_, f_).attributes;
         if (!f_.resume) {
             open_remote();
             return;
@@ -355,28 +375,22 @@ public:
 private:
     void open_remote()
     {
-        // A resume reads the remote prefix back (check_prefix) and writes
-        // at explicit offsets, so the file is opened for both, without
-        // O_APPEND (OpenSSH appends).
-        const std::uint32_t pflags =
-            f_.resume ? (fxf::read | fxf::write | fxf::creat) : (fxf::write | fxf::creat | fxf::trunc);
-        sess().core().request(open_request{.id = 0, .path = remote_, .pflags = pflags, .attributes = a_},
-                              [this](const reply& r) {
-                                  if (const auto* h = std::get_if<handle_reply>(&r)) {
-                                      handle_ = h->handle;
-                                      if (f_.resume && offset_ > 0) {
-                                          check_prefix(sess(), handle_, fd_, offset_,
-                                                       [this](const prefix_verdict& v) { checked(v); });
-                                          return;
-                                      }
-                                      start_data();
-                                      return;
-                                  }
-                                  if (!lost(sess(), r))
-                                      err(strprintf("dest open \"%s\": %s", remote_.c_str(),
-                                                    fx2txt(status_of(r))));
-                                  finish(-1);
-                              });
+        fs_.open_async(upload_open_request(remote_, sb_, f_), [this](const reply& r) {
+            if (const auto* h = std::get_if<handle_reply>(&r)) {
+                handle_ = h->handle;
+                if (f_.resume && offset_ > 0) {
+                    check_prefix(sess(), handle_, fd_, offset_,
+                                 [this](const prefix_verdict& v) { checked(v); });
+                    return;
+                }
+                start_data();
+                return;
+            }
+            if (!lost(sess(), r))
+                err(strprintf("dest open \"%s\": %s", remote_.c_str(),
+                              fx2txt(status_of(r))));
+            finish(-1);
+        });
     }
 
     void checked(const prefix_verdict& v)

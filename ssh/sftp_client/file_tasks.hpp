@@ -95,6 +95,11 @@ std::unique_ptr<file_task> make_download(remote_fs& fs, std::string remote_path,
 // A task that only prints (a message of a directory walk), so that it
 // comes out in order with the files around it. result: 0 or -1.
 std::unique_ptr<file_task> make_note(remote_fs& fs, file_task::message m, int result);
+// The OPEN a download task sends for `remote_path`, and the one an upload
+// task sends for a local file of status `local` (so that a program can
+// send the same OPEN ahead: remote_fs::prefetch_open).
+open_request download_open_request(const std::string& remote_path);
+open_request upload_open_request(const std::string& remote_path, const struct stat& local, const transfer_flags& f);
 // do_upload(): local_path to remote_path.
 std::unique_ptr<file_task> make_upload(remote_fs& fs, std::string local_path, std::string remote_path,
                                        transfer_flags f);

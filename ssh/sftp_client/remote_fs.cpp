@@ -80,6 +80,63 @@ void remote_fs::prefetch_realpath(const std::string& path)
     prefetch<realpath_request>(path);
 }
 
+void remote_fs::prefetch_open(const open_request& r)
+{
+    drop_prefetched_open();
+    auto p = std::make_shared<prefetched_open>();
+    p->request = r;
+    session& s = s_;
+    s_.core().request(r, [p, &s](const reply& answer) {
+        if (p->waiter) {
+            auto w = std::move(p->waiter);
+            w(answer);
+            return;
+        }
+        if (p->unwanted) {
+            if (const auto* h = std::get_if<handle_reply>(&answer))
+                s.core().request(close_request{.id = 0, .handle = h->handle}, [](const reply&) {});
+            return;
+        }
+        session::copy_reply(answer, p->answer.emplace());
+    });
+    prefetched_open_ = std::move(p);
+    // The stat sent just before is answered first, so it still describes
+    // the path as the program found it.
+    if (prefetched_)
+        prefetched_->sent_at = s_.core().requests_sent();
+}
+
+void remote_fs::open_async(open_request r, std::function<void(const reply&)> done)
+{
+    if (auto p = std::exchange(prefetched_open_, nullptr)) {
+        if (p->request == r) {
+            if (p->answer && p->answer->value)
+                done(*p->answer->value);
+            else
+                p->waiter = std::move(done);
+            return;
+        }
+        discard(*p);
+    }
+    s_.core().request(std::move(r), std::move(done));
+}
+
+void remote_fs::drop_prefetched_open()
+{
+    if (auto p = std::exchange(prefetched_open_, nullptr))
+        discard(*p);
+}
+
+void remote_fs::discard(prefetched_open& p)
+{
+    if (!p.answer) {
+        p.unwanted = true;
+        return;
+    }
+    if (const auto* h = p.answer->get<handle_reply>())
+        s_.core().request(close_request{.id = 0, .handle = h->handle}, [](const reply&) {});
+}
+
 std::optional<reply_copy> remote_fs::take_prefetched(std::uint8_t type, const std::string& path)
 {
     auto p = std::exchange(prefetched_, nullptr);

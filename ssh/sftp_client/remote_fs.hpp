@@ -63,6 +63,19 @@ public:
     // (session::init). Any other stat() or realpath() drops it.
     void prefetch_stat(const std::string& path);
     void prefetch_realpath(const std::string& path);
+    // Send OPEN now, in the same flight as the first lookup (scp's copy of
+    // one file, whose OPEN would otherwise wait a round trip for the
+    // stat): the first open_async() of exactly this request takes its
+    // answer. Only for an OPEN that does what the copy would do anyway if
+    // the stat allows it (read; or write of the one destination, which
+    // fails without effect on a directory). A prefetched stat sent just
+    // before still counts as fresh: the server answers it first.
+    void prefetch_open(const open_request& r);
+    // OPEN for a transfer: `done` gets the answer, the prefetched one when
+    // `r` is the request prefetched. A prefetched OPEN that is not wanted
+    // (another request, or drop_prefetched_open) has its handle closed.
+    void open_async(open_request r, std::function<void(const reply&)> done);
+    void drop_prefetched_open();
     std::optional<attrs> lstat(const std::string& path, bool quiet);
     std::optional<attrs> fstat(const bytes& handle, bool quiet);
     // do_realpath / do_expand_path: "realpath PATH: MSG".
@@ -116,8 +129,17 @@ private:
         std::uint64_t sent_at = 0; // core().requests_sent() right after it
     };
 
+    struct prefetched_open {
+        open_request request;
+        std::optional<reply_copy> answer;
+        std::function<void(const reply&)> waiter; // open_async() came first
+        bool unwanted = false; // close the handle when it comes
+    };
+    void discard(prefetched_open& p);
+
     session& s_;
     const output_sink& out_;
+    std::shared_ptr<prefetched_open> prefetched_open_;
     std::map<std::uint32_t, std::string> users_, groups_;
     std::unique_ptr<prefetched_answer> prefetched_;
     template <class Request>

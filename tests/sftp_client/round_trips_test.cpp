@@ -333,3 +333,80 @@ TEST_CASE("sftp round trips: an upload, a failed download or directories still t
     CHECK_FALSE(h.net->end_requested);
     CHECK(h.remote.read("/tree/f") == "f");
 }
+
+TEST_CASE("sftp round trips: scp's upload of one file sends its OPEN with INIT and the target's stat")
+{
+    // scp file host:target: the stat only decides between the target and
+    // target/file (a directory, whose OPEN for writing fails without
+    // effect), so the OPEN of the target goes in the first flight.
+    client_harness h;
+    slow_path(h);
+    client_harness::write_file(h.lpath("small"), "small file");
+    struct stat local{};
+    REQUIRE(::stat(h.lpath("small").c_str(), &local) == 0);
+    const double n = round_trips(h, [&] {
+        REQUIRE(h.sess->init([&] {
+            h.rfs->prefetch_stat("/small");
+            h.rfs->prefetch_open(upload_open_request("/small", local, {}));
+        }));
+        CHECK_FALSE(h.rfs->is_dir("/small")); // the early stat, still used
+        REQUIRE(run_one(h, make_upload(*h.rfs, h.lpath("small"), "/small", {})) == 0);
+    });
+    CHECK(n == 2); // was 3: INIT and the stat, OPEN, then WRITE and CLOSE
+    CHECK(h.remote.read("/small") == "small file");
+    CHECK(h.srv->open_handles() == 0);
+    CHECK(h.errors.empty());
+}
+
+TEST_CASE("sftp round trips: an OPEN sent early that the copy does not use is closed, never reused")
+{
+    client_harness h;
+    client_harness::write_file(h.lpath("f"), "data");
+    struct stat local{};
+    REQUIRE(::stat(h.lpath("f").c_str(), &local) == 0);
+    // The target is a directory: the early OPEN failed, the file goes in.
+    ::mkdir(h.remote.real("/d").c_str(), 0755);
+    REQUIRE(h.sess->init([&] {
+        h.rfs->prefetch_stat("/d");
+        h.rfs->prefetch_open(upload_open_request("/d", local, {}));
+    }));
+    REQUIRE(h.rfs->is_dir("/d"));
+    REQUIRE(run_one(h, make_upload(*h.rfs, h.lpath("f"), "/d/f", {})) == 0);
+    CHECK(h.remote.read("/d/f") == "data");
+    CHECK(h.srv->open_handles() == 0);
+    // An early OPEN that succeeded but is not the one asked for (other
+    // flags: -p adds the times) is closed before the real one goes out.
+    h.rfs->prefetch_open(upload_open_request("/g", local, {}));
+    REQUIRE(run_one(h, make_upload(*h.rfs, h.lpath("f"), "/g", {.preserve = true})) == 0);
+    CHECK(h.remote.read("/g") == "data");
+    CHECK(h.srv->open_handles() == 0);
+    // Dropped before its answer came: closed when the answer comes.
+    h.rfs->prefetch_open(download_open_request("/g"));
+    h.rfs->drop_prefetched_open();
+    h.sess->run_until([&] { return h.sess->core().outstanding() == 0; });
+    CHECK(h.srv->open_handles() == 0);
+    CHECK(h.sess->core().outstanding() == 0);
+    // Used once: the same request later is sent again.
+    h.rfs->prefetch_open(download_open_request("/g"));
+    std::optional<bytes> handle;
+    h.rfs->open_async(download_open_request("/g"), [&](const reply& r) {
+        if (const auto* hr = std::get_if<handle_reply>(&r))
+            handle = hr->handle;
+    });
+    h.sess->run_until([&] { return handle.has_value(); });
+    REQUIRE(handle);
+    CHECK(h.srv->open_handles() == 1);
+    REQUIRE(h.rfs->close(*handle) == 0);
+    const auto sent = h.sess->core().requests_sent();
+    bool answered = false;
+    h.rfs->open_async(download_open_request("/g"), [&](const reply& r) {
+        answered = true;
+        if (const auto* hr = std::get_if<handle_reply>(&r))
+            handle = hr->handle;
+    });
+    CHECK(h.sess->core().requests_sent() == sent + 1);
+    h.sess->run_until([&] { return answered; });
+    REQUIRE(h.rfs->close(*handle) == 0);
+    CHECK(h.srv->open_handles() == 0);
+    CHECK(h.errors.empty());
+}
