@@ -321,19 +321,26 @@ void listing(remote_fs& fs)
 
 void run_client(remote_fs& fs, const arena& a, std::uint8_t settings)
 {
+    transfer_flags f;
+    f.preserve = f.fsync = (settings & 0x40) != 0;
+    f.inplace = (settings & 0x80) != 0;
     // The first lookup goes out with INIT where the operation starts with
-    // one (as scp's stat and sftp's REALPATH "." do).
-    const auto first = [&fs, settings] {
+    // one (as scp's stat and sftp's REALPATH "." do); scp's upload of one
+    // file sends the target's OPEN with its stat.
+    const std::string& l = a.local;
+    const auto first = [&fs, settings, &l, &f] {
+        struct stat up{};
         if ((settings & 7) == 0)
             fs.prefetch_realpath(".");
         else if ((settings & 7) == 3)
             fs.prefetch_realpath("/");
+        else if ((settings & 7) == 4 && ::stat((l + "/up").c_str(), &up) == 0) {
+            fs.prefetch_stat("/u");
+            fs.prefetch_open(upload_open_request("/u", up, f));
+        }
     };
     if (!fs.sess().init(first))
         return;
-    transfer_flags f;
-    f.preserve = f.fsync = (settings & 0x40) != 0;
-    f.inplace = (settings & 0x80) != 0;
     tree_options o;
     o.flags = f;
     o.print = true;
@@ -342,13 +349,12 @@ void run_client(remote_fs& fs, const arena& a, std::uint8_t settings)
     // Without -R 4: the connection's last batch, as scp runs it (its last
     // download ends the server's input with its CLOSE).
     batch.set_last((settings & 0x10) == 0);
-    const std::string& l = a.local;
     switch (settings & 7) {
     case 0: remote_operations(fs); return;
     case 1: batch.download_file("/f", l + "/f", std::nullopt, f); break;
     case 2: f.resume = true; batch.download_file("/f", l + "/part", std::nullopt, f); break;
     case 3: (void)batch.download_dir("/", l + "/tree", o); break;
-    case 4: batch.upload_file(l + "/up", "/u", f); break;
+    case 4: batch.upload_file(l + "/up", fs.is_dir("/u") ? "/u/up" : "/u", f); break;
     case 5: (void)batch.upload_dir(l + "/src", "/t", o); break;
     case 6: listing(fs); return;
     case 7:

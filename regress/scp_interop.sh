@@ -108,6 +108,12 @@ check_bulk() { # SERVER MODE...
     want=$(md5sum <"$L/big")
     run_scp "$SCP" "$port" "$@" "$L/big" "$user@127.0.0.1:$R/big" && [ $rc = 0 ] &&
         got=$(md5sum <"$R/big") && [ "$got" = "$want" ] || { echo "   upload: $got"; return 1; }
+    # Into a directory: the OPEN our scp sends ahead of the target's stat
+    # fails there without effect, and the file goes inside.
+    as_user mkdir "$R/into"
+    run_scp "$SCP" "$port" "$@" "$L/big" "$user@127.0.0.1:$R/into" && [ $rc = 0 ] &&
+        got=$(md5sum <"$R/into/big") && [ "$got" = "$want" ] && [ -d "$R/into" ] ||
+        { echo "   upload into a directory: $got"; return 1; }
     rm -f "$T/big.down"
     run_scp "$SCP" "$port" "$@" "$user@127.0.0.1:$R/big" "$T/big.down" && [ $rc = 0 ] &&
         got=$(md5sum <"$T/big.down") && [ "$got" = "$want" ] || { echo "   download: $got"; return 1; }
