@@ -55,6 +55,7 @@ void decode_request(byte_span in)
     case monitor_type::kbdint_abort:
     case monitor_type::account_check:
     case monitor_type::max_tries:
+    case monitor_type::pty:
         if (decode_empty(*type, in))
             check(in.size() == 1);
         break;
@@ -67,6 +68,7 @@ void decode_replies(byte_span in)
     round_trip(decode_lookup_user_reply(in), in);
     round_trip(decode_key_allowed_reply(in), in);
     round_trip(decode_account_reply(in), in);
+    round_trip(decode_pty_reply(in), in);
     for (auto t : {monitor_type::kbdint_start, monitor_type::kbdint_respond})
         if (auto r = decode_kbdint_reply(t, in)) {
             const bytes again = encode_kbdint_reply(t, *r);

@@ -13,7 +13,9 @@
 #  5. a user under the global ChrootDirectory without ForceCommand: the
 #     shell is exec'd inside the jail, which has none: the command fails
 #     with the shell's name and errno, as OpenSSH's perror(shell).
-#  6. root (served by one process, no monitor) is chrooted too, and an
+#  6. the same user with a pty (ssh -tt): the jail has no /dev, so the
+#     pty is opened by the root parent outside it and passed down;
+#  7. root (served by one process, no monitor) is chrooted too, and an
 #     unsafe jail refuses root's login the same way.
 # The jail cannot live under /tmp: every component of its path must be
 # owned by root and not writable by group or others, and /tmp is 1777. It
@@ -211,6 +213,24 @@ check_shell_in_jail() {
 }
 lh_check "global ChrootDirectory, no ForceCommand: the shell is looked for in the jail and fails cleanly" \
     check_shell_in_jail
+
+check_pty_in_jail() {
+    # The jail has no /dev: the pty comes from the root parent, opened
+    # outside it as OpenSSH's monitor does (before, the request was
+    # refused). The failed exec's message then comes through the pty, its
+    # line ended by the terminal's CR LF, and the log names the pty.
+    local mark out=$T/pty.out rc=0
+    mark=$(log_mark)
+    timeout 60 ssh -tt -F /dev/null -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR \
+        -o BatchMode=yes -o IdentitiesOnly=yes -o IdentityAgent=none -i "$T/id" -p "$port" \
+        "$shelly@127.0.0.1" 'echo reached a shell' >"$out" 2>&1 </dev/null || rc=$?
+    [ "$rc" = 1 ] || { echo "exit $rc" >&2; cat -A "$out" >&2; return 1; }
+    ! grep -q 'PTY allocation request failed' "$out" || { cat "$out" >&2; return 1; }
+    grep -qx $'/bin/bash: No such file or directory\r' "$out" || { cat -A "$out" >&2; return 1; }
+    lh_wait_until 5 log_has "$mark" "Starting session: command on pts/" || { log_since "$mark" >&2; return 1; }
+    [ ! -e "$BASE/global/dev" ] || { echo "the jail grew a /dev" >&2; return 1; }
+}
+lh_check "a pty in a jail without /dev: opened by the root parent, as OpenSSH's monitor does" check_pty_in_jail
 
 check_root_jailed() {
     local mark out=$T/root.out

@@ -1,5 +1,6 @@
 #include "sshd/pty.hpp"
 
+#include <fcntl.h>
 #include <grp.h>
 #include <pty.h>
 #include <sys/ioctl.h>
@@ -43,7 +44,7 @@ void pty_pair::close_slave() noexcept
 
 int pty_pair::release_master() noexcept { return std::exchange(master_, -1); }
 
-result<pty_pair> pty_pair::open(const pty_request& req, uid_t uid, gid_t gid, std::string& error)
+result<pty_pair> pty_pair::allocate(uid_t uid, gid_t gid, std::string& error)
 {
     pty_pair p;
     char name[256] = {};
@@ -52,8 +53,9 @@ result<pty_pair> pty_pair::open(const pty_request& req, uid_t uid, gid_t gid, st
         return errc::io_error;
     }
     p.name_ = name;
-    set_window_size(p.slave_, req.cols, req.rows, req.width_px, req.height_px);
-    apply_terminal_modes(p.slave_, req.modes);
+    // Not inherited by the programs of other sessions.
+    (void)::fcntl(p.master_, F_SETFD, FD_CLOEXEC);
+    (void)::fcntl(p.slave_, F_SETFD, FD_CLOEXEC);
     if (geteuid() == 0) {
         gid_t tty_gid = gid;
         if (const group* g = getgrnam("tty"))
@@ -64,6 +66,29 @@ result<pty_pair> pty_pair::open(const pty_request& req, uid_t uid, gid_t gid, st
             return errc::io_error;
         }
     }
+    return p;
+}
+
+pty_pair pty_pair::adopt(int master, int slave, std::string name) noexcept
+{
+    pty_pair p;
+    p.master_ = master;
+    p.slave_ = slave;
+    p.name_ = std::move(name);
+    return p;
+}
+
+void pty_pair::configure(const pty_request& req) const
+{
+    set_window_size(slave_, req.cols, req.rows, req.width_px, req.height_px);
+    apply_terminal_modes(slave_, req.modes);
+}
+
+result<pty_pair> pty_pair::open(const pty_request& req, uid_t uid, gid_t gid, std::string& error)
+{
+    auto p = allocate(uid, gid, error);
+    if (p)
+        p->configure(req);
     return p;
 }
 

@@ -18,9 +18,15 @@ public:
     pty_pair& operator=(pty_pair&& o) noexcept;
     ~pty_pair();
 
-    // openpty(), then the requested size and modes. When running as root
-    // the slave is given to `uid` with the tty group and mode 0620, as
-    // OpenSSH's pty_setowner does.
+    // openpty(). When running as root the slave is given to `uid` with the
+    // tty group and mode 0620, as OpenSSH's pty_setowner does.
+    static result<pty_pair> allocate(uid_t uid, gid_t gid, std::string& error);
+    // A pair opened elsewhere (the root parent's, passed over the monitor
+    // socket): takes ownership of both descriptors.
+    static pty_pair adopt(int master, int slave, std::string name) noexcept;
+    // The client's window size and terminal modes.
+    void configure(const pty_request& req) const;
+    // allocate() and configure().
     static result<pty_pair> open(const pty_request& req, uid_t uid, gid_t gid, std::string& error);
 
     int master() const noexcept { return master_; }

@@ -245,7 +245,7 @@ bool server_connection::enter_user_session()
             if (write_fd_ != read_fd_)
                 ::close(write_fd_);
             ::close(pair->child_end);
-            serve_postauth_monitor(pair->monitor_end, pid);
+            serve_postauth_monitor(pair->monitor_end, pid, user.uid, user.gid);
         }
         io_.notify_fork(asio::io_context::fork_child);
         ::close(pair->monitor_end);
@@ -257,6 +257,9 @@ bool server_connection::enter_user_session()
             _exit(255);
         }
         ctx_.host_keys.clear();
+        // Ptys come from the root parent, which can open them whatever the
+        // user's process can see after ChrootDirectory.
+        session_env_.allocate_pty = [this](std::string& error) { return pty_through_monitor(error); };
         // The parent closes the PAM session and ends PAM; this copy of the
         // handle must do neither, or the session is closed twice (the
         // second time as the user).

@@ -533,9 +533,10 @@ monitor_answer server_connection::monitor_authenticated(byte_span msg)
 // ---------------------------------------------------------------- after authentication
 
 // The root parent of a user's connection: signs for key re-exchanges
-// (hash-sized data, one of our keys: nothing else is asked) until the
-// child is gone, then closes the PAM session.
-void server_connection::serve_postauth_monitor(int fd, pid_t child)
+// (hash-sized data, one of our keys) and opens ptys for the user (outside
+// any chroot, owned by the user as OpenSSH's monitor does) until the child
+// is gone, then closes the PAM session. Anything else asked ends it.
+void server_connection::serve_postauth_monitor(int fd, pid_t child, uid_t uid, gid_t gid)
 {
     // This process only signs from now on: give the heap it no longer
     // uses back, so an idle session costs less.
@@ -545,7 +546,22 @@ void server_connection::serve_postauth_monitor(int fd, pid_t child)
         auto msg = mon.receive();
         if (!msg)
             break;
-        auto q = decode_sign_request(*msg);
+        const auto type = message_type(*msg, false);
+        if (type == monitor_type::pty && decode_empty(monitor_type::pty, *msg)) {
+            std::string error;
+            auto p = pty_pair::allocate(uid, gid, error);
+            if (!p)
+                log_.error(error);
+            const bytes answer = encode(pty_reply{.ok = bool(p), .name = p ? p->name() : std::string()});
+            // This process's copies close with `p`: the user's are its own.
+            if (!(p ? mon.send_with_fds(answer, {p->master(), p->slave()}) : mon.send(answer)))
+                break;
+            continue;
+        }
+        std::optional<sign_request> q;
+        if (type == monitor_type::sign)
+            if (auto d = decode_sign_request(*msg))
+                q = std::move(*d);
         const private_key* key = nullptr;
         if (q && is_hash_length(q->data.size()))
             for (const auto& k : ctx_.host_keys)
@@ -589,6 +605,25 @@ result<bytes> server_connection::sign_through_monitor(const public_key& key, std
     if (!r || !r->ok)
         return errc::crypto_error;
     return std::move(r->signature);
+}
+
+// The user's process: a pty from the root parent, size and modes still to
+// set (the pty-req's).
+result<pty_pair> server_connection::pty_through_monitor(std::string& error)
+{
+    if (!postauth_monitor_ || !postauth_monitor_->send(encode_empty(monitor_type::pty))) {
+        error = "pty: the monitor is gone";
+        return errc::connection_closed;
+    }
+    std::vector<int> fds;
+    auto reply = postauth_monitor_->receive_with_fds(fds, max_passed_fds);
+    auto r = reply ? decode_pty_reply(*reply) : result<pty_reply>(reply.error());
+    if (r && r->ok && fds.size() == 2)
+        return pty_pair::adopt(fds[0], fds[1], std::move(r->name));
+    for (int fd : fds)
+        ::close(fd);
+    error = "pty: the monitor could not open one";
+    return errc::io_error;
 }
 
 } // namespace longhaul::detail

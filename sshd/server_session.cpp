@@ -266,8 +266,10 @@ void server_session::on_request(std::string_view name, bool want_reply, byte_spa
         const bool allowed = c.permit_tty && (!env_.key || env_.key->options.permit_pty);
         if (req && allowed && !pty_ && pid_ < 0) {
             std::string error;
-            auto p = pty_pair::open(*req, env_.user->uid, env_.user->gid, error);
+            auto p = env_.allocate_pty ? env_.allocate_pty(error)
+                                       : pty_pair::allocate(env_.user->uid, env_.user->gid, error);
             if (p) {
+                p->configure(*req);
                 pty_ = std::move(*p);
                 term_ = req->term;
                 ok = true;

@@ -29,6 +29,10 @@ struct session_environment {
     logger* log = nullptr;
     int session_number = 0;
     bool chrooted = false; // ChrootDirectory entered: paths are inside the jail
+    // Where ptys come from when this process may not open them itself: the
+    // root parent (OpenSSH's monitor opens them too, outside any chroot).
+    // Unset: pty_pair::allocate here.
+    std::function<result<pty_pair>(std::string& error)> allocate_pty;
 };
 
 class server_session : public channel_handler, public std::enable_shared_from_this<server_session> {

@@ -115,8 +115,9 @@ private:
     void monitor_log_success(std::string_view shown_method = {});
     void monitor_log_child_line(log_level level, std::string_view text);
     void monitor_log_timeout();
-    [[noreturn]] void serve_postauth_monitor(int fd, pid_t child);
+    [[noreturn]] void serve_postauth_monitor(int fd, pid_t child, uid_t uid, gid_t gid);
     result<bytes> sign_through_monitor(const public_key& key, std::string_view alg, byte_span data);
+    result<pty_pair> pty_through_monitor(std::string& error);
     // Backends (server_connection_auth.cpp).
     bool secret_methods_allowed() const;
     std::optional<pam_event> wait_pam();

@@ -3,10 +3,13 @@
 #include "sshd/privsep/monitor_messages.hpp"
 
 #include <poll.h>
+#include <sys/uio.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstring>
 
 namespace longhaul::privsep {
 
@@ -80,10 +83,48 @@ result<void> monitor_channel::send(byte_span message, std::optional<std::chrono:
     }
 }
 
-result<bytes> monitor_channel::receive(std::optional<std::chrono::steady_clock::time_point> deadline)
+result<void> monitor_channel::send_with_fds(byte_span message, const std::vector<int>& fds)
 {
     if (fd_ < 0)
         return errc::connection_closed;
+    if (fds.empty() || fds.size() > max_passed_fds)
+        return errc::invalid_argument;
+    iovec iov{const_cast<std::uint8_t*>(message.data()), message.size()};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * max_passed_fds)] = {};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = CMSG_SPACE(sizeof(int) * fds.size());
+    cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
+    std::memcpy(CMSG_DATA(c), fds.data(), sizeof(int) * fds.size());
+    for (;;) {
+        // Blocking is fine here: a reply the user's process asked for and
+        // waits to read.
+        const ssize_t n = ::sendmsg(fd_, &msg, MSG_NOSIGNAL);
+        if (n == static_cast<ssize_t>(message.size()))
+            return {};
+        if (n < 0 && errno == EINTR)
+            continue;
+        return n < 0 && (errno == EPIPE || errno == ECONNRESET) ? errc::connection_closed : errc::io_error;
+    }
+}
+
+result<bytes> monitor_channel::receive(std::optional<std::chrono::steady_clock::time_point> deadline)
+{
+    std::vector<int> none;
+    return receive_with_fds(none, 0, deadline);
+}
+
+result<bytes> monitor_channel::receive_with_fds(std::vector<int>& fds, std::size_t max_fds,
+                                                std::optional<std::chrono::steady_clock::time_point> deadline)
+{
+    if (fd_ < 0)
+        return errc::connection_closed;
+    max_fds = std::min(max_fds, max_passed_fds);
     for (;;) {
         if (past(deadline))
             return errc::timeout;
@@ -108,13 +149,41 @@ result<bytes> monitor_channel::receive(std::optional<std::chrono::steady_clock::
             return errc::connection_closed;
         }
         if (static_cast<std::size_t>(len) > max_monitor_message) {
-            (void)::recv(fd_, &probe, 1, MSG_DONTWAIT); // drops the datagram
+            (void)::recv(fd_, &probe, 1, MSG_DONTWAIT); // drops the datagram (and any descriptors)
             return errc::too_large;
         }
         bytes buf(static_cast<std::size_t>(len));
-        const ssize_t n = ::recv(fd_, buf.data(), buf.size(), MSG_DONTWAIT);
+        iovec iov{buf.data(), buf.size()};
+        alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * max_passed_fds)] = {};
+        msghdr msg{};
+        msg.msg_iov = &iov;
+        msg.msg_iovlen = 1;
+        // Without room for descriptors the kernel closes any that came.
+        msg.msg_control = max_fds > 0 ? control : nullptr;
+        msg.msg_controllen = max_fds > 0 ? CMSG_SPACE(sizeof(int) * max_fds) : 0;
+        const ssize_t n = ::recvmsg(fd_, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
         if (n != len)
             return errc::io_error;
+        std::vector<int> got;
+        for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+            if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+                continue;
+            const std::size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+            for (std::size_t i = 0; i < count; ++i) {
+                int fd = -1;
+                std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+                got.push_back(fd);
+            }
+        }
+        // Descriptors beyond what the caller takes were closed by the
+        // kernel: for receive() that is the point; otherwise the message
+        // is not what an honest sender sends.
+        if ((max_fds > 0 && (msg.msg_flags & MSG_CTRUNC) != 0) || got.size() > max_fds) {
+            for (int fd : got)
+                ::close(fd);
+            return errc::malformed;
+        }
+        fds.insert(fds.end(), got.begin(), got.end());
         return buf;
     }
 }

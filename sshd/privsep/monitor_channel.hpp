@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <optional>
+#include <vector>
 
 namespace longhaul::privsep {
 
@@ -17,6 +18,9 @@ struct socket_pair {
     int child_end = -1;
 };
 std::optional<socket_pair> make_monitor_socketpair();
+
+// The most descriptors one message carries (a pty's master and slave).
+inline constexpr std::size_t max_passed_fds = 2;
 
 class monitor_channel {
 public:
@@ -34,6 +38,15 @@ public:
     // errc::timeout past `deadline`, errc::too_large for a datagram over
     // max_monitor_message (dropped).
     result<bytes> receive(std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt);
+    // send() with descriptors attached (SCM_RIGHTS); the caller keeps its
+    // copies. Only the root parent passes descriptors (to the user's
+    // process); receive() drops any that come with a message.
+    result<void> send_with_fds(byte_span message, const std::vector<int>& fds);
+    // receive() that also takes up to `max_fds` attached descriptors
+    // (close-on-exec), appended to `fds`; a message with more is refused
+    // (errc::malformed) and its descriptors closed.
+    result<bytes> receive_with_fds(std::vector<int>& fds, std::size_t max_fds,
+                                   std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt);
     // Closes the descriptor now.
     void close() noexcept;
 

@@ -127,7 +127,7 @@ std::optional<monitor_type> message_type(byte_span msg, bool reply) noexcept
     if (((t & reply_flag) != 0) != reply)
         return std::nullopt;
     t &= static_cast<std::uint8_t>(~reply_flag);
-    if (t < static_cast<std::uint8_t>(monitor_type::sign) || t > static_cast<std::uint8_t>(monitor_type::authenticated))
+    if (t < static_cast<std::uint8_t>(monitor_type::sign) || t > static_cast<std::uint8_t>(monitor_type::pty))
         return std::nullopt;
     return static_cast<monitor_type>(t);
 }
@@ -162,6 +162,22 @@ result<sign_reply> decode_sign_reply(byte_span msg)
     sign_reply m;
     m.ok = flag(r);
     m.signature = copy(r.string(max_blob));
+    return finished(r, std::move(m));
+}
+
+bytes encode(const pty_reply& m)
+{
+    bytes out = start(monitor_type::pty, true);
+    wire_writer(out).boolean(m.ok).string(m.name);
+    return out;
+}
+
+result<pty_reply> decode_pty_reply(byte_span msg)
+{
+    auto r = fields(msg, monitor_type::pty, true);
+    pty_reply m;
+    m.ok = flag(r);
+    m.name = clean_text(r, max_name);
     return finished(r, std::move(m));
 }
 

@@ -42,6 +42,8 @@ enum class monitor_type : std::uint8_t {
     log,            // a log line from the child (acknowledged)
     max_tries,      // one-way: the child disconnects for MaxAuthTries
     authenticated,  // the child is done: the transport state for the monitor
+    // After authentication, from the user's process to its root parent:
+    pty, // a pseudo-terminal opened outside any chroot, given to the user (fds attached)
 };
 inline constexpr std::uint8_t reply_flag = 0x80;
 
@@ -110,6 +112,14 @@ struct authenticated_request {
     bytes transport_state;
 };
 
+// The root parent's answer to `pty` (a message with no fields): the
+// slave's name; the master and slave descriptors travel with it
+// (SCM_RIGHTS) when ok.
+struct pty_reply {
+    bool ok = false;
+    std::string name;
+};
+
 // Verdicts with nothing but yes or no: verify_pubkey, password,
 // authenticated, and the acknowledgement of a log line.
 struct verdict_reply {
@@ -130,6 +140,7 @@ bytes encode_kbdint_reply(monitor_type request, const kbdint_reply& m);
 bytes encode(const account_reply& m);
 bytes encode(const log_request& m);
 bytes encode(const authenticated_request& m);
+bytes encode(const pty_reply& m);
 bytes encode_verdict(monitor_type request, bool ok);
 // A message of a type with no fields (kbdint_abort, account_check,
 // max_tries).
@@ -151,6 +162,7 @@ result<kbdint_reply> decode_kbdint_reply(monitor_type request, byte_span msg);
 result<account_reply> decode_account_reply(byte_span msg);
 result<log_request> decode_log_request(byte_span msg);
 result<authenticated_request> decode_authenticated_request(byte_span msg);
+result<pty_reply> decode_pty_reply(byte_span msg);
 result<bool> decode_verdict(monitor_type request, byte_span msg);
 result<void> decode_empty(monitor_type type, byte_span msg);
 

@@ -5,10 +5,12 @@
 
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <vector>
 
 using namespace longhaul;
 using namespace longhaul::privsep;
@@ -106,6 +108,10 @@ TEST_CASE("monitor messages: each request and reply decodes to what was encoded,
     check_exact(encode_verdict(monitor_type::password, true), v);
     CHECK(*decode_verdict(monitor_type::password, encode_verdict(monitor_type::password, true)));
     CHECK_FALSE(*decode_verdict(monitor_type::password, encode_verdict(monitor_type::password, false)));
+    check_exact(encode(pty_reply{true, "/dev/pts/7"}), decode_pty_reply);
+    CHECK(decode_pty_reply(encode(pty_reply{true, "/dev/pts/7"}))->name == "/dev/pts/7");
+    CHECK_FALSE(decode_pty_reply(encode(pty_reply{true, std::string("/dev/pts/7\0x", 12)})));
+    CHECK_FALSE(decode_pty_reply(encode(pty_reply{true, std::string(257, 'p')})));
     CHECK(decode_empty(monitor_type::max_tries, encode_empty(monitor_type::max_tries)));
     CHECK_FALSE(decode_empty(monitor_type::max_tries, encode_empty(monitor_type::kbdint_abort)));
 }
@@ -117,7 +123,8 @@ TEST_CASE("monitor messages: types, replies and bounds from a hostile child are 
     CHECK(message_type(encode(sign_reply{}), true) == monitor_type::sign);
     CHECK_FALSE(message_type(bytes{}, false));
     CHECK_FALSE(message_type(bytes{0}, false));
-    CHECK_FALSE(message_type(bytes{13}, false));
+    CHECK(message_type(encode_empty(monitor_type::pty), false) == monitor_type::pty);
+    CHECK_FALSE(message_type(bytes{14}, false));
     CHECK_FALSE(message_type(bytes{0xff}, true));
 
     // A request decoded as the wrong type.
@@ -208,4 +215,63 @@ TEST_CASE("monitor channel: whole messages, EOF, deadline and oversized datagram
     b.close();
     CHECK(a.receive().error() == errc::connection_closed);
     CHECK(a.send(m1).error() == errc::connection_closed);
+}
+
+namespace {
+
+int open_fd_count()
+{
+    int n = 0;
+    for (int fd = 0; fd < 1024; ++fd)
+        if (::fcntl(fd, F_GETFD) != -1)
+            ++n;
+    return n;
+}
+
+} // namespace
+
+TEST_CASE("monitor channel: descriptors go with a message only where the receiver takes them")
+{
+    auto pair = make_monitor_socketpair();
+    REQUIRE(pair);
+    monitor_channel parent(pair->monitor_end);
+    monitor_channel user(pair->child_end);
+    int p[2];
+    REQUIRE(::pipe(p) == 0);
+    const bytes answer = encode(pty_reply{true, "/dev/pts/1"});
+
+    // Taken: both arrive, close-on-exec, and are the same pipe.
+    REQUIRE(parent.send_with_fds(answer, {p[0], p[1]}));
+    std::vector<int> fds;
+    auto got = user.receive_with_fds(fds, max_passed_fds);
+    REQUIRE(got);
+    CHECK(*got == answer);
+    REQUIRE(fds.size() == 2);
+    CHECK((::fcntl(fds[0], F_GETFD) & FD_CLOEXEC) != 0);
+    REQUIRE(::write(fds[1], "x", 1) == 1);
+    char c = 0;
+    REQUIRE(::read(p[0], &c, 1) == 1);
+    CHECK(c == 'x');
+    for (int fd : fds)
+        ::close(fd);
+
+    // A receiver that takes none (the root parent reading the user's
+    // process): the message arrives, the descriptors are closed.
+    const int before = open_fd_count();
+    REQUIRE(user.send_with_fds(answer, {p[0], p[1]}));
+    got = parent.receive();
+    REQUIRE(got);
+    CHECK(*got == answer);
+    CHECK(open_fd_count() == before);
+
+    // More than asked for: refused, and none left open.
+    REQUIRE(parent.send_with_fds(answer, {p[0], p[1]}));
+    fds.clear();
+    CHECK(user.receive_with_fds(fds, 1).error() == errc::malformed);
+    CHECK(fds.empty());
+    CHECK(open_fd_count() == before);
+    CHECK_FALSE(parent.send_with_fds(answer, {}));
+    CHECK_FALSE(parent.send_with_fds(answer, {p[0], p[1], p[0]}));
+    ::close(p[0]);
+    ::close(p[1]);
 }
