@@ -11,6 +11,8 @@
 #    Debian's scp -O, and the reverse;
 #  - -O with names that hold a newline, encoded as OpenSSH's scp does,
 #    against both sshds and Longhaul's scp -t/-f;
+#  - a source its user cannot read leaves the remote target untouched
+#    (our scp sends the target's OPEN early, after opening the source);
 #  - the progress meter on a terminal, -l, -a (resume; with Longhaul's
 #    sshd the whole prefix hashed by check-file-handle), options that are
 #    not supported yet refused.
@@ -171,6 +173,27 @@ check_errors() { # SERVER MODE...
 for server in debian longhaul; do
     lh_check "$server sshd, SFTP mode: errors and exit codes as Debian's scp" check_errors $server
     lh_check "$server sshd, legacy -O: errors and exit codes as Debian's scp" check_errors $server -O
+done
+check_unreadable_source() { # SERVER: scp run by a user who cannot read its source
+    # Our scp sends the target's OPEN (which truncates it) ahead of the
+    # target's stat: only after it has opened the source, as an upload
+    # does first. A source the user cannot read leaves the target as it
+    # was, with OpenSSH's message and status.
+    local port_var="port_$1" rc=0
+    chmod 711 "$T"
+    mkdir -p "$T/u" && cp "$T/id" "$T/u/id" && chown -R "$user" "$T/u" && chmod 700 "$T/u" && chmod 600 "$T/u/id"
+    echo secret >"$T/root-only" && chmod 600 "$T/root-only"
+    fresh_remote
+    echo keep | as_user tee "$R/target" >/dev/null
+    as_user "$SCP" -F /dev/null -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR \
+        -o BatchMode=yes -o IdentitiesOnly=yes -i "$T/u/id" -P "${!port_var}" \
+        "$T/root-only" "$user@127.0.0.1:$R/target" </dev/null >"$T/out" 2>"$T/err" || rc=$?
+    [ "$rc" = 1 ] || { echo "   exit $rc"; cat "$T/err"; return 1; }
+    grep -qF "open local \"$T/root-only\": Permission denied" "$T/err" || { cat "$T/err"; return 1; }
+    [ "$(cat "$R/target")" = keep ] || { echo "   target changed: $(head -c 40 "$R/target")"; return 1; }
+}
+for server in debian longhaul; do
+    lh_check "$server sshd: a source the user cannot read leaves the target untouched" check_unreadable_source $server
 done
 check_full_upload() {
     # A full remote file system: the remote user writes into the small tmpfs.
