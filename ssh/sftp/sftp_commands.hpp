@@ -1,11 +1,11 @@
-// The sftp command language: OpenSSH's makeargv() tokenising (quotes,
-// backslashes, glob characters escaped inside quotes), the prefixes '-'
-// (ignore an error) and '@' (no echo), one table of commands (name,
-// flags, help text, handler), and the handlers with OpenSSH's messages.
-// The interpreter knows nothing of terminals: the line source (a batch
-// file, stdin, libedit) is the caller's.
+// The sftp command interpreter: each command of the line parsed by
+// sftp_command_line.hpp run with OpenSSH's messages (help text,
+// get/put, ls, df, the remote and local file operations). It knows
+// nothing of terminals: the line source (a batch file, stdin, libedit) is
+// the caller's.
 #pragma once
 
+#include "ssh/sftp/sftp_command_line.hpp"
 #include "ssh/sftp/sftp_listing.hpp"
 #include "ssh/sftp_client/connection.hpp"
 #include "ssh/sftp_client/progress_meter.hpp"
@@ -19,14 +19,6 @@
 
 namespace longhaul::sftp_cli {
 
-// makeargv(): words of a command line. Glob characters that were quoted
-// or escaped come back escaped with a backslash (for remote_glob);
-// undo_glob_escape() removes that for paths that are not globbed. A
-// '#' outside quotes starts a comment. nullopt: unterminated quote.
-std::optional<std::vector<std::string>> split_words(const std::string& line, std::string& error);
-std::string undo_glob_escape(const std::string& s);
-std::string escape_glob(const std::string& s);
-
 struct shell_settings {
     bool batch = false;       // -b: errors end the session
     bool quiet = false;       // no "Fetching ..." lines
@@ -37,17 +29,6 @@ struct shell_settings {
     bool fsync = false;       // -f
     bool echo = false;        // batch files echo "sftp> command"
 };
-
-class sftp_shell;
-
-struct command_spec {
-    const char* name;
-    int id;
-    // Completion: what the first path argument names (OpenSSH's LOCAL/REMOTE).
-    enum path_kind { none, local, remote } completes;
-};
-// The table, in OpenSSH's order (help and completion read it).
-const std::vector<command_spec>& command_table();
 
 class sftp_shell {
 public:
@@ -66,17 +47,7 @@ public:
     int initial_path(const std::string& file1, const std::string& file2, bool& done);
 
 private:
-    struct args {
-        int id = 0;
-        std::string name;
-        bool a = false, f = false, h = false, i = false, p = false, r = false, s = false, l_flag = false;
-        ls_flags ls;
-        unsigned long n = 0;
-        std::optional<std::string> path1, path2;
-        std::string rest; // lls / ! : the rest of the line
-    };
-    int parse(const std::string& line, args& a, bool& ignore_errors, bool& no_echo, bool& blank);
-    int dispatch(args& a, bool err_abort);
+    int dispatch(command_args& a, bool err_abort);
 
     int do_get(const std::string& src, const std::optional<std::string>& dst, bool preserve, bool recursive,
                bool resume, bool fsync);
