@@ -183,7 +183,7 @@ check_unreadable_source() { # SERVER: scp run by a user who cannot read its sour
     chmod 711 "$T"
     mkdir -p "$T/u" && cp "$T/id" "$T/u/id" && chown -R "$user" "$T/u" && chmod 700 "$T/u" && chmod 600 "$T/u/id"
     echo secret >"$T/root-only" && chmod 600 "$T/root-only"
-    fresh_remote
+    # (Not fresh_remote: the checks after this one use what $R holds.)
     echo keep | as_user tee "$R/target" >/dev/null
     as_user "$SCP" -F /dev/null -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR \
         -o BatchMode=yes -o IdentitiesOnly=yes -i "$T/u/id" -P "${!port_var}" \
@@ -191,6 +191,7 @@ check_unreadable_source() { # SERVER: scp run by a user who cannot read its sour
     [ "$rc" = 1 ] || { echo "   exit $rc"; cat "$T/err"; return 1; }
     grep -qF "open local \"$T/root-only\": Permission denied" "$T/err" || { cat "$T/err"; return 1; }
     [ "$(cat "$R/target")" = keep ] || { echo "   target changed: $(head -c 40 "$R/target")"; return 1; }
+    rm -f "$R/target"
 }
 for server in debian longhaul; do
     lh_check "$server sshd: a source the user cannot read leaves the target untouched" check_unreadable_source $server

@@ -93,12 +93,14 @@ TEST_CASE("sftp command line: errors in OpenSSH's words")
         {"chmod rwx f", "You must supply a numeric argument to the chmod command."},
         {"chown 1000", "You must specify a path after a chown command."},
     };
-    for (const auto& [line, message] : cases) {
+    // (No structured binding: clang 14 cannot capture one in CAPTURE's lambda.)
+    for (const auto& c : cases) {
+        const std::string& line = c.first;
         CAPTURE(line);
         auto p = parse_line(line);
         CHECK(p.rc == -1);
         REQUIRE(p.errors.size() == 1);
-        CHECK(p.errors[0] == message);
+        CHECK(p.errors[0] == c.second);
     }
     // cd without a path is the home directory, not an error.
     CHECK(parse_line("cd").rc == 0);
