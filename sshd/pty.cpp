@@ -84,14 +84,6 @@ void pty_pair::configure(const pty_request& req) const
     apply_terminal_modes(slave_, req.modes);
 }
 
-result<pty_pair> pty_pair::open(const pty_request& req, uid_t uid, gid_t gid, std::string& error)
-{
-    auto p = allocate(uid, gid, error);
-    if (p)
-        p->configure(req);
-    return p;
-}
-
 void set_window_size(int fd, std::uint32_t cols, std::uint32_t rows, std::uint32_t width_px, std::uint32_t height_px)
 {
     winsize ws{};

@@ -26,8 +26,6 @@ public:
     static pty_pair adopt(int master, int slave, std::string name) noexcept;
     // The client's window size and terminal modes.
     void configure(const pty_request& req) const;
-    // allocate() and configure().
-    static result<pty_pair> open(const pty_request& req, uid_t uid, gid_t gid, std::string& error);
 
     int master() const noexcept { return master_; }
     int slave() const noexcept { return slave_; }

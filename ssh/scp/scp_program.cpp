@@ -274,12 +274,11 @@ std::optional<sftp::open_request> scp_program::upload_first_open(const std::stri
     // The upload opens the local file first and sends nothing when that
     // fails: so does this (a target is never truncated for a source that
     // cannot be read).
-    struct stat st{};
-    if (::stat(o_.operands[0].c_str(), &st) != 0 || !S_ISREG(st.st_mode))
-        return std::nullopt; // (opening a FIFO here would block)
-    const int fd = ::open(o_.operands[0].c_str(), O_RDONLY | O_CLOEXEC);
+    // (O_NONBLOCK: opening a FIFO must not wait for a writer here.)
+    const int fd = ::open(o_.operands[0].c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0)
         return std::nullopt;
+    struct stat st{};
     const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
     ::close(fd);
     if (!regular)
