@@ -52,6 +52,7 @@ void decode_request(byte_span in)
     case monitor_type::kbdint_respond: round_trip(decode_kbdint_respond_request(in), in); break;
     case monitor_type::log: round_trip(decode_log_request(in), in); break;
     case monitor_type::authenticated: round_trip(decode_authenticated_request(in), in); break;
+    case monitor_type::pty_release: round_trip(decode_pty_release_request(in), in); break;
     case monitor_type::kbdint_abort:
     case monitor_type::account_check:
     case monitor_type::max_tries:
@@ -103,6 +104,9 @@ void write_seeds(const std::string& dir)
     put(encode_empty(monitor_type::kbdint_abort));
     put(encode_empty(monitor_type::account_check));
     put(encode_empty(monitor_type::max_tries));
+    put(encode_empty(monitor_type::pty));
+    put(encode(pty_release_request{"/dev/pts/3"}));
+    put(encode(pty_reply{true, "/dev/pts/3", "Last login: Fri Dec  4 23:14:45 2026 from 127.0.0.1\r\n"}));
     lookup_user_reply u;
     u.status = user_status::valid;
     u.settings = server_auth_settings{};

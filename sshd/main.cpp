@@ -48,6 +48,7 @@ struct options {
     bool extended_test = false;           // -T
     int family = AF_UNSPEC;               // -4 / -6
     std::optional<int> grace;             // -g
+    unsigned utmp_length = default_utmp_length; // -u
     bool rexeced = false;                 // -R: a connection process the listener executed
     bool no_rexec = false;                // -r: serve connections in the forked listener (debugging)
 };
@@ -98,7 +99,17 @@ options parse_args(int argc, char** argv)
         case 'r': o.no_rexec = true; break;
         case 'T': o.extended_test = true; break;
         case 't': o.test = true; break;
-        case 'u': break; // utmp host length: no utmp records yet
+        case 'u': {
+            // OpenSSH's bound: HOST_NAME_MAX + 1 (0: addresses only).
+            char* end = nullptr;
+            const long n = std::strtol(optarg, &end, 10);
+            if (end == optarg || *end != 0 || n < 0 || n > long(default_utmp_length)) {
+                std::cerr << "Invalid utmp length.\n";
+                std::exit(1);
+            }
+            o.utmp_length = static_cast<unsigned>(n);
+            break;
+        }
         case 'V':
             std::cerr << "Longhaul_0.1 (OpenSSH_9.2 compatible), " << OpenSSL_version(OPENSSL_VERSION) << "\n";
             std::exit(0);
@@ -357,6 +368,7 @@ int main(int argc, char** argv)
     ctx.config = &*config;
     ctx.log = &log;
     ctx.log_level_from_config = opt.debug == 0 && !opt.quiet;
+    ctx.utmp_length = opt.utmp_length;
     // The PAM service is the name sshd was started as (OpenSSH's
     // SSHD_PAM_SERVICE is __progname): a copy installed as "sshd-test" reads
     // /etc/pam.d/sshd-test.

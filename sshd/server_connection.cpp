@@ -222,8 +222,10 @@ bool server_connection::enter_user_session()
             pam_session_open_ = true;
         session_env_.pam_env = pam_->environment();
     }
-    if (geteuid() != 0)
-        return true; // serving our own user: nothing to switch
+    if (geteuid() != 0) {
+        set_pty_source(); // serving our own user: nothing to switch
+        return true;
+    }
     if (user.uid != 0) {
         auto pair = privsep::make_monitor_socketpair();
         if (!pair) {
@@ -257,9 +259,6 @@ bool server_connection::enter_user_session()
             _exit(255);
         }
         ctx_.host_keys.clear();
-        // Ptys come from the root parent, which can open them whatever the
-        // user's process can see after ChrootDirectory.
-        session_env_.allocate_pty = [this](std::string& error) { return pty_through_monitor(error); };
         // The parent closes the PAM session and ends PAM; this copy of the
         // handle must do neither, or the session is closed twice (the
         // second time as the user).
@@ -271,6 +270,7 @@ bool server_connection::enter_user_session()
     // initgroups (which reads /etc/group) and before setuid, as in OpenSSH's
     // do_setusercontext(); the root monitor forked above keeps the real
     // root. A root login has no monitor: this one process is chrooted.
+    set_pty_source();
     bool chroot_failed = false;
     before_setuid_step chroot_step;
     if (chrooted) {

@@ -10,6 +10,7 @@
 #include "common/keys/private_key.hpp"
 #include "common/log.hpp"
 #include "sshd/auth_policy.hpp"
+#include "sshd/login_record.hpp"
 #include "sshd/moduli_provider.hpp"
 #include "sshd/privsep/sandbox.hpp"
 #include "sshd/sshd_config.hpp"
@@ -34,6 +35,8 @@ struct server_context {
     // Where the pre-authentication child is confined (privsep user,
     // /run/sshd when started as root).
     privsep::sandbox_settings sandbox;
+    // sshd -u: the longest host name utmp records (longer: the address).
+    unsigned utmp_length = default_utmp_length;
 };
 
 // Serves one connection to completion; returns the process exit status.

@@ -16,7 +16,6 @@
 #include "common/wire.hpp"
 #include "sshd/preauth_child.hpp"
 
-#include <malloc.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -31,8 +30,6 @@ namespace {
 
 monitor_answer reply(bytes b) { return {monitor_answer::kind::reply, std::move(b)}; }
 monitor_answer violation() { return {monitor_answer::kind::violation, {}}; }
-
-bool is_hash_length(std::size_t n) { return n == 20 || n == 32 || n == 48 || n == 64; }
 
 // Names longer than any account's are invalid users without a lookup.
 constexpr std::size_t max_account_name = 256;
@@ -214,7 +211,7 @@ monitor_answer server_connection::monitor_sign(byte_span msg)
     // One signature before authentication: the first exchange hash, which
     // becomes the session id (the child is refused a key re-exchange
     // before authentication, as OpenSSH's is).
-    if (!q || !mon_.session_id.empty() || !is_hash_length(q->data.size()))
+    if (!q || !mon_.session_id.empty() || !is_exchange_hash_length(q->data.size()))
         return violation();
     const private_key* key = nullptr;
     for (const auto& k : ctx_.host_keys)
@@ -528,102 +525,6 @@ monitor_answer server_connection::monitor_authenticated(byte_span msg)
     }
     handoff_ = std::move(*state);
     return {monitor_answer::kind::handed_off, {}};
-}
-
-// ---------------------------------------------------------------- after authentication
-
-// The root parent of a user's connection: signs for key re-exchanges
-// (hash-sized data, one of our keys) and opens ptys for the user (outside
-// any chroot, owned by the user as OpenSSH's monitor does) until the child
-// is gone, then closes the PAM session. Anything else asked ends it.
-void server_connection::serve_postauth_monitor(int fd, pid_t child, uid_t uid, gid_t gid)
-{
-    // This process only signs from now on: give the heap it no longer
-    // uses back, so an idle session costs less.
-    ::malloc_trim(0);
-    monitor_channel mon(fd);
-    for (;;) {
-        auto msg = mon.receive();
-        if (!msg)
-            break;
-        const auto type = message_type(*msg, false);
-        if (type == monitor_type::pty && decode_empty(monitor_type::pty, *msg)) {
-            std::string error;
-            auto p = pty_pair::allocate(uid, gid, error);
-            if (!p)
-                log_.error(error);
-            const bytes answer = encode(pty_reply{.ok = bool(p), .name = p ? p->name() : std::string()});
-            // This process's copies close with `p`: the user's are its own.
-            if (!(p ? mon.send_with_fds(answer, {p->master(), p->slave()}) : mon.send(answer)))
-                break;
-            continue;
-        }
-        std::optional<sign_request> q;
-        if (type == monitor_type::sign)
-            if (auto d = decode_sign_request(*msg))
-                q = std::move(*d);
-        const private_key* key = nullptr;
-        if (q && is_hash_length(q->data.size()))
-            for (const auto& k : ctx_.host_keys)
-                if (k->public_part().blob() == q->key_blob)
-                    key = k.get();
-        if (key == nullptr) {
-            log_.error("monitor: unpermitted request from the user's process: disconnecting");
-            ::kill(child, SIGKILL);
-            break;
-        }
-        auto sig = key->sign(q->algorithm, q->data);
-        sign_reply r;
-        if (sig) {
-            r.ok = true;
-            r.signature = std::move(*sig);
-        }
-        if (!mon.send(encode(r)))
-            break;
-    }
-    mon.close();
-    int status = 0;
-    while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (pam_session_open_) {
-        pam_->close_session();
-        pam_->delete_credentials();
-    }
-    _exit(0);
-}
-
-// The user's process: a host key signature for a key re-exchange, from
-// the root parent.
-result<bytes> server_connection::sign_through_monitor(const public_key& key, std::string_view alg, byte_span data)
-{
-    if (!postauth_monitor_ || !postauth_monitor_->send(encode(sign_request{key.blob(), std::string(alg), to_bytes(data)})))
-        return errc::connection_closed;
-    auto reply = postauth_monitor_->receive();
-    if (!reply)
-        return reply.error();
-    auto r = decode_sign_reply(*reply);
-    if (!r || !r->ok)
-        return errc::crypto_error;
-    return std::move(r->signature);
-}
-
-// The user's process: a pty from the root parent, size and modes still to
-// set (the pty-req's).
-result<pty_pair> server_connection::pty_through_monitor(std::string& error)
-{
-    if (!postauth_monitor_ || !postauth_monitor_->send(encode_empty(monitor_type::pty))) {
-        error = "pty: the monitor is gone";
-        return errc::connection_closed;
-    }
-    std::vector<int> fds;
-    auto reply = postauth_monitor_->receive_with_fds(fds, max_passed_fds);
-    auto r = reply ? decode_pty_reply(*reply) : result<pty_reply>(reply.error());
-    if (r && r->ok && fds.size() == 2)
-        return pty_pair::adopt(fds[0], fds[1], std::move(r->name));
-    for (int fd : fds)
-        ::close(fd);
-    error = "pty: the monitor could not open one";
-    return errc::io_error;
 }
 
 } // namespace longhaul::detail

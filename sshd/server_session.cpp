@@ -85,6 +85,16 @@ constexpr std::size_t max_client_env = 128;
 // values of 64 KiB would otherwise be 8 MiB per session.
 constexpr std::size_t max_client_env_bytes = 256 * 1024;
 
+// A pty opened by this process, with no login records (unit tests, and
+// nothing else: sshd always sets allocate_pty).
+result<pty_grant> local_pty(const user_account& user, std::string& error)
+{
+    auto p = pty_pair::allocate(user.uid, user.gid, error);
+    if (!p)
+        return p.error();
+    return pty_grant{std::move(*p), {}};
+}
+
 } // namespace
 
 server_session::server_session(const session_environment& env) : env_(env) {}
@@ -93,6 +103,8 @@ server_session::~server_session()
 {
     if (pid_ > 0 && !wait_status_)
         ::kill(pty_ ? -pid_ : pid_, SIGHUP);
+    if (pty_ && env_.release_pty)
+        env_.release_pty(pty_->name());
 }
 
 std::vector<std::pair<std::string, std::string>>
@@ -203,7 +215,11 @@ bool server_session::start_program(std::string_view kind, std::string client_com
     const bool admin_forced = !c.force_command.empty() && c.force_command != "none";
     req.run_user_rc = kind != "subsystem" && !admin_forced && c.permit_user_rc &&
                       (!env_.key || env_.key->options.permit_user_rc);
-    req.print_motd = c.print_motd && command.empty();
+    // A login shell on a pty shows the last login and /etc/motd, as
+    // OpenSSH's do_login() (only from do_exec_pty()).
+    req.print_motd = c.print_motd && pty_ && command.empty();
+    if (pty_ && command.empty())
+        req.login_message = login_message_;
     if (internal_sftp && kind == "subsystem") {
         sftp::server_invocation inv;
         inv.argv = sftp::split_internal_sftp_command(command);
@@ -266,11 +282,11 @@ void server_session::on_request(std::string_view name, bool want_reply, byte_spa
         const bool allowed = c.permit_tty && (!env_.key || env_.key->options.permit_pty);
         if (req && allowed && !pty_ && pid_ < 0) {
             std::string error;
-            auto p = env_.allocate_pty ? env_.allocate_pty(error)
-                                       : pty_pair::allocate(env_.user->uid, env_.user->gid, error);
+            auto p = env_.allocate_pty ? env_.allocate_pty(error) : local_pty(*env_.user, error);
             if (p) {
-                p->configure(*req);
-                pty_ = std::move(*p);
+                p->pty.configure(*req);
+                pty_ = std::move(p->pty);
+                login_message_ = std::move(p->login_message);
                 term_ = req->term;
                 ok = true;
             } else {

@@ -19,6 +19,12 @@
 
 namespace longhaul {
 
+// A session's pty, and what its login shell shows first.
+struct pty_grant {
+    pty_pair pty;
+    std::string login_message; // PrintLastLog's "Last login:" line, or empty
+};
+
 // What every session of one authenticated connection shares.
 struct session_environment {
     const user_account* user = nullptr;
@@ -29,10 +35,13 @@ struct session_environment {
     logger* log = nullptr;
     int session_number = 0;
     bool chrooted = false; // ChrootDirectory entered: paths are inside the jail
-    // Where ptys come from when this process may not open them itself: the
-    // root parent (OpenSSH's monitor opens them too, outside any chroot).
-    // Unset: pty_pair::allocate here.
-    std::function<result<pty_pair>(std::string& error)> allocate_pty;
+    // Where ptys come from: the root parent when this process may not open
+    // them itself (OpenSSH's monitor opens them too, outside any chroot),
+    // which also records the login (utmp, wtmp, lastlog). Unset:
+    // pty_pair::allocate here, no records.
+    std::function<result<pty_grant>(std::string& error)> allocate_pty;
+    // The session of a granted pty is over: its logout is recorded.
+    std::function<void(const std::string& tty)> release_pty;
 };
 
 class server_session : public channel_handler, public std::enable_shared_from_this<server_session> {
@@ -62,6 +71,7 @@ private:
     std::optional<pty_pair> pty_;
     int pty_master_ = -1; // the program's pty master once started
     std::string term_;
+    std::string login_message_; // shown by a login shell on the pty
     std::vector<std::pair<std::string, std::string>> client_env_;
     std::size_t client_env_bytes_ = 0; // names and values taken so far
     pid_t pid_ = -1;

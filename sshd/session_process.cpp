@@ -178,12 +178,15 @@ result<spawned_session> spawn_session(const session_spawn& req, std::string& err
             if (chdir("/") != 0)
                 _exit(1);
         }
+        if (login && (req.print_motd || !req.login_message.empty()) && !file_exists(hushlogin)) {
+            (void)!::write(STDOUT_FILENO, req.login_message.data(), req.login_message.size());
+            if (req.print_motd)
+                print_motd();
+        }
         if (req.run_user_rc && file_exists(user_rc))
             run_rc(user_rc, envp.data());
         else if (!req.system_rc.empty() && file_exists(req.system_rc))
             run_rc(req.system_rc, envp.data());
-        if (login && req.print_motd && !file_exists(hushlogin))
-            print_motd();
         if (req.run_in_process) {
             environ = envp.data();
             _exit(req.run_in_process());

@@ -25,7 +25,11 @@ struct session_spawn {
     // no-user-rc, ForceCommand, subsystems) or absent, /etc/ssh/sshrc runs
     // instead if it exists, as in OpenSSH's do_rc_files().
     bool run_user_rc = true;
-    bool print_motd = false; // /etc/motd for login shells, unless ~/.hushlogin
+    // Before the rc files, unless ~/.hushlogin exists (OpenSSH's
+    // do_login(), for a login shell on a pty): the "Last login:" line, then
+    // /etc/motd when print_motd.
+    std::string login_message;
+    bool print_motd = false;
     std::string system_rc = "/etc/ssh/sshrc";
     // Inside ChrootDirectory a missing home directory is usual (an sftp
     // jail): the session starts in "/" without the "Could not chdir to home

@@ -3,8 +3,10 @@
 // responsibility between server_connection.cpp (transport, session layer,
 // channels, timers), server_connection_monitor.cpp (the monitor of the
 // sandboxed pre-authentication child: its requests and the record of what
-// succeeded) and server_connection_auth.cpp (authentication backends:
-// shadow passwords, PAM).
+// succeeded), server_connection_postauth.cpp (the root parent after
+// authentication: signatures, ptys, login records) and
+// server_connection_auth.cpp (authentication backends: shadow passwords,
+// PAM).
 #pragma once
 
 #include "channel/io/connection_runner.hpp"
@@ -17,6 +19,7 @@
 #include "sshd/password_backend.hpp"
 #include "sshd/server_connection.hpp"
 #include "sshd/direct_forwarding.hpp"
+#include "sshd/login_record.hpp"
 #include "sshd/remote_forwarding.hpp"
 #include "sshd/server_session.hpp"
 #include "sshd/session_channels.hpp"
@@ -115,9 +118,12 @@ private:
     void monitor_log_success(std::string_view shown_method = {});
     void monitor_log_child_line(log_level level, std::string_view text);
     void monitor_log_timeout();
+    // After authentication (server_connection_postauth.cpp).
     [[noreturn]] void serve_postauth_monitor(int fd, pid_t child, uid_t uid, gid_t gid);
     result<bytes> sign_through_monitor(const public_key& key, std::string_view alg, byte_span data);
-    result<pty_pair> pty_through_monitor(std::string& error);
+    result<pty_grant> pty_through_monitor(std::string& error);
+    login_recorder::settings login_settings() const;
+    void set_pty_source();
     // Backends (server_connection_auth.cpp).
     bool secret_methods_allowed() const;
     std::optional<pam_event> wait_pam();
@@ -172,6 +178,9 @@ private:
     connection* conn_ = nullptr; // the session layer's, once the channels run
     std::unique_ptr<connection_runner> runner_;
     session_environment session_env_;
+    // Login records kept by this process (no root parent): before
+    // sessions_, whose sessions record their logouts as they go.
+    std::unique_ptr<login_recorder> local_logins_;
     std::unique_ptr<session_channels> sessions_;
     std::unique_ptr<direct_forwarding> direct_forwards_; // -L, -D, -W through this server
     std::unique_ptr<remote_forwarding> remote_forwards_; // -R: listeners for the client

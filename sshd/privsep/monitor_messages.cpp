@@ -11,6 +11,8 @@ namespace {
 // signed data: a userauth request carrying such a key and a host key).
 constexpr std::size_t max_blob = 4096;
 constexpr std::size_t max_name = 256;
+// "Last login: " with ctime's 24 characters, " from " and a lastlog host.
+constexpr std::size_t max_login_message = 512;
 constexpr std::size_t max_sign_data = 64;
 constexpr std::size_t max_signed_data = 3 * max_blob;
 constexpr std::size_t max_secret = 1024;
@@ -127,7 +129,7 @@ std::optional<monitor_type> message_type(byte_span msg, bool reply) noexcept
     if (((t & reply_flag) != 0) != reply)
         return std::nullopt;
     t &= static_cast<std::uint8_t>(~reply_flag);
-    if (t < static_cast<std::uint8_t>(monitor_type::sign) || t > static_cast<std::uint8_t>(monitor_type::pty))
+    if (t < static_cast<std::uint8_t>(monitor_type::sign) || t > static_cast<std::uint8_t>(monitor_type::pty_release))
         return std::nullopt;
     return static_cast<monitor_type>(t);
 }
@@ -168,8 +170,23 @@ result<sign_reply> decode_sign_reply(byte_span msg)
 bytes encode(const pty_reply& m)
 {
     bytes out = start(monitor_type::pty, true);
-    wire_writer(out).boolean(m.ok).string(m.name);
+    wire_writer(out).boolean(m.ok).string(m.name).string(m.login_message);
     return out;
+}
+
+bytes encode(const pty_release_request& m)
+{
+    bytes out = start(monitor_type::pty_release);
+    wire_writer(out).string(m.name);
+    return out;
+}
+
+result<pty_release_request> decode_pty_release_request(byte_span msg)
+{
+    auto r = fields(msg, monitor_type::pty_release);
+    pty_release_request m;
+    m.name = clean_text(r, max_name);
+    return finished(r, std::move(m));
 }
 
 result<pty_reply> decode_pty_reply(byte_span msg)
@@ -178,6 +195,7 @@ result<pty_reply> decode_pty_reply(byte_span msg)
     pty_reply m;
     m.ok = flag(r);
     m.name = clean_text(r, max_name);
+    m.login_message = clean_text(r, max_login_message);
     return finished(r, std::move(m));
 }
 

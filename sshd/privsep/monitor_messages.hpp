@@ -44,11 +44,15 @@ enum class monitor_type : std::uint8_t {
     authenticated,  // the child is done: the transport state for the monitor
     // After authentication, from the user's process to its root parent:
     pty, // a pseudo-terminal opened outside any chroot, given to the user (fds attached)
+    pty_release, // one-way: a session's pty is closed (its logout is recorded)
 };
 inline constexpr std::uint8_t reply_flag = 0x80;
 
 // The type of a datagram; nullopt when it is empty or of no known type.
 std::optional<monitor_type> message_type(byte_span msg, bool reply) noexcept;
+
+// What a monitor signs: an exchange hash (SHA-1, -256, -384 or -512).
+inline bool is_exchange_hash_length(std::size_t n) noexcept { return n == 20 || n == 32 || n == 48 || n == 64; }
 
 struct sign_request {
     bytes key_blob;
@@ -118,6 +122,12 @@ struct authenticated_request {
 struct pty_reply {
     bool ok = false;
     std::string name;
+    std::string login_message; // PrintLastLog's "Last login:" line, or empty
+};
+
+// The user's process is done with a pty the root parent opened.
+struct pty_release_request {
+    std::string name;
 };
 
 // Verdicts with nothing but yes or no: verify_pubkey, password,
@@ -141,6 +151,7 @@ bytes encode(const account_reply& m);
 bytes encode(const log_request& m);
 bytes encode(const authenticated_request& m);
 bytes encode(const pty_reply& m);
+bytes encode(const pty_release_request& m);
 bytes encode_verdict(monitor_type request, bool ok);
 // A message of a type with no fields (kbdint_abort, account_check,
 // max_tries).
@@ -163,6 +174,7 @@ result<account_reply> decode_account_reply(byte_span msg);
 result<log_request> decode_log_request(byte_span msg);
 result<authenticated_request> decode_authenticated_request(byte_span msg);
 result<pty_reply> decode_pty_reply(byte_span msg);
+result<pty_release_request> decode_pty_release_request(byte_span msg);
 result<bool> decode_verdict(monitor_type request, byte_span msg);
 result<void> decode_empty(monitor_type type, byte_span msg);
 

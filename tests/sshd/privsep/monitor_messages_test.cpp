@@ -112,6 +112,14 @@ TEST_CASE("monitor messages: each request and reply decodes to what was encoded,
     CHECK(decode_pty_reply(encode(pty_reply{true, "/dev/pts/7"}))->name == "/dev/pts/7");
     CHECK_FALSE(decode_pty_reply(encode(pty_reply{true, std::string("/dev/pts/7\0x", 12)})));
     CHECK_FALSE(decode_pty_reply(encode(pty_reply{true, std::string(257, 'p')})));
+    const std::string last = "Last login: Fri Dec  4 23:14:45 2026 from 127.0.0.1\r\n";
+    check_exact(encode(pty_reply{true, "/dev/pts/7", last}), decode_pty_reply);
+    CHECK(decode_pty_reply(encode(pty_reply{true, "/dev/pts/7", last}))->login_message == last);
+    CHECK_FALSE(decode_pty_reply(encode(pty_reply{true, "/dev/pts/7", std::string(513, 'x')})));
+    check_exact(encode(pty_release_request{"/dev/pts/7"}), decode_pty_release_request);
+    CHECK(decode_pty_release_request(encode(pty_release_request{"/dev/pts/7"}))->name == "/dev/pts/7");
+    CHECK_FALSE(decode_pty_release_request(encode(pty_release_request{std::string("/dev/\0", 6)})));
+    CHECK_FALSE(decode_pty_release_request(encode(pty_release_request{std::string(257, 'p')})));
     CHECK(decode_empty(monitor_type::max_tries, encode_empty(monitor_type::max_tries)));
     CHECK_FALSE(decode_empty(monitor_type::max_tries, encode_empty(monitor_type::kbdint_abort)));
 }
@@ -124,7 +132,8 @@ TEST_CASE("monitor messages: types, replies and bounds from a hostile child are 
     CHECK_FALSE(message_type(bytes{}, false));
     CHECK_FALSE(message_type(bytes{0}, false));
     CHECK(message_type(encode_empty(monitor_type::pty), false) == monitor_type::pty);
-    CHECK_FALSE(message_type(bytes{14}, false));
+    CHECK(message_type(encode(pty_release_request{"/dev/pts/1"}), false) == monitor_type::pty_release);
+    CHECK_FALSE(message_type(bytes{15}, false));
     CHECK_FALSE(message_type(bytes{0xff}, true));
 
     // A request decoded as the wrong type.

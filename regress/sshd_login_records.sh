@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# Login records and PrintLastLog, beside Debian's OpenSSH sshd: for a login
+# shell on a pty (Debian's ssh -tt), each server
+#  1. lists the user in utmp while the session lasts (who(1): the tty and
+#     the client's address) and takes the entry away at logout;
+#  2. appends the login and the logout to wtmp (last(1): a closed session,
+#     not "still logged in" or "gone - no logout");
+#  3. writes the user's lastlog slot (lastlog(8): tty, address);
+#  4. shows no "Last login:" at the first login, then
+#     "Last login: <ctime of the first> from 127.0.0.1" at the next;
+#  5. shows none with ~/.hushlogin, or for a command (ssh -tt host cmd),
+#     which still records its login;
+#  6. PrintLastLog no: no line, records still written;
+#  7. a shell without a pty (ssh -T): no record, no line, no /etc/motd.
+# And sshd -u rejects a length above HOST_NAME_MAX + 1 as OpenSSH does.
+# The machine's own records are never touched: the script runs in a mount
+# namespace of its own, with empty utmp, wtmp and lastlog on tmpfs over
+# /run and /var/log. Needs root (test users, mounts).
+if [ "${LH_LOGIN_RECORDS_NS:-}" != 1 ]; then
+    [ "$(id -u)" = 0 ] || { echo "SKIP: login records need root (mount namespace, test users)"; exit 77; }
+    command -v unshare >/dev/null || { echo "SKIP: unshare not found (util-linux)"; exit 77; }
+    LH_LOGIN_RECORDS_NS=1 exec unshare --mount --propagation private -- "$0" "$@"
+fi
+source "$(dirname "$0")/lib.sh"
+
+BUILD=${LONGHAUL_BUILD_DIR:?LONGHAUL_BUILD_DIR must point at the build directory}
+LONGHAUL_SSHD=$BUILD/bin/sshd
+[ -x "$LONGHAUL_SSHD" ] || lh_fail "not built: $LONGHAUL_SSHD"
+lh_require_openssh_server
+for tool in who last lastlog; do
+    command -v "$tool" >/dev/null || lh_skip "$tool not found"
+done
+T=$LH_TMP
+
+# Empty records, as the system keeps them (root:utmp 0664), in this
+# namespace only; /run also held sshd's privilege separation directory.
+mount -t tmpfs -o mode=0755 longhaul-run /run || lh_skip "cannot mount tmpfs on /run in a mount namespace"
+mount -t tmpfs -o mode=0755 longhaul-log /var/log || lh_fail "cannot mount tmpfs on /var/log"
+mkdir -m 0755 /run/sshd
+for f in /run/utmp /var/log/wtmp /var/log/lastlog; do
+    install -m 0664 -o root -g utmp /dev/null "$f"
+done
+
+# ctime's time zone, the servers' and the tools' alike.
+export TZ=UTC
+chmod 711 "$T"
+"$LH_SSH_KEYGEN" -q -t ed25519 -N '' -f "$T/id"
+lh_make_host_keys "$T"
+start_server() { # NAME SSHD [sshd_config lines...]: sets port_NAME
+    local name=$1 sshd=$2 d="$T/srv-$1" p
+    shift 2
+    mkdir -p "$d" && chmod 711 "$d"
+    cp "$T"/ssh_host_* "$d/"
+    cp "$T/id.pub" "$d/authorized_keys" && chmod 644 "$d/authorized_keys"
+    lh_port p
+    LH_SSHD=$sshd lh_start_sshd "$d" "$p" "$@"
+    lh_known_hosts "$d" "$p"
+    printf -v "port_$name" %s "$p"
+}
+start_server debian /usr/sbin/sshd
+start_server longhaul "$LONGHAUL_SSHD"
+start_server longhaul_nolastlog "$LONGHAUL_SSHD" "PrintLastLog no"
+
+# login NAME USER OUT [command]: a pty session as USER on server NAME; a
+# login shell runs `tty; who` from stdin. OUT gets everything it printed.
+login() {
+    local name=$1 user=$2 out=$3 port_var="port_$1"
+    shift 3
+    printf 'echo "TTY=$(tty)"; who; exit\n' |
+        lh_ssh_to "$T/srv-$name" "${!port_var}" "$T/id" -o ConnectTimeout=20 -o ServerAliveInterval=10 \
+            -tt "$user@127.0.0.1" "$@" >"$out" 2>&1
+}
+# (bash's prompt may put terminal escapes before the line)
+tty_of() { grep -ao 'TTY=/dev/pts/[0-9]*' "$1" | head -n 1 | cut -d/ -f3-; }
+not_in_utmp() { ! who | grep -q "^$1 "; }
+closed_in_wtmp() { # USER TTY OUT: last(1) shows a login with its logout time
+    last -w -f /var/log/wtmp "$1" >"$3"
+    grep -Eq "^$1 +$2 +127\.0\.0\.1 .* - [0-9]{2}:[0-9]{2} +\(00:0[0-9]\)$" "$3"
+}
+
+# The whole sequence for one server, each step checked.
+records_of() { # NAME
+    local name=$1 user out tty first t
+    lh_make_user "pw-$RANDOM"
+    user=$LH_USER
+    out=$T/$name
+
+    # 1st login: records, no "Last login:"; utmp lists the session.
+    login "$name" "$user" "$out.1" || { cat "$out.1" >&2; return 1; }
+    tty=$(tty_of "$out.1")
+    [ -n "$tty" ] || { echo "$name: no tty in the session" >&2; cat "$out.1" >&2; return 1; }
+    tr -d '\r' <"$out.1" | grep -Eq "^$user +$tty .*\(127\.0\.0\.1\)$" ||
+        { echo "$name: who in the session does not list $user on $tty from 127.0.0.1" >&2; cat "$out.1" >&2; return 1; }
+    ! grep -q 'Last login' "$out.1" || { echo "$name: 'Last login' at a first login" >&2; return 1; }
+    # After logout: out of utmp, a closed session in wtmp, lastlog written.
+    lh_wait_until 10 not_in_utmp "$user" || { echo "$name: $user still in utmp after logout" >&2; who >&2; return 1; }
+    # (utmp is written first: wait for wtmp's logout too)
+    lh_wait_until 10 closed_in_wtmp "$user" "$tty" "$out.last" ||
+        { echo "$name: wtmp has no closed session of $user on $tty" >&2; cat "$out.last" >&2; return 1; }
+    lastlog -u "$user" | tail -n 1 >"$out.lastlog"
+    grep -Eq "^$user +$tty +127\.0\.0\.1 +[A-Z][a-z]{2} " "$out.lastlog" ||
+        { echo "$name: lastlog has no login of $user on $tty" >&2; cat "$out.lastlog" >&2; return 1; }
+    # lastlog's time, as ctime writes it (sshd's time zone: UTC here).
+    t=$(date -u -d "$(sed -E 's/^\S+ +\S+ +\S+ +//' "$out.lastlog")" '+%a %b %e %H:%M:%S %Y')
+
+    # 2nd login: the first one's time and address.
+    login "$name" "$user" "$out.2" || { cat "$out.2" >&2; return 1; }
+    first=$(tr -d '\r' <"$out.2" | grep '^Last login' | head -n 1)
+    [ "$first" = "Last login: $t from 127.0.0.1" ] ||
+        { echo "$name: expected 'Last login: $t from 127.0.0.1', got '$first'" >&2; cat "$out.2" >&2; return 1; }
+
+    # A command on a pty: no line, but its login is recorded (wtmp grows).
+    local before after
+    before=$(last -w -f /var/log/wtmp "$user" | grep -c "^$user ")
+    login "$name" "$user" "$out.3" 'echo "TTY=$(tty)"' || { cat "$out.3" >&2; return 1; }
+    ! grep -q 'Last login' "$out.3" || { echo "$name: 'Last login' for a command" >&2; return 1; }
+    lh_wait_until 10 not_in_utmp "$user" || return 1
+    after=$(last -w -f /var/log/wtmp "$user" | grep -c "^$user ")
+    [ "$after" -eq $((before + 1)) ] || { echo "$name: a command's login not in wtmp ($before -> $after)" >&2; return 1; }
+
+    # ~/.hushlogin: quiet.
+    su -s /bin/sh -c 'touch ~/.hushlogin' "$user"
+    login "$name" "$user" "$out.4" || { cat "$out.4" >&2; return 1; }
+    ! grep -q 'Last login' "$out.4" || { echo "$name: 'Last login' despite ~/.hushlogin" >&2; return 1; }
+    grep -q 'TTY=/dev/pts/' "$out.4" || { cat "$out.4" >&2; return 1; }
+}
+
+lh_check "Debian's sshd: utmp while logged in, wtmp login and logout, lastlog, 'Last login:' from the 2nd login, quiet for commands and ~/.hushlogin" \
+    records_of debian
+lh_check "Longhaul's sshd: the same records and lines" records_of longhaul
+
+# A shell without a pty (ssh -T) is not a login on a terminal: neither
+# server records it or prints the line or /etc/motd (OpenSSH's do_login()
+# runs only for a pty).
+check_no_pty() { # NAME
+    local name=$1 port_var="port_$1" user out=$T/nopty.$1
+    lh_make_user "pw-$RANDOM"
+    user=$LH_USER
+    login "$name" "$user" "$out.1" || return 1
+    lh_wait_until 10 not_in_utmp "$user" || return 1
+    printf 'echo done\n' | lh_ssh_to "$T/srv-$name" "${!port_var}" "$T/id" -T "$user@127.0.0.1" >"$out.2" 2>&1 || return 1
+    [ "$(cat "$out.2")" = done ] || { echo "$name: a shell without a pty printed more:" >&2; cat "$out.2" >&2; return 1; }
+    [ "$(last -w -f /var/log/wtmp "$user" | grep -c "^$user ")" = 1 ] ||
+        { echo "$name: a session without a pty was recorded" >&2; last -w -f /var/log/wtmp "$user" >&2; return 1; }
+}
+lh_check "Debian's sshd: a shell without a pty prints only its output, no record" check_no_pty debian
+lh_check "Longhaul's sshd: the same" check_no_pty longhaul
+
+check_print_last_log_no() {
+    local user out=$T/nolastlog
+    lh_make_user "pw-$RANDOM"
+    user=$LH_USER
+    login longhaul_nolastlog "$user" "$out.1" && login longhaul_nolastlog "$user" "$out.2" || return 1
+    ! grep -q 'Last login' "$out.1" "$out.2" || { echo "'Last login' under PrintLastLog no" >&2; return 1; }
+    lastlog -u "$user" | tail -n 1 | grep -Eq "^$user +pts/[0-9]+ +127\.0\.0\.1 " ||
+        { echo "PrintLastLog no stopped lastlog's record" >&2; lastlog -u "$user" >&2; return 1; }
+}
+lh_check "PrintLastLog no: no 'Last login:' line, the records still written" check_print_last_log_no
+
+check_utmp_length() {
+    local rc
+    "$LONGHAUL_SSHD" -u 66 -t -f "$T/srv-longhaul/sshd_config" >"$T/u.out" 2>&1 && return 1
+    grep -qx 'Invalid utmp length.' "$T/u.out" || { cat "$T/u.out" >&2; return 1; }
+    "$LONGHAUL_SSHD" -u 0 -t -f "$T/srv-longhaul/sshd_config" && "$LONGHAUL_SSHD" -u 65 -t -f "$T/srv-longhaul/sshd_config"
+}
+lh_check "sshd -u: 0..65 accepted, 66 refused with OpenSSH's 'Invalid utmp length.'" check_utmp_length
+
+lh_summary
