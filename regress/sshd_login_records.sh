@@ -11,7 +11,8 @@
 #  5. shows none with ~/.hushlogin, or for a command (ssh -tt host cmd),
 #     which still records its login;
 #  6. PrintLastLog no: no line, records still written;
-#  7. a shell without a pty (ssh -T): no record, no line, no /etc/motd.
+#  7. a shell without a pty (ssh -T): no record, no line, no /etc/motd;
+#  8. btmp (lastb): failed passwords and invalid users, not refused keys.
 # And sshd -u rejects a length above HOST_NAME_MAX + 1 as OpenSSH does.
 # The machine's own records are never touched: the script runs in a mount
 # namespace of its own, with empty utmp, wtmp and lastlog on tmpfs over
@@ -145,6 +146,56 @@ check_no_pty() { # NAME
 }
 lh_check "Debian's sshd: a shell without a pty prints only its output, no record" check_no_pty debian
 lh_check "Longhaul's sshd: the same" check_no_pty longhaul
+
+# btmp (lastb): a failed password for an existing user, and one for a name
+# with no account, give the same entries on both servers (OpenSSH records
+# the invalid user itself too); a refused key gives none.
+askpass=$(lh_askpass)
+failed_password() { # NAME USER
+    local port_var="port_$1"
+    LH_ASKPASS_ANSWER=wrong-password SSH_ASKPASS=$askpass SSH_ASKPASS_REQUIRE=force DISPLAY=none \
+        ssh -F /dev/null -p "${!port_var}" -o "UserKnownHostsFile=$T/srv-$1/known_hosts.${!port_var}" \
+        -o StrictHostKeyChecking=yes -o PubkeyAuthentication=no -o NumberOfPasswordPrompts=1 \
+        -o PreferredAuthentications=password "$2@127.0.0.1" true </dev/null >/dev/null 2>&1 && return 1
+    return 0
+}
+btmp_count() { lastb -w -f /var/log/btmp "$1" 2>/dev/null | grep -Ec "^$1 +ssh:notty +127\.0\.0\.1 " || true; }
+btmp_counts() { # NAME USER KEY-ONLY-USER: "valid invalid key-only" entry counts after the attempts
+    local name=$1 user=$2 keyonly=$3 ghost="nosuch$$$1" port_var="port_$1"
+    failed_password "$name" "$user" && failed_password "$name" "$ghost" || return 1
+    # A refused key: the server knows $T/id2 for no one.
+    ! lh_ssh_to "$T/srv-$name" "${!port_var}" "$T/id2" "$keyonly@127.0.0.1" true >/dev/null 2>&1 || return 1
+    sleep 0.5
+    echo "$(btmp_count "$user") $(btmp_count "$ghost") $(btmp_count "$keyonly")"
+}
+check_btmp() {
+    local debian longhaul users=()
+    "$LH_SSH_KEYGEN" -q -t ed25519 -N '' -f "$T/id2"
+    for _ in 1 2 3 4; do
+        lh_make_user "pw-$RANDOM"
+        users+=("$LH_USER")
+    done
+    debian=$(btmp_counts debian "${users[0]}" "${users[1]}") &&
+        longhaul=$(btmp_counts longhaul "${users[2]}" "${users[3]}") || return 1
+    echo "  btmp entries (failed password, invalid user's failed password, refused key): Debian $debian, Longhaul $longhaul"
+    [ "$debian" = "$longhaul" ] && [ "$longhaul" = "1 2 0" ]
+}
+install -m 0600 -o root -g root /dev/null /var/log/btmp
+lh_check "btmp: a failed password and an invalid user recorded as by Debian's sshd (lastb), a refused key not" check_btmp
+
+check_btmp_unsafe() { # a btmp readable by others: nothing written, OpenSSH's line logged
+    local name before
+    chmod 0644 /var/log/btmp
+    before=$(stat -c %s /var/log/btmp)
+    for name in debian longhaul; do
+        failed_password "$name" "nosuch$$$name" || return 1
+        lh_wait_until 5 grep -q "Excess permission or bad ownership on file /var/log/btmp" "$T/srv-$name/sshd.log" ||
+            { echo "$name: no 'Excess permission' line" >&2; return 1; }
+    done
+    chmod 0600 /var/log/btmp
+    [ "$(stat -c %s /var/log/btmp)" = "$before" ]
+}
+lh_check "btmp readable by others: nothing written, 'Excess permission or bad ownership' logged by both servers" check_btmp_unsafe
 
 check_print_last_log_no() {
     local user out=$T/nolastlog

@@ -132,6 +132,21 @@ utmpx logout_utmpx(pid_t pid, std::string_view tty, timeval when)
     return u;
 }
 
+utmpx failed_login_utmpx(pid_t pid, std::string_view user, std::string_view host, const std::string& address,
+                         timeval when)
+{
+    utmpx u{};
+    u.ut_type = LOGIN_PROCESS;
+    u.ut_pid = pid;
+    put_field(u.ut_line, "ssh:notty");
+    put_field(u.ut_user, user);
+    put_field(u.ut_host, host);
+    put_address(u, address);
+    u.ut_tv.tv_sec = static_cast<decltype(u.ut_tv.tv_sec)>(when.tv_sec);
+    u.ut_tv.tv_usec = static_cast<decltype(u.ut_tv.tv_usec)>(when.tv_usec);
+    return u;
+}
+
 std::optional<last_login> read_last_login(const std::string& lastlog_path, uid_t uid)
 {
     const int fd = ::open(lastlog_path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -192,6 +207,26 @@ std::string write_logout(const login_record_files& f, pid_t pid, std::string_vie
     std::string failed = write_utmp(f.utmp, u);
     if (std::string w = write_wtmp(f.wtmp, u); !w.empty())
         failed += (failed.empty() ? "" : "; ") + w;
+    return failed;
+}
+
+std::string write_failed_login(const std::string& btmp, const utmpx& u, bool& bad_file)
+{
+    bad_file = false;
+    const int fd = ::open(btmp.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return errno == ENOENT ? std::string() : errno_text("btmp " + btmp);
+    struct stat st{};
+    std::string failed;
+    if (::fstat(fd, &st) != 0) {
+        failed = errno_text("btmp " + btmp);
+    } else if (!S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & (S_IXGRP | S_IRWXO)) != 0) {
+        bad_file = true;
+        failed = "Excess permission or bad ownership on file " + btmp;
+    } else if (::write(fd, &u, sizeof u) != static_cast<ssize_t>(sizeof u)) {
+        failed = errno_text("Failed to write to " + btmp);
+    }
+    ::close(fd);
     return failed;
 }
 

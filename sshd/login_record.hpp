@@ -26,6 +26,7 @@ struct login_record_files {
     std::string utmp = _PATH_UTMPX;
     std::string wtmp = _PATH_WTMPX;
     std::string lastlog = _PATH_LASTLOG;
+    std::string btmp = "/var/log/btmp"; // OpenSSH's _PATH_BTMP (glibc has none)
 };
 
 struct login_entry {
@@ -55,6 +56,11 @@ std::string tty_id(std::string_view tty);
 utmpx login_utmpx(const login_entry& e);
 utmpx logout_utmpx(pid_t pid, std::string_view tty, timeval when);
 
+// A failed login for btmp (lastb(1)), as OpenSSH's record_failed_login():
+// a LOGIN_PROCESS entry on "ssh:notty" with the name the client gave.
+utmpx failed_login_utmpx(pid_t pid, std::string_view user, std::string_view host, const std::string& address,
+                         timeval when);
+
 struct last_login {
     std::time_t time = 0;
     std::string line;
@@ -70,6 +76,11 @@ std::string last_login_message(const last_login& l);
 // Each returns what failed, for the log; empty when all was written.
 std::string write_login(const login_record_files& f, const login_entry& e);
 std::string write_logout(const login_record_files& f, pid_t pid, std::string_view tty, timeval when);
+// btmp holds what clients typed as user names (passwords too, at times), so
+// it is written only when root's and closed to others, as OpenSSH checks:
+// otherwise `bad_file` is set and nothing is written. A missing file is no
+// error (failed logins are then not recorded).
+std::string write_failed_login(const std::string& btmp, const utmpx& u, bool& bad_file);
 
 // One connection's records: the ptys it logged in, so that each is logged
 // out once, when its session ends or, at the latest, with the connection.

@@ -1,6 +1,7 @@
 #include "sshd/monitor_verdicts.hpp"
 
 #include "common/auth/auth_common.hpp"
+#include "common/auth/messages.hpp"
 #include "common/text.hpp"
 
 namespace longhaul {
@@ -9,8 +10,11 @@ void monitor_verdicts::user(std::string name, user_status status)
 {
     user_ = std::move(name);
     valid_ = status == user_status::valid;
-    if (status == user_status::unknown)
+    if (status == user_status::unknown) {
         out_(log_level::info, invalid_user_line(user_, remote_ip_, remote_port_));
+        if (on_failed_login)
+            on_failed_login(user_);
+    }
 }
 
 void monitor_verdicts::child_line(log_level level, std::string_view text)
@@ -37,8 +41,11 @@ void monitor_verdicts::attempt(std::string_view verdict, std::string_view method
     a.remote_port = remote_port_;
     a.key = key;
     out_(to_log_level(auth_attempt_level(a, authenticated, failures_, s.max_auth_tries)), auth_attempt_line(a));
-    if (verdict == "Failed")
-        ++failures_;
+    if (verdict != "Failed")
+        return;
+    ++failures_;
+    if (on_failed_login && (method == method_password || method == method_kbdint))
+        on_failed_login(user_);
 }
 
 void monitor_verdicts::failed(std::string_view method, std::string_view submethod, const public_key* key,

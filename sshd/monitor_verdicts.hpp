@@ -45,6 +45,11 @@ public:
     void account(bool allowed, const server_auth_settings& s);
     void timeout();
 
+    // A failed login for btmp, as OpenSSH's record_failed_login(): an
+    // invalid user, and each failed password or keyboard-interactive
+    // attempt (a refused key is not one). Gets the name the client gave.
+    std::function<void(const std::string& user)> on_failed_login;
+
 private:
     void attempt(std::string_view verdict, std::string_view method, std::string_view submethod, const public_key* key,
                  bool authenticated, const server_auth_settings& s);

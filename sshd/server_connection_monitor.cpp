@@ -106,6 +106,8 @@ bool server_connection::run_preauth()
 
     mon_.verdicts.emplace(facts_.remote_address, facts_.remote_port, cfg_.use_pam,
                           [this](log_level level, std::string line) { log_.log(level, line); });
+    if (geteuid() == 0)
+        mon_.verdicts->on_failed_login = [this](const std::string& user) { record_failed_login(user); };
     const pid_t pid = fork();
     if (pid < 0) {
         log_.error(std::string("fork of unprivileged child failed: ") + std::strerror(errno));

@@ -31,6 +31,20 @@ login_recorder::settings server_connection::login_settings() const
     return s;
 }
 
+// btmp (lastb), from the monitor's own verdicts; the host as the log names
+// it (no -u limit, as OpenSSH's).
+void server_connection::record_failed_login(const std::string& user)
+{
+    timeval now{};
+    ::gettimeofday(&now, nullptr);
+    bool bad_file = false;
+    const std::string failed = write_failed_login(
+        login_record_files{}.btmp, failed_login_utmpx(getpid(), user, facts_.remote_host, facts_.remote_address, now),
+        bad_file);
+    if (!failed.empty())
+        log_.log(bad_file ? log_level::info : log_level::debug1, failed);
+}
+
 // The root parent: signs for key re-exchanges (hash-sized data, one of our
 // keys) and opens ptys for the user, owned by the user, until the child is
 // gone; then records the logouts still open and closes the PAM session.

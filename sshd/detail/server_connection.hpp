@@ -123,6 +123,7 @@ private:
     result<bytes> sign_through_monitor(const public_key& key, std::string_view alg, byte_span data);
     result<pty_grant> pty_through_monitor(std::string& error);
     login_recorder::settings login_settings() const;
+    void record_failed_login(const std::string& user);
     void set_pty_source();
     // Backends (server_connection_auth.cpp).
     bool secret_methods_allowed() const;

@@ -255,3 +255,40 @@ TEST_CASE("login records: a recorder logs out what it logged in, once")
     }
     CHECK(entries(r.files.wtmp).size() == 6);
 }
+
+TEST_CASE("login records: a failed login goes to btmp only when the file is root's and closed to others")
+{
+    const utmpx f = failed_login_utmpx(77, "mallory", "client.example", "192.0.2.7", {1796426085, 0});
+    CHECK(f.ut_type == LOGIN_PROCESS);
+    CHECK(f.ut_pid == 77);
+    CHECK(FIELD(f, ut_line) == "ssh:notty");
+    CHECK(FIELD(f, ut_user) == "mallory");
+    CHECK(FIELD(f, ut_host) == "client.example");
+    CHECK(FIELD(f, ut_id).empty());
+    CHECK(f.ut_addr_v6[0] != 0);
+
+    test::temp_dir dir;
+    const std::string btmp = dir.file("btmp");
+    bool bad = true;
+    CHECK(write_failed_login(btmp, f, bad).empty()); // none: nothing recorded, no error
+    CHECK_FALSE(bad);
+    CHECK_FALSE(std::filesystem::exists(btmp));
+
+    std::ofstream(btmp).flush();
+    ::chmod(btmp.c_str(), 0644); // readable by all: refused
+    CHECK(write_failed_login(btmp, f, bad) == "Excess permission or bad ownership on file " + btmp);
+    CHECK(bad);
+    CHECK(std::filesystem::file_size(btmp) == 0);
+    ::chmod(btmp.c_str(), 0660);
+    if (::geteuid() == 0) {
+        CHECK(write_failed_login(btmp, f, bad).empty());
+        CHECK(write_failed_login(btmp, f, bad).empty());
+        const auto all = entries(btmp);
+        REQUIRE(all.size() == 2);
+        CHECK(FIELD(all[1], ut_user) == "mallory");
+    } else {
+        // Owned by this user, not root: refused the same way.
+        CHECK_FALSE(write_failed_login(btmp, f, bad).empty());
+        CHECK(bad);
+    }
+}

@@ -144,3 +144,28 @@ TEST_CASE("monitor verdicts: invalid users, root's refusals, partial success, PA
         CHECK(log.last() == "Timeout before authentication for 192.0.2.1 port 50000");
     }
 }
+
+TEST_CASE("monitor verdicts: failed logins for btmp are invalid users and failed passwords or conversations")
+{
+    verdict_log log;
+    auto v = log.make();
+    std::vector<std::string> failed;
+    v.on_failed_login = [&failed](const std::string& user) { failed.push_back(user); };
+    server_auth_settings s;
+    v.user("mallory", user_status::unknown);
+    CHECK(failed == std::vector<std::string>{"mallory"});
+    v.failed("password", "", nullptr, s);
+    v.failed("keyboard-interactive", "pam", nullptr, s);
+    CHECK(failed.size() == 3);
+    // A refused key, a partial success and "none" are not failed logins.
+    failed.clear();
+    v.user("alice", user_status::valid);
+    v.failed("publickey", "", &verdict_test_key(), s);
+    v.failed("none", "", nullptr, s);
+    v.succeeded("password", "", nullptr, false, permit_root_login::yes, true, false, s);
+    CHECK(failed.empty());
+    // root refused by PermitRootLogin after a good password: a failed password.
+    v.user("root", user_status::valid);
+    v.succeeded("password", "", nullptr, true, permit_root_login::prohibit_password, false, true, s);
+    CHECK(failed == std::vector<std::string>{"root"});
+}
