@@ -1,6 +1,7 @@
 #include "ssh/scp/scp_program.hpp"
 
 #include "ssh/scp/scp_legacy.hpp"
+#include "ssh/sftp_client/crossload.hpp"
 #include "ssh/sftp_client/text.hpp"
 #include "ssh/sftp_client/tree.hpp"
 
@@ -142,17 +143,8 @@ sftp::connection& scp_program::connect(const operand& where, const std::string& 
     if (conn_ && key == conn_key_)
         return *conn_;
     finish_connection();
-    sftp::session_options so;
-    so.buffer_size = o_.buffer_size;
-    so.num_requests = o_.num_requests;
-    so.limit_bps = o_.limit_kbps * 1024;
-    so.threaded_io = true;
-    std::vector<std::string> argv;
-    if (!o_.sftp_direct.empty())
-        argv = {"/bin/sh", "-c", "exec " + o_.sftp_direct};
-    else
-        argv = sftp::ssh_command_line(o_.ssh, where.host, where.user, where.port != -1 ? where.port : o_.port,
-                                      true, "sftp");
+    const sftp::session_options so = sftp_session_options();
+    const std::vector<std::string> argv = sftp_argv(where);
     std::string error;
     const auto lookup = [&first_stat, &first_open](sftp::remote_fs& fs) {
         if (!first_stat.empty())
@@ -169,6 +161,24 @@ sftp::connection& scp_program::connect(const operand& where, const std::string& 
     target_.reset();
     batch_ = std::make_unique<sftp::transfer_batch>(conn_->fs(), meter_.get());
     return *conn_;
+}
+
+std::vector<std::string> scp_program::sftp_argv(const operand& where) const
+{
+    if (!o_.sftp_direct.empty())
+        return {"/bin/sh", "-c", "exec " + o_.sftp_direct};
+    return sftp::ssh_command_line(o_.ssh, where.host, where.user, where.port != -1 ? where.port : o_.port, true,
+                                  "sftp");
+}
+
+sftp::session_options scp_program::sftp_session_options() const
+{
+    sftp::session_options so;
+    so.buffer_size = o_.buffer_size;
+    so.num_requests = o_.num_requests;
+    so.limit_bps = o_.limit_kbps * 1024;
+    so.threaded_io = true;
+    return so;
 }
 
 int scp_program::run_batch()
@@ -198,12 +208,12 @@ void scp_program::finish_connection()
     conn_key_.clear();
 }
 
-std::optional<std::string> scp_program::prepare_remote_path(const std::string& path)
+std::optional<std::string> scp_program::prepare_remote_path(sftp::remote_fs& fs, const std::string& path)
 {
     if (auto p = plain_remote_path(path))
         return p;
-    if (conn_->fs().can_expand_path())
-        return conn_->fs().expand_path(path);
+    if (fs.can_expand_path())
+        return fs.expand_path(path);
     out_.err("server expand-path extension is required for ~user paths in SFTP mode");
     return std::nullopt;
 }
@@ -343,9 +353,14 @@ void scp_program::local_copy(const std::string& src, const std::string& dst)
 void scp_program::remote_to_remote(const operand& src, const operand& dst)
 {
     if (o_.through_local) {
-        to_stderr("scp: copies between two remote hosts through this host (-3, the default) are not supported "
-                  "yet; -R copies from the origin host");
-        throw exit_now{1};
+        if (o_.mode == transfer_mode::legacy) {
+            to_stderr("scp: copies between two remote hosts through this host (-3, the default) in the legacy "
+                      "protocol (-O) are not supported yet; without -O they go over SFTP, -R copies from the "
+                      "origin host");
+            throw exit_now{1};
+        }
+        through_local_sftp(src, dst);
+        return;
     }
     // -R: scp runs on the origin host and copies to the target itself.
     if (!dst.user.empty() && !ok_user_name(dst.user)) {
@@ -383,6 +398,68 @@ void scp_program::remote_to_remote(const operand& src, const operand& dst)
         errs_ = 1;
 }
 
+void scp_program::through_local_sftp(const operand& src, const operand& dst)
+{
+    if (!src.user.empty() && !ok_user_name(src.user)) {
+        ++errs_;
+        return;
+    }
+    // The destination's connection stays for the next source, as OpenSSH
+    // keeps it; the origin's is opened for each source.
+    connect(dst);
+    if (run_batch() != 0)
+        ++errs_;
+    std::string error;
+    auto origin = sftp::connection::open(sftp_argv(src), sftp_session_options(), out_, error);
+    if (!origin) {
+        out_.err(error);
+        out_.err("Unable to open origin SFTP connection");
+        throw exit_now{255};
+    }
+    auto& from = origin->fs();
+    auto& to = conn_->fs();
+    const auto abs_src = prepare_remote_path(from, src.path);
+    const auto target = abs_src ? prepare_remote_path(to, dst.path) : std::nullopt;
+    if (!abs_src || !target)
+        throw exit_now{255};
+    bool failed = false;
+    const bool target_is_dir = to.is_dir(*target);
+    if (!target_is_dir && o_.target_must_be_dir) {
+        out_.err(strprintf("%s: destination is not a directory", dst.path.c_str()));
+        failed = true;
+    }
+    out_.dbg(3, strprintf("copying remote %s to remote %s", abs_src->c_str(), target->c_str()));
+    const auto g = failed ? sftp::glob_result{} : sftp::remote_glob(from, *abs_src, true, true);
+    if (!failed && g.matched == 0 && (g.paths.size() != 1 || !from.stat(g.paths[0], true))) {
+        out_.err(strprintf("%s: %s", src.path.c_str(), std::strerror(ENOENT)));
+        failed = true;
+    }
+    sftp::crossload_options c;
+    c.preserve = o_.preserve;
+    c.num_requests = o_.num_requests;
+    for (std::size_t i = 0; !failed && i < g.paths.size(); ++i) {
+        const std::string& path = g.paths[i];
+        const std::string abs_dst = target_is_dir ? sftp::path_append(*target, sftp::path_basename(path)) : *target;
+        out_.dbg(1, strprintf("Fetching %s to %s", path.c_str(), abs_dst.c_str()));
+        // A directory without -r goes to crossload_file, which refuses it.
+        const bool dir = !path.empty() && path.back() == '/' && o_.recursive;
+        const int r = dir ? sftp::crossload_dir(from, to, path, abs_dst, c)
+                          : sftp::crossload_file(from, to, path, abs_dst, g.attributes[i], c);
+        if (r != 0)
+            failed = true;
+        if (!origin->sess().ok() || !conn_->sess().ok())
+            break;
+    }
+    if (failed)
+        errs_ = 1;
+    if (!conn_->sess().ok()) {
+        out_.err(conn_->sess().core().failure().empty() ? "Connection closed" : conn_->sess().core().failure());
+        throw exit_now{255};
+    }
+    if (origin->close() != 0)
+        ++errs_;
+}
+
 void scp_program::source_sftp(const std::string& src, const operand& dst)
 {
     struct stat st{};
@@ -392,7 +469,7 @@ void scp_program::source_sftp(const std::string& src, const operand& dst)
     }
     auto& fs = conn_->fs();
     if (!target_) {
-        target_ = prepare_remote_path(dst.path);
+        target_ = prepare_remote_path(fs, dst.path);
         if (!target_)
             throw exit_now{255};
         target_is_dir_ = fs.is_dir(*target_);
@@ -429,7 +506,7 @@ void scp_program::source_sftp(const std::string& src, const operand& dst)
 void scp_program::sink_sftp(const std::string& dst, const operand& src)
 {
     auto& fs = conn_->fs();
-    const auto abs_src = prepare_remote_path(src.path);
+    const auto abs_src = prepare_remote_path(fs, src.path);
     if (!abs_src) {
         ++errs_;
         return;

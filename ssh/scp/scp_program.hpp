@@ -1,6 +1,7 @@
 // scp as OpenSSH's scp.c runs it: the last operand decides the direction
 // (toremote / tolocal), local-to-local copies are cp(1), remote-to-remote
-// copies with -R run scp on the origin host, and everything else goes
+// copies go through this host over two SFTP connections (-3, the
+// default) or, with -R, run scp on the origin host; everything else goes
 // over SFTP (the default) or the legacy rcp protocol (-O). Exit status:
 // 0, 1 when anything failed, 255 when the connection failed (fatal).
 #pragma once
@@ -51,7 +52,14 @@ private:
     void finish_connection();
     void source_sftp(const std::string& src, const operand& dst);
     void sink_sftp(const std::string& dst, const operand& src);
-    std::optional<std::string> prepare_remote_path(const std::string& path);
+    std::optional<std::string> prepare_remote_path(sftp::remote_fs& fs, const std::string& path);
+    // The ssh (or -D server) command line and the settings of an SFTP
+    // connection to `where`.
+    std::vector<std::string> sftp_argv(const operand& where) const;
+    sftp::session_options sftp_session_options() const;
+    // -3 (the default for two remote hosts): the origin's files copied to
+    // the destination through this process (sftp/crossload.hpp).
+    void through_local_sftp(const operand& src, const operand& dst);
     // prepare_remote_path() for paths that need no expand-path (all but
     // ~user/...): nullopt for those.
     static std::optional<std::string> plain_remote_path(const std::string& path);

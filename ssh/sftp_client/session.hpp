@@ -143,6 +143,11 @@ public:
         return slot;
     }
 
+    // One turn of the link alone (no transfer engine, no disk, no tick),
+    // waiting at most timeout_ms: for a caller that drives two sessions at
+    // once (scp -3, crossload.hpp).
+    void pump(int timeout_ms) { link_.pump(core_, timeout_ms); }
+
     // Pumps until done() holds or the session fails; `tick` (if set) runs
     // at least every `tick_ms` (the progress meter).
     void run_until(const std::function<bool()>& done);
