@@ -12,7 +12,8 @@
 #     which still records its login;
 #  6. PrintLastLog no: no line, records still written;
 #  7. a shell without a pty (ssh -T): no record, no line, no /etc/motd;
-#  8. btmp (lastb): failed passwords and invalid users, not refused keys.
+#  8. btmp (lastb): failed passwords and invalid users, not refused keys;
+#  9. root's login (served by one process) recorded and closed too.
 # And sshd -u rejects a length above HOST_NAME_MAX + 1 as OpenSSH does.
 # The machine's own records are never touched: the script runs in a mount
 # namespace of its own, with empty utmp, wtmp and lastlog on tmpfs over
@@ -129,6 +130,21 @@ records_of() { # NAME
 lh_check "Debian's sshd: utmp while logged in, wtmp login and logout, lastlog, 'Last login:' from the 2nd login, quiet for commands and ~/.hushlogin" \
     records_of debian
 lh_check "Longhaul's sshd: the same records and lines" records_of longhaul
+
+# root is served by one process (no root parent): it writes its records
+# itself, and its sessions end before its recorder (under the sanitizers a
+# session ending after it was a report).
+check_root() { # NAME
+    local name=$1 out=$T/root.$1 tty
+    login "$name" root "$out" || { cat "$out" >&2; return 1; }
+    tty=$(tty_of "$out")
+    tr -d '\r' <"$out" | grep -Eq "^root +$tty .*\(127\.0\.0\.1\)$" ||
+        { echo "$name: who in root's session does not list root on $tty" >&2; cat "$out" >&2; return 1; }
+    lh_wait_until 10 closed_in_wtmp root "$tty" "$out.last" ||
+        { echo "$name: no closed session of root on $tty" >&2; cat "$out.last" >&2; return 1; }
+}
+lh_check "Debian's sshd: root's pty login recorded and closed" check_root debian
+lh_check "Longhaul's sshd: the same (one process, no monitor)" check_root longhaul
 
 # A shell without a pty (ssh -T) is not a login on a terminal: neither
 # server records it or prints the line or /etc/motd (OpenSSH's do_login()

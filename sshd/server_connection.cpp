@@ -308,6 +308,14 @@ bool server_connection::enter_user_session()
     return true;
 }
 
+server_connection::~server_connection()
+{
+    remote_forwards_.reset();
+    direct_forwards_.reset();
+    sessions_.reset();
+    runner_.reset();
+}
+
 void server_connection::start_channels()
 {
     connection_config cc;

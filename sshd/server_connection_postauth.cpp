@@ -156,7 +156,8 @@ void server_connection::set_pty_source()
     if (postauth_monitor_) {
         session_env_.allocate_pty = [this](std::string& error) { return pty_through_monitor(error); };
         session_env_.release_pty = [this](const std::string& tty) {
-            (void)postauth_monitor_->send(encode(pty_release_request{tty}));
+            if (postauth_monitor_)
+                (void)postauth_monitor_->send(encode(pty_release_request{tty}));
         };
         return;
     }
@@ -168,7 +169,10 @@ void server_connection::set_pty_source()
         std::string message = local_logins_->login(getpid(), p->name());
         return pty_grant{std::move(*p), std::move(message)};
     };
-    session_env_.release_pty = [this](const std::string& tty) { local_logins_->logout(tty); };
+    session_env_.release_pty = [this](const std::string& tty) {
+        if (local_logins_)
+            local_logins_->logout(tty);
+    };
 }
 
 } // namespace longhaul::detail

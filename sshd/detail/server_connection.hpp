@@ -81,6 +81,13 @@ public:
             policy_.on_user_config = [this](const server_config& c) { log_.set_level(to_log_level(c.log_level)); };
     }
 
+    // The sessions end first, while what they use as they end (the
+    // monitor channel or the local recorder, for their logout records)
+    // still exists: the runner holds them too, and it is older than both.
+    ~server_connection();
+    server_connection(const server_connection&) = delete;
+    server_connection& operator=(const server_connection&) = delete;
+
     int run();
 
 private:
