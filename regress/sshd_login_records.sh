@@ -13,7 +13,9 @@
 #  6. PrintLastLog no: no line, records still written;
 #  7. a shell without a pty (ssh -T): no record, no line, no /etc/motd;
 #  8. btmp (lastb): failed passwords and invalid users, not refused keys;
-#  9. root's login (served by one process) recorded and closed too.
+#  9. root's login (served by one process) recorded and closed too, and
+#     a client killed mid-session: the logout still recorded (root's and a
+#     user's).
 # And sshd -u rejects a length above HOST_NAME_MAX + 1 as OpenSSH does.
 # The machine's own records are never touched: the script runs in a mount
 # namespace of its own, with empty utmp, wtmp and lastlog on tmpfs over
@@ -143,6 +145,37 @@ check_root() { # NAME
     lh_wait_until 10 closed_in_wtmp root "$tty" "$out.last" ||
         { echo "$name: no closed session of root on $tty" >&2; cat "$out.last" >&2; return 1; }
 }
+# A client killed while its pty session runs: the server ends the
+# connection with the session still open (OpenSSH's once the command
+# ends); its logout is recorded all the same.
+tty_in_utmp() { who | grep -Eq "^$1 +$2 "; } # USER TTY
+tty_gone() { ! tty_in_utmp "$@"; }
+# (a command that outlives the hangup: the connection ends first)
+DROPPED_COMMAND='trap "" HUP; sleep 3'
+user_ttys() { who | awk -v u="$1" '$1 == u { print $2 }' | sort; }
+check_dropped() { # NAME USER
+    local name=$1 user=$2 port_var="port_$1" pid before tty=""
+    before=$(user_ttys "$user")
+    lh_ssh_to "$T/srv-$name" "${!port_var}" "$T/id" -tt "$user@127.0.0.1" "$DROPPED_COMMAND" </dev/null >/dev/null 2>&1 &
+    pid=$!
+    new_tty() { tty=$(comm -13 <(echo "$before") <(user_ttys "$user") | head -n 1); [ -n "$tty" ]; }
+    lh_wait_until 10 new_tty || { kill "$pid"; echo "$name: $user never in utmp" >&2; return 1; }
+    kill -9 "$pid"
+    wait "$pid" 2>/dev/null
+    lh_wait_until 20 tty_gone "$user" "$tty" ||
+        { echo "$name: $user still in utmp on $tty after the client died" >&2; who >&2; return 1; }
+    lh_wait_until 10 closed_in_wtmp "$user" "$tty" "$T/dropped.last" ||
+        { echo "$name: no closed session of $user on $tty" >&2; cat "$T/dropped.last" >&2; return 1; }
+}
+check_dropped_both() { # NAME
+    local user
+    lh_make_user "pw-$RANDOM"
+    user=$LH_USER
+    check_dropped "$1" root && check_dropped "$1" "$user"
+}
+lh_check "Debian's sshd: a client killed mid-session: root's and a user's logout recorded" check_dropped_both debian
+lh_check "Longhaul's sshd: the same" check_dropped_both longhaul
+
 lh_check "Debian's sshd: root's pty login recorded and closed" check_root debian
 lh_check "Longhaul's sshd: the same (one process, no monitor)" check_root longhaul
 
