@@ -437,6 +437,7 @@ void scp_program::through_local_sftp(const operand& src, const operand& dst)
     sftp::crossload_options c;
     c.preserve = o_.preserve;
     c.num_requests = o_.num_requests;
+    c.limit_bps = o_.limit_kbps * 1024;
     for (std::size_t i = 0; !failed && i < g.paths.size(); ++i) {
         const std::string& path = g.paths[i];
         const std::string abs_dst = target_is_dir ? sftp::path_append(*target, sftp::path_basename(path)) : *target;

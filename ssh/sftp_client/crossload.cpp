@@ -1,5 +1,6 @@
 #include "ssh/sftp_client/crossload.hpp"
 
+#include "ssh/sftp_client/bandwidth_limiter.hpp"
 #include "ssh/sftp_client/text.hpp"
 
 #include <sys/stat.h>
@@ -68,9 +69,13 @@ void send_read(session& from, session& to, const std::shared_ptr<crossload_state
 }
 
 // Reads ahead of the writes until the origin's EOF, both sessions pumped
-// in turn; returns once nothing of this file is outstanding.
-void copy_data(session& from, session& to, const std::shared_ptr<crossload_state>& st, std::size_t max_requests)
+// in turn, the reads paced by -l (the same limiter as the transfer
+// engine's); returns once nothing of this file is outstanding.
+void copy_data(session& from, session& to, const std::shared_ptr<crossload_state>& st, std::size_t max_requests,
+               std::uint64_t limit_bps)
 {
+    bandwidth_limiter limiter(limit_bps);
+    auto next_read = from.now();
     for (;;) {
         const bool stop = st->read_error != 0 || st->write_error != 0 || !from.ok() || !to.ok() || from.interrupted();
         if (!stop) {
@@ -78,22 +83,34 @@ void copy_data(session& from, session& to, const std::shared_ptr<crossload_state
             st->short_reads.clear();
             for (const auto& [offset, length] : again)
                 send_read(from, to, st, offset, length);
-            while (!st->eof && st->reads_out + st->writes_out < max_requests) {
+            while (!st->eof && st->reads_out + st->writes_out < max_requests && from.now() >= next_read) {
                 send_read(from, to, st, st->next_offset, st->chunk);
                 st->next_offset += st->chunk;
+                next_read = limiter.account(st->chunk, from.now());
             }
         }
         if (st->reads_out == 0 && st->writes_out == 0 && (stop || (st->eof && st->short_reads.empty())))
             return;
         // The destination without waiting (its output out, its acks in),
         // then a short wait on the origin's data; with no read left, on the
-        // destination's acks.
+        // destination's acks (or until -l lets the next read go).
         to.pump(0);
-        if (st->reads_out > 0)
+        if (st->reads_out > 0 || st->writes_out == 0)
             from.pump(10);
         else
             to.pump(10);
     }
+}
+
+// The modes and times -p copies, those the origin gave.
+attrs preserved_attrs(const attrs& a)
+{
+    attrs p;
+    p.flags = a.flags & (attr::permissions | attr::acmodtime);
+    p.permissions = a.permissions & 07777;
+    p.atime = a.atime;
+    p.mtime = a.mtime;
+    return p;
 }
 
 } // namespace
@@ -128,7 +145,7 @@ int crossload_file(remote_fs& from, remote_fs& to, const std::string& from_path,
     st->chunk = std::max<std::uint32_t>(1, std::min(from.sess().read_chunk(), to.sess().write_chunk()));
     const std::size_t max_requests =
         o.num_requests != 0 ? o.num_requests : std::max<std::size_t>(1, o.in_flight_bytes / st->chunk);
-    copy_data(from.sess(), to.sess(), st, max_requests);
+    copy_data(from.sess(), to.sess(), st, max_requests, o.limit_bps);
 
     int status = 0;
     if (st->read_error != 0) {
@@ -144,16 +161,8 @@ int crossload_file(remote_fs& from, remote_fs& to, const std::string& from_path,
         status = -1;
     if (to.sess().ok()) {
         if (status == 0 && o.preserve) {
-            attrs times;
-            times.flags = attr::permissions | attr::acmodtime;
-            times.permissions = a->permissions & 07777;
-            times.atime = a->atime;
-            times.mtime = a->mtime;
-            if (!a->has(attr::acmodtime))
-                times.flags &= ~attr::acmodtime;
-            if (!a->has(attr::permissions))
-                times.flags &= ~attr::permissions;
-            if (times.flags != 0 && to.fsetstat(*to_handle, times) != 0)
+            const attrs kept = preserved_attrs(*a);
+            if (kept.flags != 0 && to.fsetstat(*to_handle, kept) != 0)
                 status = -1;
         }
         if (to.close(*to_handle) != 0)
@@ -188,7 +197,8 @@ int crossload_walk(remote_fs& from, remote_fs& to, const std::string& from_path,
     // Writable by us while its contents are copied; its own mode after.
     attrs made;
     made.flags = attr::permissions;
-    made.permissions = ((dir_attrs->has(attr::permissions) ? dir_attrs->permissions : 0777) & 01777) | S_IRWXU;
+    const std::uint32_t dir_mode = dir_attrs->has(attr::permissions) ? dir_attrs->permissions : 0777;
+    made.permissions = (dir_mode & 01777) | S_IRWXU;
     if (to.mkdir(to_path, made, false) != 0 && !to.is_dir(to_path)) {
         out.err(strprintf("remote mkdir \"%s\" failed", to_path.c_str()));
         return -1;
@@ -226,18 +236,10 @@ int crossload_walk(remote_fs& from, remote_fs& to, const std::string& from_path,
             out.inf(strprintf("download \"%s\": not a regular file", new_from.c_str()));
         }
     }
-    attrs final_mode;
-    final_mode.flags = attr::permissions;
-    if (o.preserve) {
-        final_mode.permissions = dir_attrs->permissions & 07777;
-        if (dir_attrs->has(attr::acmodtime)) {
-            final_mode.flags |= attr::acmodtime;
-            final_mode.atime = dir_attrs->atime;
-            final_mode.mtime = dir_attrs->mtime;
-        }
-    } else {
-        final_mode.permissions = (dir_attrs->has(attr::permissions) ? dir_attrs->permissions : 0777) & 01777;
-    }
+    // Its own mode once its contents are written (and, with -p, its times).
+    attrs final_mode = o.preserve ? preserved_attrs(*dir_attrs) : attrs{};
+    final_mode.flags |= attr::permissions;
+    final_mode.permissions = dir_mode & (o.preserve ? 07777 : 01777);
     if (to.setstat(to_path, final_mode) != 0)
         ret = -1;
     return ret;

@@ -19,7 +19,8 @@ struct crossload_options {
     bool preserve = false;         // -p: modes and times
     std::uint32_t num_requests = 0; // -R: reads in flight (0: in_flight_bytes / chunk)
     std::uint64_t in_flight_bytes = 16 * 1024 * 1024; // reads and unacknowledged writes together
-    bool print = false;            // "Entering DIR" lines of a recursive copy
+    bool print = false;            // "Retrieving DIR" lines of a recursive copy
+    std::uint64_t limit_bps = 0;   // -l, bits per second read from the origin (0: none)
 };
 
 // One regular file; `a` is its attributes when known (a directory

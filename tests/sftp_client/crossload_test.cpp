@@ -163,3 +163,21 @@ TEST_CASE("crossload: a tree with -p keeps modes and times, links followed, othe
     REQUIRE(s.from.infos.size() == 1);
     CHECK(s.from.infos[0] == "download \"/t/fifo\": not a regular file");
 }
+
+TEST_CASE("crossload: -l paces the origin's reads (it was ignored)")
+{
+    two_servers s;
+    const std::string data = client_harness::random_bytes(2 * 1000 * 1000, 5);
+    s.from.remote.write("/f", data);
+    crossload_options o;
+    o.limit_bps = 8 * 1000 * 1000; // 1 MB/s
+    const auto t0 = s.from.net->now;
+    CHECK(crossload_file(*s.from.rfs, *s.to.rfs, "/f", "/g", std::nullopt, o) == 0);
+    CHECK(file_text(s.to.remote, "/g") == data);
+    // 2 MB at 1 MB/s, less the 100 ms burst and the last read's credit.
+    CHECK(s.from.seconds_since(t0) > 1.5);
+    // Unlimited, the same copy takes a few round trips of the simulated link.
+    const auto t1 = s.from.net->now;
+    CHECK(crossload_file(*s.from.rfs, *s.to.rfs, "/f", "/h", std::nullopt, {}) == 0);
+    CHECK(s.from.seconds_since(t1) < 0.5);
+}
