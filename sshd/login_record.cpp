@@ -90,6 +90,34 @@ off_t lastlog_offset(uid_t uid)
     return static_cast<off_t>(uid) * static_cast<off_t>(sizeof(struct lastlog));
 }
 
+// The user's slot, overwritten. No O_CREAT: like utmp and wtmp, the file
+// is the system's to create.
+std::string write_lastlog(const std::string& path, const login_entry& e)
+{
+    struct lastlog ll{};
+    ll.ll_time = static_cast<decltype(ll.ll_time)>(e.when.tv_sec);
+    put_field(ll.ll_line, tty_line(e.tty));
+    put_field(ll.ll_host, e.host);
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return errno_text("lastlog " + path);
+    struct stat st{};
+    std::string failed;
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        failed = "lastlog " + path + ": not a regular file";
+    else if (::pwrite(fd, &ll, sizeof ll, lastlog_offset(e.uid)) != static_cast<ssize_t>(sizeof ll))
+        failed = errno_text("lastlog " + path);
+    ::close(fd);
+    return failed;
+}
+
+// "a; b" of what failed, for one log line.
+void add_failure(std::string& failed, const std::string& what)
+{
+    if (!what.empty())
+        failed += (failed.empty() ? "" : "; ") + what;
+}
+
 } // namespace
 
 std::string login_host(const std::string& remote_host, const std::string& remote_address, unsigned utmp_length)
@@ -178,26 +206,8 @@ std::string write_login(const login_record_files& f, const login_entry& e)
 {
     const utmpx u = login_utmpx(e);
     std::string failed = write_utmp(f.utmp, u);
-    auto note = [&failed](std::string what) {
-        if (!what.empty())
-            failed += (failed.empty() ? "" : "; ") + what;
-    };
-    note(write_wtmp(f.wtmp, u));
-    struct lastlog ll{};
-    ll.ll_time = static_cast<decltype(ll.ll_time)>(e.when.tv_sec);
-    put_field(ll.ll_line, tty_line(e.tty));
-    put_field(ll.ll_host, e.host);
-    // No O_CREAT: like the other two, the file is the system's to create.
-    const int fd = ::open(f.lastlog.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
-    struct stat st{};
-    if (fd < 0)
-        note(errno_text("lastlog " + f.lastlog));
-    else if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
-        note("lastlog " + f.lastlog + ": not a regular file");
-    else if (::pwrite(fd, &ll, sizeof ll, lastlog_offset(e.uid)) != static_cast<ssize_t>(sizeof ll))
-        note(errno_text("lastlog " + f.lastlog));
-    if (fd >= 0)
-        ::close(fd);
+    add_failure(failed, write_wtmp(f.wtmp, u));
+    add_failure(failed, write_lastlog(f.lastlog, e));
     return failed;
 }
 
@@ -205,8 +215,7 @@ std::string write_logout(const login_record_files& f, pid_t pid, std::string_vie
 {
     const utmpx u = logout_utmpx(pid, tty, when);
     std::string failed = write_utmp(f.utmp, u);
-    if (std::string w = write_wtmp(f.wtmp, u); !w.empty())
-        failed += (failed.empty() ? "" : "; ") + w;
+    add_failure(failed, write_wtmp(f.wtmp, u));
     return failed;
 }
 
