@@ -171,6 +171,9 @@ int ssh_client::run()
         },
         cfg_.permit_remote_open);
     remote_forwards_->register_in(layer_->channel_types());
+    // The server's auth-agent@openssh.com opens (-A).
+    agent_forwards_ = std::make_unique<client_agent_forwarding>(*runner_, log_);
+    agent_forwards_->register_in(layer_->channel_types());
     // No global request of the server is served.
     layer_->global_requests().set_unknown([this](connection& conn, std::string_view name, bool want_reply, byte_span) {
         log_.debug("client_input_global_request: rtype " + printable(name) + " want_reply " +
@@ -264,6 +267,8 @@ void ssh_client::finish(int status)
         forwards_->stop();
     if (remote_forwards_)
         remote_forwards_->stop();
+    if (agent_forwards_)
+        agent_forwards_->stop();
     if (runner_)
         runner_->stop();
     if (core_ && !core_->closed())
@@ -508,6 +513,12 @@ void ssh_client::start_session()
     sp.escape_command_line = cfg_.enable_escape_commandline.value_or(false);
     sp.env = session_environment(cfg_);
     sp.host = host_;
+    // Read after the host key check, which turns forwarding off for a
+    // changed key.
+    if (std::string agent = agent_forwarding_socket(cfg_); !agent.empty()) {
+        agent_forwards_->enable(std::move(agent));
+        sp.forward_agent = true;
+    }
     session_ = std::make_shared<client_session>(std::move(sp), log_);
     session_->on_done = [this](int status) {
         if (session_ && session_->tty() && raw_) {

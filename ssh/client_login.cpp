@@ -6,6 +6,7 @@
 
 #include "common/keys/key_file.hpp"
 #include "common/text.hpp"
+#include "ssh/client_agent_forwarding.hpp"
 #include "ssh/prompt.hpp"
 #include "ssh/tokens.hpp"
 
@@ -57,17 +58,7 @@ std::vector<client_identity> ssh_client::collect_identities()
     // are used through it), then the remaining files; IdentitiesOnly drops
     // agent keys that no IdentityFile names.
     std::vector<client_identity> out;
-    std::string sock;
-    const std::string agent_setting = cfg_.identity_agent.value_or("SSH_AUTH_SOCK");
-    if (agent_setting == "SSH_AUTH_SOCK") {
-        if (const char* s = std::getenv("SSH_AUTH_SOCK"))
-            sock = s;
-    } else if (agent_setting != "none") {
-        sock = agent_setting;
-        if (sock.size() > 1 && sock[0] == '$')
-            if (const char* s = std::getenv(sock.c_str() + 1))
-                sock = s;
-    }
+    const std::string sock = agent_socket_path(cfg_);
     if (!sock.empty()) {
         auto a = agent_client::connect(sock);
         if (!a) {

@@ -23,7 +23,7 @@ struct unsupported_flag {
 constexpr unsupported_flag unsupported_flags[] = {
     {'M', "connection multiplexing (-M)"},
     {'S', "control sockets (-S)"},        {'O', "multiplexing control (-O)"},
-    {'A', "agent forwarding (-A)"},       {'X', "X11 forwarding (-X)"},
+    {'X', "X11 forwarding (-X)"},
     {'Y', "X11 forwarding (-Y)"},         {'w', "tunnel forwarding (-w)"},
     {'I', "PKCS#11 (-I)"},
 };
@@ -33,8 +33,6 @@ constexpr unsupported_flag unsupported_flags[] = {
 void warn_unsupported_config(const client_config& cfg, logger& log)
 {
     auto warn = [&](const char* what) { log.info(std::string(what) + " is not supported yet; ignored"); };
-    if (cfg.forward_agent.value_or(false))
-        warn("ForwardAgent");
     if (cfg.forward_x11.value_or(false))
         warn("ForwardX11");
     if (cfg.control_master && *cfg.control_master != control_master::no)

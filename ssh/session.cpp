@@ -19,6 +19,11 @@ client_session::~client_session() = default;
 void client_session::on_open_confirmed(byte_span)
 {
     connection& c = runner->conn();
+    // OpenSSH's ssh_session2_setup asks for the agent before the pty.
+    if (params_.forward_agent) {
+        log_.debug("Requesting authentication agent forwarding.");
+        c.send_request(id, "auth-agent-req@openssh.com", false);
+    }
     if (params_.want_tty) {
         pty_request p{params_.term, params_.size.cols, params_.size.rows, params_.size.width_px,
                       params_.size.height_px, params_.modes};

@@ -28,6 +28,7 @@ struct session_params {
     bytes modes;
     std::vector<std::pair<std::string, std::string>> env;
     bool stdin_null = false;
+    bool forward_agent = false; // ask for auth-agent-req@openssh.com
     int escape_char = '~'; // -1: none; only active with a tty
     bool escape_command_line = false; // EnableEscapeCommandline: ~C listed in ~?
     std::string host;      // for "Connection to host closed."

@@ -45,6 +45,12 @@ forward::forwarding_settings forwarding_settings_of(const session_environment& e
     return s;
 }
 
+bool agent_forwarding_enabled(const session_environment& env)
+{
+    return env.config->allow_agent_forwarding && !env.config->disable_forwarding &&
+           (!env.key || env.key->options.permit_agent_forwarding);
+}
+
 std::optional<permission_lists> open_permission_lists(const session_environment& env)
 {
     return lists(env, env.config->permit_open, env.key ? env.key->options.permit_open : no_values,

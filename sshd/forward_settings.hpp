@@ -16,6 +16,9 @@ namespace longhaul {
 struct session_environment;
 
 forward::forwarding_settings forwarding_settings_of(const session_environment& env);
+// AllowAgentForwarding, DisableForwarding and the key's no-agent-forwarding
+// or restrict, as OpenSSH 9.2's session_auth_agent_req reads them.
+bool agent_forwarding_enabled(const session_environment& env);
 
 // {administrator's list, key's list}; nullopt (deny, with an error logged)
 // if either cannot be read, which sshd -t reports for the configuration.

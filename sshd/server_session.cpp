@@ -3,6 +3,7 @@
 #include "channel/messages.hpp"
 #include "common/match.hpp"
 #include "common/text.hpp"
+#include "sshd/agent_forwarding.hpp"
 #include "sshd/sftp/sftp_server_main.hpp"
 
 #include <fcntl.h>
@@ -155,6 +156,8 @@ server_session::build_environment(const std::string& original_command) const
     }
     if (!original_command.empty())
         set_var(env, "SSH_ORIGINAL_COMMAND", original_command);
+    if (env_.agent && !env_.agent->socket_path().empty())
+        set_var(env, "SSH_AUTH_SOCK", env_.agent->socket_path());
     return env;
 }
 
@@ -347,7 +350,9 @@ void server_session::on_request(std::string_view name, bool want_reply, byte_spa
         stdout_done_ = stderr_done_ = true;
         maybe_finish();
         return;
-    } else if (name == "x11-req" || name == "auth-agent-req@openssh.com") {
+    } else if (name == agent_request_name) {
+        ok = env_.agent != nullptr && env_.agent->request(conn);
+    } else if (name == "x11-req") {
         env_.log->verbose(std::string(name) + ": not supported yet, refused");
     } else {
         env_.log->debug("session_input_channel_req: unknown request " + printable(name));

@@ -26,6 +26,8 @@ struct pty_grant {
 };
 
 // What every session of one authenticated connection shares.
+class agent_forwarding;
+
 struct session_environment {
     const user_account* user = nullptr;
     const server_config* config = nullptr;
@@ -42,6 +44,9 @@ struct session_environment {
     std::function<result<pty_grant>(std::string& error)> allocate_pty;
     // The session of a granted pty is over: its logout is recorded.
     std::function<void(const std::string& tty)> release_pty;
+    // The connection's agent forwarding (auth-agent-req@openssh.com and
+    // SSH_AUTH_SOCK); unset: refused.
+    agent_forwarding* agent = nullptr;
 };
 
 class server_session : public channel_handler, public std::enable_shared_from_this<server_session> {

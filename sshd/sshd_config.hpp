@@ -177,9 +177,6 @@ struct server_config {
 
     // What the server does with the features of later issues: off until
     // they exist (unsupported_settings() lists what was asked for).
-    bool tcp_forwarding_enabled() const noexcept { return false; }
-    bool stream_local_forwarding_enabled() const noexcept { return false; }
-    bool agent_forwarding_enabled() const noexcept { return false; }
     bool x11_forwarding_enabled() const noexcept { return false; }
     bool tunnel_enabled() const noexcept { return false; }
 };
@@ -300,7 +297,7 @@ private:
 std::string dump(const server_config& config);
 
 // Settings that ask for something this server does not do yet (forwarding,
-// X11, agent forwarding, tunnels, certificates, GSSAPI...), one log line
+// X11, tunnels, certificates, GSSAPI...), one log line
 // each, e.g. "X11Forwarding yes: not supported yet, treated as no". sshd
 // logs them at start (and may log them per connection after Match).
 std::vector<std::string> unsupported_settings(const server_config& config);

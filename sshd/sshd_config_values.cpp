@@ -125,12 +125,8 @@ std::vector<std::string> unsupported_settings(const server_config& c)
     auto note = [&](const std::string& setting, const char* effect) {
         out.push_back(setting + ": not supported yet, " + effect);
     };
-    if (!c.disable_forwarding) {
-        if (c.allow_agent_forwarding)
-            note("AllowAgentForwarding yes", "treated as no");
-        if (c.x11_forwarding)
-            note("X11Forwarding yes", "treated as no");
-    }
+    if (!c.disable_forwarding && c.x11_forwarding)
+        note("X11Forwarding yes", "treated as no");
     if (c.permit_tunnel != tunnel_mode::no)
         note("PermitTunnel " + std::string(detail::tunnel_name(c.permit_tunnel)), "treated as no");
     if (!c.trusted_user_ca_keys.empty())

@@ -235,7 +235,7 @@ void socket_channel_set::connect_and_accept(channel_id id, const std::string& ho
         if (auto it = connecting_.find(id); it != connecting_.end())
             erase_later(runner_.io(), connecting_, id, it->second.get());
         if (fd >= 0)
-            return connected(id, fd);
+            return accept_connected(id, fd);
         log_failure(f.log_line);
         runner_.conn().reject(id, open_failure_reason::connect_failed, f.reason);
         runner_.flush();
@@ -244,7 +244,7 @@ void socket_channel_set::connect_and_accept(channel_id id, const std::string& ho
                                    : connect_unix(runner_.io(), path, done);
 }
 
-void socket_channel_set::connected(channel_id id, int fd)
+void socket_channel_set::accept_connected(channel_id id, int fd)
 {
     auto ch = std::make_shared<socket_channel>(fd);
     runner_.conn().accept(id);

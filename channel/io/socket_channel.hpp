@@ -98,6 +98,9 @@ public:
     // the system's reason after passing OpenSSH's line to `log_failure`.
     void connect_and_accept(channel_id id, const std::string& host, int port, const std::string& path,
                             std::function<void(const std::string& line)> log_failure);
+    // The peer's open `id` accepted and carried by `fd`, a socket already
+    // connected (ssh's agent forwarding), which the set takes.
+    void accept_connected(channel_id id, int fd);
     // The peer's open `id` is a reverse dynamic forward (ssh -R port):
     // accepted at once, the SOCKS handshake read from the channel
     // (socks_channel); `permit` decides on the CONNECT request (false: the
@@ -113,8 +116,6 @@ public:
     std::size_t size() const noexcept { return channels_.size() + connecting_.size() + handshakes_.size(); }
 
 private:
-    void connected(channel_id id, int fd);
-
     connection_runner& runner_;
     std::map<channel_id, std::shared_ptr<socket_channel>> channels_;
     std::map<channel_id, std::unique_ptr<pending_connect>> connecting_;

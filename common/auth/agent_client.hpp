@@ -38,6 +38,14 @@ public:
     // Timeout for each request/reply exchange.
     void set_timeout(std::chrono::milliseconds t) noexcept { timeout_ = t; }
     int native_handle() const noexcept { return fd_; }
+    // Gives the connection away (non-blocking, close-on-exec), e.g. to be
+    // joined to a forwarded agent channel; -1 once closed.
+    int release() noexcept
+    {
+        const int fd = fd_;
+        fd_ = -1;
+        return fd;
+    }
 
 private:
     explicit agent_client(int fd, std::chrono::milliseconds timeout) : fd_(fd), timeout_(timeout) {}

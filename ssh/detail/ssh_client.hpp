@@ -12,6 +12,7 @@
 #include "common/io/alive_check.hpp"
 #include "common/random.hpp"
 #include "ssh/client.hpp"
+#include "ssh/client_agent_forwarding.hpp"
 #include "ssh/client_forwards.hpp"
 #include "ssh/client_remote_forwards.hpp"
 #include "ssh/connect.hpp"
@@ -101,6 +102,7 @@ private:
     std::shared_ptr<client_session> session_;
     std::unique_ptr<client_forwards> forwards_;
     std::unique_ptr<client_remote_forwards> remote_forwards_;
+    std::unique_ptr<client_agent_forwarding> agent_forwards_; // -A: the server's agent opens
     std::deque<std::function<void(bool, byte_span)>> global_replies_;
     std::unique_ptr<raw_terminal> raw_;
     bool version_seen_ = false;

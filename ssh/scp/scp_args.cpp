@@ -40,9 +40,12 @@ void apply(scp_options& o, char c, const std::string& arg)
     case '2':
         break; // ignored, as OpenSSH does
     case 'A':
-        // OpenSSH forwards the agent only to the origin host of a -R copy;
-        // Longhaul's ssh does not forward agents yet.
-        throw option_error("scp: agent forwarding (-A) is not supported yet");
+        // The agent goes to the hosts scp's ssh reaches (the origin host of
+        // a -R copy uses it to reach the target); -A comes after the
+        // "-oForwardAgent=no" every transfer's ssh gets, and wins, as in
+        // OpenSSH's ssh.
+        both({"-A"});
+        break;
     case '3':
         o.through_local = true;
         break;

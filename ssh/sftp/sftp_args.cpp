@@ -114,7 +114,9 @@ void apply(sftp_options& o, char c, const std::string& arg)
     case '2':
         break;
     case 'A':
-        throw option_error("sftp: agent forwarding (-A) is not supported yet");
+        // After the "-oForwardAgent=no" every transfer's ssh gets: -A wins.
+        o.ssh.args.push_back("-A");
+        break;
     case 'a':
         o.resume = true;
         break;

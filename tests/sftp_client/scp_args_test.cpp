@@ -77,7 +77,13 @@ TEST_CASE("scp args: options, pass-through to ssh, and refusals")
     CHECK_THROWS_AS(parse({"-l", "abc", "a", "b"}), usage_error);
     o = parse({"-J", "jump,other:2222", "a", "h:b"});
     CHECK(std::find(o.ssh.args.begin(), o.ssh.args.end(), "-oProxyJump=jump,other:2222") != o.ssh.args.end());
-    CHECK_THROWS_AS(parse({"-A", "a", "h:b"}), option_error);
+    // -A: ssh forwards the agent (after the transfer's -oForwardAgent=no,
+    // which -A overrides), to the origin host of a -R copy too.
+    o = parse({"-A", "a", "h:b"});
+    CHECK(std::find(o.ssh.args.begin(), o.ssh.args.end(), "-A") != o.ssh.args.end());
+    CHECK(std::find(o.remote_remote_args.begin(), o.remote_remote_args.end(), "-A") != o.remote_remote_args.end());
+    o = parse({"a", "h:b"});
+    CHECK(std::find(o.ssh.args.begin(), o.ssh.args.end(), "-A") == o.ssh.args.end());
     CHECK_THROWS_AS(parse({"-P"}), usage_error);
     CHECK(ok_user_name("alice.b-c_d"));
     CHECK_FALSE(ok_user_name("-oProxyCommand=x"));

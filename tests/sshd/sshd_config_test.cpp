@@ -471,11 +471,12 @@ TEST_CASE("sshd_config: settings reported as not supported yet")
     CHECK_FALSE(c.global().x11_forwarding_enabled());
     CHECK(parse("DisableForwarding yes\nPermitTunnel no\n").global().disable_forwarding);
     CHECK(unsupported_settings(parse("DisableForwarding yes\n").global()).empty());
-    // Forwarding is served: nothing to report.
+    // Forwarding is served, agent forwarding too: nothing to report.
     CHECK(unsupported_settings(parse("AllowTcpForwarding yes\nAllowStreamLocalForwarding remote\n"
                                      "GatewayPorts clientspecified\nAllowAgentForwarding no\n")
                                    .global())
               .empty());
+    CHECK(unsupported_settings(parse("AllowAgentForwarding yes\n").global()).empty());
 }
 
 TEST_CASE("sshd_config: sshd -T output matches OpenSSH's")
