@@ -14,10 +14,9 @@
 #  - a source its user cannot read leaves the remote target untouched
 #    (our scp sends the target's OPEN early, after opening the source);
 #  - copies between the two servers through this host (-3, the default),
-#    beside Debian's scp;
+#    over SFTP and in the legacy protocol (-O), beside Debian's scp;
 #  - the progress meter on a terminal, -l, -a (resume; with Longhaul's
-#    sshd the whole prefix hashed by check-file-handle), options that are
-#    not supported yet refused.
+#    sshd the whole prefix hashed by check-file-handle).
 # Permission errors need a non-root user: as root the script creates one.
 source "$(dirname "$0")/lib.sh"
 
@@ -220,18 +219,6 @@ check_usage() {
     done
 }
 lh_check "usage and unknown options as Debian's scp" check_usage
-check_refused() {
-    local a
-    # (-J works since ssh has ProxyJump: forward_interop.sh carries data through it.)
-    for a in "-A"; do
-        rc=0; "$SCP" "${OPTS[@]}" -P "$port_debian" $a "$L/one" "$user@127.0.0.1:$R/" 2>"$T/err" || rc=$?
-        [ "$rc" != 0 ] && grep -q "not supported yet" "$T/err" || { echo "   scp $a: exit $rc"; cat "$T/err"; return 1; }
-    done
-    rc=0; "$SCP" "${OPTS[@]}" -O "$user@127.0.0.1:$R/one" "$user@127.0.0.1:$R/two" 2>"$T/err" || rc=$?
-    [ "$rc" != 0 ] && grep -q "not supported yet" "$T/err"
-}
-lh_check "-A, and -O between two remote hosts through this host, say 'not supported yet' and fail" check_refused
-
 # --- -3 (the default): between two servers through this host ------------------
 # From Debian's sshd to Longhaul's and back, beside Debian's scp doing the
 # same; scp:// URIs give each side its port (paths relative to the home).
@@ -242,17 +229,20 @@ run_scp3() { # BIN ARGS...: run_scp without -P (the URIs carry the ports)
     rc=0
     "$bin" "${OPTS[@]}" "$@" </dev/null >"$T/out" 2>"$T/err" || rc=$?
 }
-check_through_local() {
-    local from=$1 to=$2 want got
+check_through_local() { # FROM TO [MODE]: MODE -O is the legacy protocol
+    local from=$1 to=$2 mode=${3:-} want got
     fresh_remote
     cp -a "$L/tree" "$R/src" && chown -R -h "$user" "$R/src"
-    run_scp3 "$SCP" -3 -rp "$(uri "$from" src)" "$(uri "$to" ours)" && [ $rc = 0 ] || { cat "$T/err"; return 1; }
-    run_scp3 "$DSCP" -3 -rp "$(uri "$from" src)" "$(uri "$to" ref)" && [ $rc = 0 ] || { cat "$T/err"; return 1; }
+    # shellcheck disable=SC2086
+    run_scp3 "$SCP" $mode -3 -rp "$(uri "$from" src)" "$(uri "$to" ours)" && [ $rc = 0 ] || { cat "$T/err"; return 1; }
+    # shellcheck disable=SC2086
+    run_scp3 "$DSCP" $mode -3 -rp "$(uri "$from" src)" "$(uri "$to" ref)" && [ $rc = 0 ] || { cat "$T/err"; return 1; }
     diff <(tree_list "$R/ref") <(tree_list "$R/ours") && diff <(sums "$R/ref") <(sums "$R/ours") || return 1
     # A big file, no -3 (the default), into a directory.
     cp "$L/big" "$R/big" && chown "$user" "$R/big" && as_user mkdir "$R/into"
     want=$(md5sum <"$L/big")
-    run_scp3 "$SCP" "$(uri "$from" big)" "$(uri "$to" into)" && [ $rc = 0 ] &&
+    # shellcheck disable=SC2086
+    run_scp3 "$SCP" $mode "$(uri "$from" big)" "$(uri "$to" into)" && [ $rc = 0 ] &&
         got=$(md5sum <"$R/into/big") && [ "$got" = "$want" ] || { echo "   big: $got"; cat "$T/err"; return 1; }
     # Errors: a missing source, a directory without -r, several sources
     # into a file; the same words and status as Debian's scp.
@@ -260,9 +250,9 @@ check_through_local() {
     for args in "$(uri "$from" nosuch) $(uri "$to" x)" "$(uri "$from" src) $(uri "$to" x)" \
         "$(uri "$from" big) $(uri "$from" src/empty) $(uri "$to" big)"; do
         # shellcheck disable=SC2086
-        run_scp3 "$DSCP" $args; drc=$rc; dout=$(norm <"$T/err" | sed 's/\r$//')
+        run_scp3 "$DSCP" $mode $args; drc=$rc; dout=$(norm <"$T/err" | sed 's/\r$//')
         # shellcheck disable=SC2086
-        run_scp3 "$SCP" $args
+        run_scp3 "$SCP" $mode $args
         [ "$rc" = "$drc" ] && [ "$(norm <"$T/err" | sed 's/\r$//')" = "$dout" ] ||
             { echo "   scp -3 $args: ours $rc '$(cat "$T/err")', Debian's $drc '$dout'"; return 1; }
     done
@@ -270,6 +260,9 @@ check_through_local() {
 lh_check "-3: a -rp tree from Debian's sshd to Longhaul's as Debian's scp copies it, a big file, errors" \
     check_through_local "$port_debian" "$port_longhaul"
 lh_check "-3: the same from Longhaul's sshd to Debian's" check_through_local "$port_longhaul" "$port_debian"
+lh_check "-3 -O (the legacy protocol, scp -f to scp -t through this host): the same, Debian's sshd to Longhaul's" \
+    check_through_local "$port_debian" "$port_longhaul" -O
+lh_check "-3 -O: the same from Longhaul's sshd to Debian's" check_through_local "$port_longhaul" "$port_debian" -O
 check_connection_refused() {
     local q drc
     lh_port q

@@ -353,13 +353,10 @@ void scp_program::local_copy(const std::string& src, const std::string& dst)
 void scp_program::remote_to_remote(const operand& src, const operand& dst)
 {
     if (o_.through_local) {
-        if (o_.mode == transfer_mode::legacy) {
-            to_stderr("scp: copies between two remote hosts through this host (-3, the default) in the legacy "
-                      "protocol (-O) are not supported yet; without -O they go over SFTP, -R copies from the "
-                      "origin host");
-            throw exit_now{1};
-        }
-        through_local_sftp(src, dst);
+        if (o_.mode == transfer_mode::legacy)
+            legacy_through_local(src, dst);
+        else
+            through_local_sftp(src, dst);
         return;
     }
     // -R: scp runs on the origin host and copies to the target itself.
@@ -597,6 +594,37 @@ void scp_program::legacy_to_local(const operand& src, const std::string& dst)
     legacy_peer peer(child->from_child(), child->to_child(), s);
     peer.sink(dst, &src.path);
     end_legacy(peer, *child);
+}
+
+void scp_program::legacy_through_local(const operand& src, const operand& dst)
+{
+    if (!src.user.empty() && !ok_user_name(src.user)) {
+        ++errs_;
+        return;
+    }
+    const auto from_argv = sftp::ssh_command_line(o_.ssh, src.host, src.user, src.port != -1 ? src.port : o_.port,
+                                                  false, remote_command('f', src.path.empty() ? "." : src.path));
+    auto from = spawn_child(from_argv);
+    if (!from)
+        throw exit_now{1};
+    const auto to_argv = sftp::ssh_command_line(o_.ssh, dst.host, dst.user, dst.port != -1 ? dst.port : o_.port,
+                                                false, remote_command('t', dst.path.empty() ? "." : dst.path));
+    // The target's ssh reads what the origin's writes and answers into the
+    // origin's stdin; the bytes never pass through this process.
+    std::string error;
+    auto to = sftp::child_process::spawn_joined(to_argv, from->from_child(), from->to_child(), error);
+    from->close_pipes();
+    if (!to) {
+        to_stderr(error);
+        from->terminate();
+        throw exit_now{1};
+    }
+    // OpenSSH reads the origin's status (its scp -f fails when the target
+    // refused a file); a target that failed alone counts too.
+    const int to_status = to->wait();
+    const int from_status = from->wait();
+    if (from_status != 0 || to_status != 0)
+        errs_ = 1;
 }
 
 legacy_settings scp_program::legacy_defaults() const

@@ -68,6 +68,9 @@ private:
     // Legacy mode.
     void legacy_to_remote(const std::vector<std::string>& sources, const operand& dst);
     void legacy_to_local(const operand& src, const std::string& dst);
+    // -3 -O: `scp -f` on the origin and `scp -t` on the target speak to
+    // each other through this host's pipes (OpenSSH's do_cmd + do_cmd2).
+    void legacy_through_local(const operand& src, const operand& dst);
     // The settings both directions and the remote side take from the options.
     legacy_settings legacy_defaults() const;
     // After a legacy transfer: the peer's errors, then ssh's exit status.

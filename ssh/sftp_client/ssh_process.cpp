@@ -23,35 +23,24 @@ void widen_pipe(int fd)
 #endif
 }
 
-std::optional<child_process> spawn_argv(std::vector<char*> argv, std::string& error, pid_t& pid, int& to,
-                                        int& from, bool ignore_sigint)
+// fork and exec `argv` with `in` as its stdin and `out` as its stdout
+// (dup2 clears their close-on-exec flags); -1 with `error` set on failure.
+pid_t fork_exec(const std::vector<std::string>& args, int in, int out, bool ignore_sigint, std::string& error)
 {
-    int in_pipe[2], out_pipe[2];
-    if (::pipe2(in_pipe, O_CLOEXEC) == -1) {
-        error = std::string("pipe: ") + std::strerror(errno);
-        return std::nullopt;
-    }
-    if (::pipe2(out_pipe, O_CLOEXEC) == -1) {
-        error = std::string("pipe: ") + std::strerror(errno);
-        ::close(in_pipe[0]);
-        ::close(in_pipe[1]);
-        return std::nullopt;
-    }
-    widen_pipe(in_pipe[1]);
-    widen_pipe(out_pipe[0]);
+    std::vector<char*> argv;
+    for (const auto& a : args)
+        argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
     const pid_t p = ::fork();
     if (p == -1) {
         error = std::string("fork: ") + std::strerror(errno);
-        for (int fd : {in_pipe[0], in_pipe[1], out_pipe[0], out_pipe[1]})
-            ::close(fd);
-        return std::nullopt;
+        return -1;
     }
     if (p == 0) {
-        // The child: pipes on stdin/stdout, default signal dispositions
-        // (we ignore SIGPIPE; ssh must not inherit that).
-        ::dup2(in_pipe[0], 0);
-        ::dup2(out_pipe[1], 1);
+        // The child: default signal dispositions (we ignore SIGPIPE; ssh
+        // must not inherit that).
+        ::dup2(in, 0);
+        ::dup2(out, 1);
         ::signal(SIGPIPE, SIG_DFL);
         ::signal(SIGINT, ignore_sigint ? SIG_IGN : SIG_DFL);
         ::execvp(argv[0], argv.data());
@@ -59,12 +48,7 @@ std::optional<child_process> spawn_argv(std::vector<char*> argv, std::string& er
         (void)!::write(2, m.data(), m.size());
         ::_exit(1);
     }
-    ::close(in_pipe[0]);
-    ::close(out_pipe[1]);
-    pid = p;
-    to = in_pipe[1];
-    from = out_pipe[0];
-    return std::optional<child_process>(std::in_place);
+    return p;
 }
 
 } // namespace
@@ -142,17 +126,42 @@ child_process::~child_process()
 std::optional<child_process> child_process::spawn(const std::vector<std::string>& argv, std::string& error,
                                                   bool ignore_sigint)
 {
-    std::vector<char*> v;
-    for (const auto& s : argv)
-        v.push_back(const_cast<char*>(s.c_str()));
-    pid_t pid = -1;
-    int to = -1, from = -1;
-    auto c = spawn_argv(std::move(v), error, pid, to, from, ignore_sigint);
-    if (c) {
-        c->pid_ = pid;
-        c->to_ = to;
-        c->from_ = from;
+    int in_pipe[2], out_pipe[2];
+    if (::pipe2(in_pipe, O_CLOEXEC) == -1) {
+        error = std::string("pipe: ") + std::strerror(errno);
+        return std::nullopt;
     }
+    if (::pipe2(out_pipe, O_CLOEXEC) == -1) {
+        error = std::string("pipe: ") + std::strerror(errno);
+        ::close(in_pipe[0]);
+        ::close(in_pipe[1]);
+        return std::nullopt;
+    }
+    widen_pipe(in_pipe[1]);
+    widen_pipe(out_pipe[0]);
+    const pid_t pid = fork_exec(argv, in_pipe[0], out_pipe[1], ignore_sigint, error);
+    ::close(in_pipe[0]);
+    ::close(out_pipe[1]);
+    if (pid == -1) {
+        ::close(in_pipe[1]);
+        ::close(out_pipe[0]);
+        return std::nullopt;
+    }
+    std::optional<child_process> c(std::in_place);
+    c->pid_ = pid;
+    c->to_ = in_pipe[1];
+    c->from_ = out_pipe[0];
+    return c;
+}
+
+std::optional<child_process> child_process::spawn_joined(const std::vector<std::string>& argv, int in, int out,
+                                                         std::string& error)
+{
+    const pid_t pid = fork_exec(argv, in, out, false, error);
+    if (pid == -1)
+        return std::nullopt;
+    std::optional<child_process> c(std::in_place);
+    c->pid_ = pid;
     return c;
 }
 

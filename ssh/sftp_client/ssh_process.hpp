@@ -42,6 +42,11 @@ public:
     // that interrupts one transfer).
     static std::optional<child_process> spawn(const std::vector<std::string>& argv, std::string& error,
                                               bool ignore_sigint = false);
+    // Starts argv[0] with `in` as its stdin and `out` as its stdout, the
+    // caller's descriptors (it still holds them): scp -3 -O joins the
+    // target's ssh to the origin's pipes, as OpenSSH's do_cmd2 does.
+    static std::optional<child_process> spawn_joined(const std::vector<std::string>& argv, int in, int out,
+                                                     std::string& error);
     // A shell command line (sftp -D "server -args", scp's local cp).
     static std::optional<child_process> spawn_shell(const std::string& command, std::string& error);
 
