@@ -9,7 +9,9 @@
 # refuses as OpenSSH's does (AllowAgentForwarding no, DisableForwarding,
 # no-agent-forwarding, restrict), and ssh forwards as OpenSSH's does
 # (nothing without an agent or with IdentityAgent none; IdentityAgent and
-# ForwardAgent naming a socket).
+# ForwardAgent naming a socket); keys held for some destinations only
+# (ssh-add -h) used where they may be, directly and through a forwarding
+# (session-bind@openssh.com).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -30,9 +32,9 @@ chmod 711 "$T"
 lh_make_user "pw-$RANDOM"
 user=$LH_USER
 lh_make_host_keys "$T"
-for k in id agentkey id_noagent id_restrict; do "$LH_SSH_KEYGEN" -q -t ed25519 -N '' -f "$T/$k"; done
+for k in id agentkey id_noagent id_restrict id_dest; do "$LH_SSH_KEYGEN" -q -t ed25519 -N '' -f "$T/$k"; done
 {
-    cat "$T/id.pub" "$T/agentkey.pub"
+    cat "$T/id.pub" "$T/agentkey.pub" "$T/id_dest.pub"
     echo "no-agent-forwarding $(cat "$T/id_noagent.pub")"
     echo "restrict $(cat "$T/id_restrict.pub")"
 } >"$T/authorized_keys"
@@ -54,12 +56,14 @@ LH_PIDS+=($!)
 lh_wait_until 10 test -S "$EMPTY_AGENT" || lh_fail "the second ssh-agent did not start"
 FP=$("$LH_SSH_KEYGEN" -lf "$T/agentkey.pub" | cut -d' ' -f2)
 
-# start NAME SSHD [sshd_config lines...]: sets port_NAME.
+# start NAME SSHD [sshd_config lines...]: sets port_NAME. Host keys from
+# $KEYS ($T, or a second set for the destination-constraint checks).
+KEYS=$T
 start() {
     local name=$1 sshd=$2 d="$T/srv-$1" p
     shift 2
     mkdir -p "$d" && chmod 711 "$d"
-    cp "$T"/ssh_host_* "$T/authorized_keys" "$d/"
+    cp "$KEYS"/ssh_host_* "$T/authorized_keys" "$d/"
     lh_port p
     LH_SSHD=$sshd lh_start_sshd "$d" "$p" "$@"
     printf -v "port_$name" %s "$p"
@@ -70,6 +74,10 @@ start lh_off "$LH_SSHD_BIN" "AllowAgentForwarding no"
 start deb_off "$DEBIAN_SSHD" "AllowAgentForwarding no"
 start lh_disabled "$LH_SSHD_BIN" "DisableForwarding yes"
 start deb_disabled "$DEBIAN_SSHD" "DisableForwarding yes"
+# Host B of the destination-constraint checks: host keys of its own.
+mkdir -p "$T/keys_b"
+lh_make_host_keys "$T/keys_b"
+KEYS=$T/keys_b start deb_b "$DEBIAN_SSHD"
 
 client_of() { case $1 in lh) echo "$LH_SSH" ;; deb) echo "$DEBIAN_SSH" ;; esac; }
 port_of() { local v="port_$1"; echo "${!v}"; }
@@ -164,6 +172,55 @@ for c in lh deb; do
         named "$c" "$EMPTY_AGENT" "-oForwardAgent=$AGENT"
     lh_check "ssh($c) -o ForwardAgent=SOCKET, no agent in SSH_AUTH_SOCK: no agent" \
         none "$c" lh id "-oForwardAgent=$AGENT" -o IdentityAgent=none
+done
+
+# Destination constraints (ssh-add -h): a third agent holds id_dest for
+# the host keys of "lh" and "deb" (host A: they share keys) and for the
+# way A>B, B being deb_b with keys of its own. The agent uses such a key
+# only on connections bound to a host (session-bind@openssh.com): ssh binds
+# its own, and each forwarded connection as forwarded, so that the agent
+# knows the way through A.
+lh_known_hosts "$T" "$port_lh"
+lh_known_hosts "$T/keys_b" "$port_deb_b"
+cat "$T/known_hosts.$port_lh" "$T/keys_b/known_hosts.$port_deb_b" >"$T/known_hosts_dest"
+DEST_AGENT=$T/dest-agent.sock
+ssh-agent -D -a "$DEST_AGENT" >/dev/null &
+LH_PIDS+=($!)
+lh_wait_until 10 test -S "$DEST_AGENT" || lh_fail "the third ssh-agent did not start"
+A="[127.0.0.1]:$port_lh" B="[127.0.0.1]:$port_deb_b"
+SSH_AUTH_SOCK=$DEST_AGENT ssh-add -q -H "$T/known_hosts_dest" -h "$A" -h "$A>$B" "$T/id_dest" 2>/dev/null ||
+    lh_fail "ssh-add -h failed"
+rm -f "$T/id_dest"
+# dest CLIENT SERVER [ssh options...]: logs in with the constrained key alone.
+dest() {
+    local client server=$2 out
+    client=$(client_of "$1")
+    shift 2
+    out=$(SSH_AUTH_SOCK=$DEST_AGENT timeout 30 "$client" -F /dev/null -p "$(port_of "$server")" \
+        -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o BatchMode=yes -o LogLevel=ERROR "$@" \
+        "$user@127.0.0.1" 'echo in' </dev/null 2>&1) || true
+    [ "$out" = in ]
+}
+dest_refused() { ! dest "$@"; }
+# dest_hop CLIENT SERVER: through SERVER (host A) to deb_b with the
+# forwarded constrained key.
+dest_hop() {
+    local client out
+    client=$(client_of "$1")
+    out=$(SSH_AUTH_SOCK=$DEST_AGENT timeout 30 "$client" -F /dev/null -p "$(port_of "$2")" -o StrictHostKeyChecking=no \
+        -o UserKnownHostsFile=/dev/null -o BatchMode=yes -o LogLevel=ERROR -A "$user@127.0.0.1" \
+        "ssh -F /dev/null -p $port_deb_b -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o BatchMode=yes \
+-o LogLevel=ERROR $user@127.0.0.1 echo hop-ok" </dev/null 2>&1) || true
+    [ "$out" = hop-ok ] || { echo "  got '$out'" >&2; return 1; }
+}
+for c in lh deb; do
+    lh_check "ssh($c): a key the agent holds for host A only logs in to A (session-bind)" dest "$c" lh
+    lh_check "ssh($c): that key is refused for host B directly" dest_refused "$c" deb_b
+done
+for pair in lh:lh lh:deb deb:lh; do
+    c=${pair%:*} s=${pair#*:}
+    lh_check "ssh($c) -A -> sshd($s) -> B: the key held for A>B works through A (the forwarded connection bound)" \
+        dest_hop "$c" "$s"
 done
 
 # scp -A -R: the origin host's scp (Debian's, as the test user) copies to

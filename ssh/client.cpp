@@ -516,7 +516,7 @@ void ssh_client::start_session()
     // Read after the host key check, which turns forwarding off for a
     // changed key.
     if (std::string agent = agent_forwarding_socket(cfg_); !agent.empty()) {
-        agent_forwards_->enable(std::move(agent));
+        agent_forwards_->enable(std::move(agent), agent_binding_of());
         sp.forward_agent = true;
     }
     session_ = std::make_shared<client_session>(std::move(sp), log_);

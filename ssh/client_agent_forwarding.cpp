@@ -46,6 +46,16 @@ std::string agent_forwarding_socket(const client_config& cfg)
     return sock;
 }
 
+void bind_agent(agent_client& agent, const agent_binding& binding, bool forwarding, logger& log, std::string_view who)
+{
+    if (binding.host_key.empty() || binding.session_id.empty() || binding.signature.empty())
+        return;
+    if (auto r = agent.bind_session(binding.host_key, binding.session_id, binding.signature, forwarding))
+        log.debug(std::string(who) + ": bound agent to hostkey");
+    else
+        log.debug2(std::string(who) + ": ssh_agent_bind_hostkey: " + std::string(to_string(r.error())));
+}
+
 client_agent_forwarding::client_agent_forwarding(connection_runner& runner, logger& log)
     : log_(log), channels_(runner)
 {
@@ -73,6 +83,7 @@ void client_agent_forwarding::open(connection& conn, channel_id id)
         conn.reject(id, open_failure_reason::administratively_prohibited, "open failed");
         return;
     }
+    bind_agent(*agent, binding_, true, log_, "client_request_agent");
     channels_.accept_connected(id, agent->release());
 }
 

@@ -28,6 +28,18 @@ void ssh_client::log_algorithms()
                " compression: " + a.compression_c2s);
 }
 
+agent_binding ssh_client::agent_binding_of() const
+{
+    agent_binding b;
+    if (const auto& key = core_->server_host_key())
+        b.host_key = key->blob();
+    const byte_span id = core_->session_id();
+    b.session_id.assign(id.begin(), id.end());
+    const byte_span sig = core_->server_signature();
+    b.signature.assign(sig.begin(), sig.end());
+    return b;
+}
+
 std::vector<client_identity> ssh_client::collect_identities()
 {
     std::vector<client_identity> files;
@@ -65,6 +77,7 @@ std::vector<client_identity> ssh_client::collect_identities()
             log_.debug("get_agent_identities: ssh_get_authentication_socket: " + std::string(to_string(a.error())));
         } else {
             agent_.emplace(std::move(*a));
+            bind_agent(*agent_, agent_binding_of(), false, log_, "get_agent_identities");
             auto ids = agent_->request_identities();
             if (ids) {
                 for (const auto& id : *ids) {

@@ -170,4 +170,16 @@ result<bytes> agent_client::sign(byte_span key_blob, byte_span data, std::uint32
     return agent::decode_sign_response(*body);
 }
 
+result<void> agent_client::bind_session(byte_span host_key_blob, byte_span session_id, byte_span signature,
+                                        bool forwarding)
+{
+    bytes request = agent::encode_session_bind(host_key_blob, session_id, signature, forwarding);
+    if (request.size() - 4 > agent::max_message)
+        return errc::too_large;
+    auto body = transact(request);
+    if (!body)
+        return body.error();
+    return agent::decode_success(*body);
+}
+
 } // namespace longhaul

@@ -34,6 +34,10 @@ public:
     // SIGN_REQUEST; returns the signature blob (string algorithm, string
     // signature). errc::unsupported when the agent refuses.
     result<bytes> sign(byte_span key_blob, byte_span data, std::uint32_t flags);
+    // session-bind@openssh.com: binds this agent connection to the host
+    // that signed `session_id` (agent::encode_session_bind).
+    // errc::unsupported when the agent refuses or lacks the extension.
+    result<void> bind_session(byte_span host_key_blob, byte_span session_id, byte_span signature, bool forwarding);
 
     // Timeout for each request/reply exchange.
     void set_timeout(std::chrono::milliseconds t) noexcept { timeout_ = t; }

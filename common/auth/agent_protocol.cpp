@@ -55,6 +55,19 @@ bytes encode_sign_request(byte_span key_blob, byte_span data, std::uint32_t flag
     return frame(body);
 }
 
+bytes encode_session_bind(byte_span host_key_blob, byte_span session_id, byte_span signature, bool forwarding)
+{
+    bytes body;
+    wire_writer(body)
+        .u8(extension)
+        .string(session_bind_extension)
+        .string(host_key_blob)
+        .string(session_id)
+        .string(signature)
+        .u8(forwarding ? 1 : 0);
+    return frame(body);
+}
+
 result<std::vector<identity>> decode_identities_answer(byte_span body)
 {
     wire_reader r(body);
@@ -92,6 +105,14 @@ result<bytes> decode_sign_response(byte_span body)
     if (auto f = r.finish(); !f)
         return f.error();
     return sig;
+}
+
+result<void> decode_success(byte_span body)
+{
+    wire_reader r(body);
+    if (auto t = expect_answer(r, success); !t)
+        return t.error();
+    return r.finish();
 }
 
 } // namespace longhaul::agent

@@ -21,6 +21,7 @@ inline constexpr std::uint8_t request_identities = 11;
 inline constexpr std::uint8_t identities_answer = 12;
 inline constexpr std::uint8_t sign_request = 13;
 inline constexpr std::uint8_t sign_response = 14;
+inline constexpr std::uint8_t extension = 27;
 inline constexpr std::uint8_t extension_failure = 28;
 // Failure codes of other agents that OpenSSH also accepts.
 inline constexpr std::uint8_t ssh2_failure = 30;
@@ -49,6 +50,13 @@ struct identity {
 // Framed requests (length prefix included).
 bytes encode_request_identities();
 bytes encode_sign_request(byte_span key_blob, byte_span data, std::uint32_t flags);
+// session-bind@openssh.com (PROTOCOL.agent, OpenSSH 8.9): tells the agent
+// which host this connection authenticates to (its host key, the session
+// id and the host's signature of it, which the agent verifies) and whether
+// the connection is a forwarded one, so that keys restricted to some
+// destinations (ssh-add -h) are used only on the way they allow.
+inline constexpr std::string_view session_bind_extension = "session-bind@openssh.com";
+bytes encode_session_bind(byte_span host_key_blob, byte_span session_id, byte_span signature, bool forwarding);
 
 // Decoders take one message body (after the length prefix): type, then
 // contents. A failure reply gives errc::unsupported (the agent refused);
@@ -56,6 +64,9 @@ bytes encode_sign_request(byte_span key_blob, byte_span data, std::uint32_t flag
 result<std::vector<identity>> decode_identities_answer(byte_span body);
 // The signature blob (string algorithm, string signature).
 result<bytes> decode_sign_response(byte_span body);
+// An extension's answer: SUCCESS, or errc::unsupported when refused (an
+// agent without the extension answers FAILURE).
+result<void> decode_success(byte_span body);
 
 // True for the reply types that mean "request refused".
 bool is_failure(std::uint8_t type) noexcept;

@@ -222,6 +222,7 @@ result<bool> key_exchange::client_reply(byte_span payload)
         return errc::signature_invalid;
     }
     outcome_.host_key = std::move(*key);
+    outcome_.host_key_signature.assign(signature.begin(), signature.end());
     agreement_.reset();
     expect_ = 0;
     return true;

@@ -44,6 +44,9 @@ struct kex_outcome {
     bytes exchange_hash;
     // The server's host key: client, verified; server, the one it signed with.
     std::optional<public_key> host_key;
+    // Client: the server's signature of the exchange hash, as sent (string
+    // algorithm, string signature), for an agent's session-bind@openssh.com.
+    bytes host_key_signature;
 };
 
 class key_exchange {

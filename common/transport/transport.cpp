@@ -546,8 +546,10 @@ transport_event transport::after_exchange_hash()
 {
     kex_.hash_done = true;
     auto& outcome = kex_.run->outcome();
-    if (session_id_.empty())
+    if (session_id_.empty()) {
         session_id_ = outcome.exchange_hash;
+        server_signature_ = outcome.host_key_signature;
+    }
     if (is_client()) {
         if (!host_key_) {
             host_key_ = outcome.host_key;

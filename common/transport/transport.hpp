@@ -205,6 +205,11 @@ public:
     // The server's host key of the first key exchange (later ones must use
     // it): the client's accepted one, or the one the server signed with.
     const std::optional<public_key>& server_host_key() const noexcept { return host_key_; }
+    // Client: the server's signature of the first exchange hash (the
+    // session id), as sent: with the key and the session id it lets an
+    // agent check which host a connection authenticates to
+    // (session-bind@openssh.com).
+    byte_span server_signature() const noexcept { return server_signature_; }
     const transport_stats& stats() const noexcept { return stats_; }
     std::uint32_t send_sequence() const noexcept { return sender_.sequence(); }
     std::uint32_t receive_sequence() const noexcept { return receiver_.sequence(); }
@@ -307,6 +312,7 @@ private:
     std::uint64_t rekey_limit_in_ = ~std::uint64_t(0);
     bytes session_id_;
     std::optional<public_key> host_key_;
+    bytes server_signature_;
     std::map<std::string, std::string> peer_extensions_;
     std::uint32_t ext_info_received_ = 0; // EXT_INFO messages taken from the peer
     // The keys in force each way, kept for export_state().

@@ -78,6 +78,9 @@ private:
     // status.
     void finish_when_channels_closed();
     std::vector<client_identity> collect_identities();
+    // The server's host key, the session id and its signature, for
+    // session-bind@openssh.com (client_agent_forwarding.hpp).
+    agent_binding agent_binding_of() const;
 
     client_invocation& inv_;
     client_config& cfg_;

@@ -185,6 +185,20 @@ TEST_CASE("agent protocol codec")
     bytes trailing;
     wire_writer(trailing).u8(14).string("sig").u8(0);
     CHECK(!agent::decode_sign_response(trailing).has_value());
+
+    // session-bind@openssh.com: type 27, the name, key, session id,
+    // signature, and the forwarding flag.
+    bytes bind = agent::encode_session_bind(bytes{1}, bytes{2, 3}, bytes{4}, true);
+    bytes want_bind;
+    wire_writer(want_bind).u8(27).string("session-bind@openssh.com").string(bytes{1}).string(bytes{2, 3}).string(bytes{4}).u8(1);
+    REQUIRE(bind.size() == want_bind.size() + 4);
+    CHECK(bytes(bind.begin() + 4, bind.end()) == want_bind);
+    CHECK(agent::encode_session_bind({}, {}, {}, false).back() == 0);
+    CHECK(agent::decode_success(bytes{6}).has_value());
+    CHECK(agent::decode_success(bytes{5}).error() == errc::unsupported);
+    CHECK(agent::decode_success(bytes{28}).error() == errc::unsupported);
+    CHECK(!agent::decode_success(bytes{14}).has_value());
+    CHECK(!agent::decode_success(bytes{6, 0}).has_value());
 }
 
 TEST_CASE("agent client against ssh-agent")
@@ -239,6 +253,25 @@ TEST_CASE("agent client against ssh-agent")
     CHECK(unknown.error() == errc::unsupported);
     // The connection is still usable after a refusal.
     CHECK(client->request_identities().has_value());
+
+    // session-bind@openssh.com: the agent checks the host's signature of
+    // the session id; a wrong one is refused, a right one accepted (on a
+    // fresh connection: OpenSSH's agent binds a connection once per host).
+    {
+        auto host = test_key(key_type::ed25519);
+        const bytes session_id(32, 0x5a);
+        auto good = host->sign(host->public_part().type_name(), session_id);
+        REQUIRE(good.has_value());
+        auto bad = host->sign(host->public_part().type_name(), bytes(32, 0xa5));
+        REQUIRE(bad.has_value());
+        auto fresh = agent_client::connect(agent.socket, std::chrono::seconds(10));
+        REQUIRE(fresh.has_value());
+        CHECK(fresh->bind_session(host->public_part().blob(), session_id, *bad, false).error() == errc::unsupported);
+        auto other = agent_client::connect(agent.socket, std::chrono::seconds(10));
+        REQUIRE(other.has_value());
+        CHECK(other->bind_session(host->public_part().blob(), session_id, *good, true).has_value());
+        CHECK(other->request_identities().has_value());
+    }
 
     SUBCASE("the client machine signs through the agent")
     {
