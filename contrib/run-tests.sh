@@ -55,7 +55,7 @@ finish() {
     local rc=$? summary_rc=0
     # A background build still running (the run stopped early) goes too.
     [ -z "${builds_pid:-}" ] || kill -- "-$builds_pid" 2>/dev/null || true
-    python3 contrib/test_summary.py "$results" "$allow_skip" $(($(date +%s) - start)) || summary_rc=$?
+    python3 contrib/test_summary.py "$results" "$allow_skip" $(($(date +%s) - start)) "$rc" || summary_rc=$?
     [ "$rc" != 0 ] || rc=$summary_rc
     exit "$rc"
 }

@@ -124,6 +124,9 @@ def unique_lines(text):
 
 def main():
     results, allow, wall = sys.argv[1], sys.argv[2] == "1", int(sys.argv[3])
+    # The run's own status: a failed build (or any step that stopped the
+    # run) is a failure even when no test failed, or none ran.
+    run_rc = int(sys.argv[4]) if len(sys.argv) > 4 else 0
     stage_lines, skipped, failed = [], [], []
 
     def add_ctest_stage(stage, file_stem, select=None):
@@ -204,6 +207,9 @@ def main():
         print("  skipped: none")
     if failed:
         return 1
+    if run_rc != 0:
+        print(f"FAIL: the run stopped early (status {run_rc}; a failed build stops it: see the log above)")
+        return run_rc
     if skipped and not allow:
         print("FAIL: tests were skipped. Install what they need (contrib/install-deps.sh, root, /dev/net/tun),")
         print("      or pass --allow-skip (LONGHAUL_ALLOW_SKIP=1) on a machine that cannot run them.")

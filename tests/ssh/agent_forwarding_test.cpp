@@ -1,6 +1,5 @@
 // Which agent ssh uses and forwards (IdentityAgent, ForwardAgent,
 // SSH_AUTH_SOCK), as OpenSSH 9.2 decides it.
-#include "channel/io/listen_sockets.hpp"
 #include "ssh/client_agent_forwarding.hpp"
 #include "ssh/client_config.hpp"
 #include "ssh_test_util.hpp"
@@ -11,6 +10,8 @@
 #include <optional>
 #include <string>
 
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 using namespace longhaul;
@@ -49,9 +50,14 @@ class listening_socket {
 public:
     explicit listening_socket(const std::string& path) : path_(path)
     {
-        std::string error;
-        fd_ = listen_unix(path, 0177, true, error);
-        REQUIRE_MESSAGE(fd_ >= 0, error);
+        sockaddr_un addr{};
+        REQUIRE(path.size() < sizeof addr.sun_path);
+        addr.sun_family = AF_UNIX;
+        path.copy(addr.sun_path, path.size());
+        fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        REQUIRE(fd_ >= 0);
+        REQUIRE(::bind(fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0);
+        REQUIRE(::listen(fd_, 4) == 0);
     }
     ~listening_socket()
     {
