@@ -14,7 +14,7 @@ const env_lookup sockdir_env = [](const std::string& name) -> std::optional<std:
     return std::nullopt;
 };
 
-forward_spec forward(std::string_view spec, bool dynamic = false, bool remote = false)
+forward_spec forward_of(std::string_view spec, bool dynamic = false, bool remote = false)
 {
     forward_spec f;
     REQUIRE(parse_forward(spec, dynamic, remote, f, sockdir_env));
@@ -86,40 +86,40 @@ TEST_CASE("destination: valid names")
 
 TEST_CASE("destination: forwarding specifications")
 {
-    auto f = forward("8080:localhost:80");
+    auto f = forward_of("8080:localhost:80");
     CHECK_FALSE(f.listen_host);
     CHECK(f.listen_port == 8080);
     CHECK(*f.connect_host == "localhost");
     CHECK(f.connect_port == 80);
 
-    f = forward("127.0.0.1:8080:[2001:db8::1]:80");
+    f = forward_of("127.0.0.1:8080:[2001:db8::1]:80");
     CHECK(*f.listen_host == "127.0.0.1");
     CHECK(*f.connect_host == "2001:db8::1");
 
-    f = forward("/tmp/l.sock:host:80");
+    f = forward_of("/tmp/l.sock:host:80");
     CHECK(*f.listen_path == "/tmp/l.sock");
     CHECK(f.listen_port == port_streamlocal);
 
-    f = forward("8080:/tmp/r.sock");
+    f = forward_of("8080:/tmp/r.sock");
     CHECK(*f.connect_path == "/tmp/r.sock");
     CHECK(f.connect_port == port_streamlocal);
 
-    f = forward("${SOCKDIR}/a:${SOCKDIR}/b");
+    f = forward_of("${SOCKDIR}/a:${SOCKDIR}/b");
     CHECK(*f.listen_path == "/run/x/a");
     CHECK(*f.connect_path == "/run/x/b");
 
     // A backslash makes the next character literal (here a ':').
-    f = forward("8080:ho\\:st:80");
+    f = forward_of("8080:ho\\:st:80");
     CHECK(*f.connect_host == "ho:st");
 
-    f = forward("1080", true);
+    f = forward_of("1080", true);
     CHECK(f.is_dynamic());
     CHECK(f.listen_port == 1080);
-    f = forward("[::1]:1080", true);
+    f = forward_of("[::1]:1080", true);
     CHECK(*f.listen_host == "::1");
 
     // Remote forwards may listen on port 0 (allocated by the server).
-    f = forward("0:localhost:22", false, true);
+    f = forward_of("0:localhost:22", false, true);
     CHECK(f.listen_port == 0);
     CHECK(forward_fails("0:localhost:22"));
 
