@@ -133,11 +133,21 @@ public:
     // socket). Without it the core measures the RTT itself with
     // keepalive@openssh.com requests (rtt_probe); window growth needs one.
     // `min_rtt`: TCP's smallest RTT (0: not known), the path without queues.
-    void set_rtt(std::chrono::microseconds rtt, std::chrono::microseconds min_rtt = {}) noexcept
+    // `out_of_order`: the socket's count of packets received out of order
+    // (TCP_INFO's tcpi_rcv_ooopack; 0: not known). Samples (one per runner
+    // period, 200 ms) that keep adding to it for random_loss_samples in a
+    // row mean a path that drops packets at random, not one slow start's
+    // overshoot, whose recovery lasts one to three round trips (600 ms at
+    // 200 ms): receive_window::set_random_loss.
+    void set_rtt(std::chrono::microseconds rtt, std::chrono::microseconds min_rtt = {},
+                 std::uint64_t out_of_order = 0) noexcept
     {
         transport_rtt_us_ = static_cast<std::uint64_t>(rtt.count());
         transport_min_rtt_us_ = static_cast<std::uint64_t>(min_rtt.count());
+        reordering_samples_ = out_of_order > transport_out_of_order_ ? reordering_samples_ + 1 : 0;
+        transport_out_of_order_ = out_of_order;
     }
+    static constexpr int random_loss_samples = 5;
     // The estimate the window policy uses: TCP's when known, else the probes'.
     // The SSH peer can be further away than the TCP peer: the inner
     // connection of a jump host reaches sshd over the hop's socket beside it
@@ -249,6 +259,8 @@ private:
     std::uint32_t global_replies_owed_ = 0;    // the peer's awaiting us
     std::uint64_t transport_rtt_us_ = 0;
     std::uint64_t transport_min_rtt_us_ = 0;
+    std::uint64_t transport_out_of_order_ = 0;
+    int reordering_samples_ = 0; // set_rtt samples in a row with more packets out of order
     std::uint64_t first_tick_us_ = 0;
     rtt_probe probe_;
     std::uint64_t now_us_ = 0;                 // the latest time the core was given

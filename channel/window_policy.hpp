@@ -196,6 +196,12 @@ public:
     // a message yet).
     std::uint32_t on_consumed(std::uint32_t n, std::uint64_t now_us, std::uint64_t rtt_us,
                               std::uint64_t path_rtt_us = 0) noexcept;
+    // Whether the path drops packets at random: the receiving TCP socket
+    // has had packets arrive out of order for a second and more
+    // (connection::set_rtt). Then loss recovery never ends: the kernel
+    // holds what arrived behind each hole until its retransmission, up to a
+    // round trip of data the window must cover beside the path.
+    void set_random_loss(bool on) noexcept { random_loss_ = on; }
 
     // Periodic: an idle channel gives its growth back to the budget.
     void on_tick(std::uint64_t now_us) noexcept;
@@ -257,6 +263,7 @@ private:
     std::uint64_t previous_moved_ = 0;   // bytes moved in the previous interval
     std::uint64_t previous_elapsed_ = 0; // and its length
     int settled_intervals_ = 0;          // round trips growing by less than a quarter (slow start's end)
+    bool random_loss_ = false;           // set_random_loss()
     bool slow_start_ = true;             // the sender's rate still doubling (no path bound yet)
     std::uint64_t min_rtt_us_ = 0;     // the path's RTT: as given, else the smallest RTT given
     int steady_intervals_ = 0;

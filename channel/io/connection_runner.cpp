@@ -222,21 +222,30 @@ void connection_runner::sample_rtt()
     // connection core measures the RTT itself with probes.
     // glibc's tcp_info stops before the fields Linux added later; the
     // minimum RTT (Linux 4.6) follows them at a fixed place.
+    // (The count of packets received out of order, Linux 5.4, comes later.)
     struct {
         tcp_info base;
         std::uint64_t pacing_rate, max_pacing_rate, bytes_acked, bytes_received;
         std::uint32_t segs_out, segs_in, notsent_bytes, min_rtt;
+        std::uint32_t data_segs_in, data_segs_out;
+        std::uint64_t delivery_rate, busy_time, rwnd_limited, sndbuf_limited;
+        std::uint32_t delivered, delivered_ce;
+        std::uint64_t bytes_sent, bytes_retrans;
+        std::uint32_t dsack_dups, reord_seen, rcv_ooopack, snd_wnd;
     } info{};
     static_assert(offsetof(decltype(info), min_rtt) == 148, "Linux's tcpi_min_rtt");
+    static_assert(offsetof(decltype(info), rcv_ooopack) == 224, "Linux's tcpi_rcv_ooopack");
     socklen_t len = sizeof info;
-    std::uint32_t rtt = 0, min_rtt = 0;
+    std::uint32_t rtt = 0, min_rtt = 0, out_of_order = 0;
     if (getsockopt(driver_.native_handle(), IPPROTO_TCP, TCP_INFO, &info, &len) == 0 &&
         len >= offsetof(tcp_info, tcpi_rcv_rtt) + sizeof info.base.tcpi_rcv_rtt) {
         rtt = info.base.tcpi_rtt != 0 ? info.base.tcpi_rtt : info.base.tcpi_rcv_rtt;
         if (len >= offsetof(decltype(info), min_rtt) + sizeof info.min_rtt && info.min_rtt != ~0u)
             min_rtt = info.min_rtt;
+        if (len >= offsetof(decltype(info), rcv_ooopack) + sizeof info.rcv_ooopack)
+            out_of_order = info.rcv_ooopack;
     }
-    conn_.set_rtt(std::chrono::microseconds(rtt), std::chrono::microseconds(min_rtt));
+    conn_.set_rtt(std::chrono::microseconds(rtt), std::chrono::microseconds(min_rtt), out_of_order);
 }
 
 void connection_runner::sample_drain_rate()

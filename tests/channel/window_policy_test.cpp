@@ -638,6 +638,40 @@ TEST_CASE("window_policy: out of slow start the window holds the path and a marg
     CHECK(budget.used() == w.budget_held());
 }
 
+TEST_CASE("window_policy: on a path that drops packets at random, the window also covers what waits behind the holes")
+{
+    // 700 Mbit/s, 50 ms, 1 % loss: every round trip has packets out of
+    // order, and delivery alternates a trickle and a burst (what arrived
+    // behind a hole waits in the receiving kernel for its retransmission, a
+    // round trip and more). That data used credit too: the window must hold
+    // the path and half as much again beside it, or the sender is held below the
+    // link (0.66 of raw TCP before). Once the loss is over, the bound is
+    // the path and the margin again.
+    const window_config cfg = big_config();
+    const std::uint64_t bdp = 87'500'000 / 20;
+    const std::uint64_t path_bound = bdp + bdp / 16 + (4u << 20);
+    auto run = [&](int random_loss_round_trips) {
+        window_budget budget(cfg.budget);
+        receive_window w(cfg, budget);
+        std::uint64_t now = 1'000'000;
+        for (std::uint64_t per_rtt = 1u << 20; per_rtt < bdp; per_rtt *= 2)
+            feed_round_trips(w, now, 50'000, 50'000, per_rtt, 1);
+        int round_trip = 0;
+        for (int k = 0; k < 20; ++k) {
+            for (std::uint64_t part : {bdp / 4, bdp * 7 / 4}) {
+                w.set_random_loss(round_trip++ < random_loss_round_trips);
+                feed_round_trips(w, now, 50'000, 50'000, part, 1);
+            }
+        }
+        CHECK(budget.used() == w.budget_held());
+        return std::uint64_t(w.target());
+    };
+    CHECK(run(40) >= 2 * bdp + (2u << 20));
+    CHECK(run(40) <= (bdp * 5 / 2 + bdp / 16 + (4u << 20)) * 17 / 16);
+    CHECK(run(0) <= path_bound + path_bound / 16);
+    CHECK(run(20) <= path_bound + path_bound / 16);
+}
+
 TEST_CASE("window_policy: a window that fills the path and a queue behind it is not what held the sender back")
 {
     // The link is full (a queue stands: the round trip is 260 ms on a 200 ms
