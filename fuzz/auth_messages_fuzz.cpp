@@ -4,7 +4,7 @@
 // The first byte picks a mode, the rest is the input:
 //   0  one payload, read as every message: whatever decodes must re-encode
 //      to bytes that decode to the same message
-//   1  agent replies: identities answer and sign response decoders
+//   1  agent replies: identities answer, sign response and extension (session-bind) reply decoders
 //   2  a message sequence (each: 1-byte length, then bytes; 255 means a
 //      2-byte length follows) fed to a server_auth whose questions are
 //      answered at once; the server must never accept a publickey it could
@@ -100,6 +100,7 @@ void fuzz_agent(byte_span body)
     if (auto ids = agent::decode_identities_answer(body))
         check(ids->size() <= agent::max_identities);
     (void)agent::decode_sign_response(body);
+    (void)agent::decode_success(body);
 }
 
 // Splits the input into messages.
