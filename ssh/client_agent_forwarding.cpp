@@ -1,5 +1,6 @@
 #include "ssh/client_agent_forwarding.hpp"
 
+#include "channel/forward/forward_messages.hpp"
 #include "common/auth/agent_client.hpp"
 #include "ssh/client_config.hpp"
 
@@ -65,7 +66,7 @@ client_agent_forwarding::~client_agent_forwarding() = default;
 
 void client_agent_forwarding::register_in(channel_type_table& table)
 {
-    table.add("auth-agent@openssh.com",
+    table.add(std::string(forward::agent_channel_type),
               [this](connection& conn, channel_id id, std::string_view, byte_span) { open(conn, id); });
 }
 

@@ -1,5 +1,7 @@
 #include "ssh/session.hpp"
 
+#include "channel/forward/forward_messages.hpp"
+
 #include "channel/messages.hpp"
 #include "common/text.hpp"
 
@@ -22,7 +24,7 @@ void client_session::on_open_confirmed(byte_span)
     // OpenSSH's ssh_session2_setup asks for the agent before the pty.
     if (params_.forward_agent) {
         log_.debug("Requesting authentication agent forwarding.");
-        c.send_request(id, "auth-agent-req@openssh.com", false);
+        c.send_request(id, forward::agent_request_name, false);
     }
     if (params_.want_tty) {
         pty_request p{params_.term, params_.size.cols, params_.size.rows, params_.size.width_px,

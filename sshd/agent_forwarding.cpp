@@ -1,5 +1,6 @@
 #include "sshd/agent_forwarding.hpp"
 
+#include "channel/forward/forward_messages.hpp"
 #include "channel/io/listen_sockets.hpp"
 #include "common/text.hpp"
 #include "sshd/forward_settings.hpp"
@@ -67,7 +68,7 @@ bool agent_forwarding::request(connection& conn)
 
 void agent_forwarding::accepted(int fd)
 {
-    auto id = runner_.conn().open(agent_channel_type, {});
+    auto id = runner_.conn().open(forward::agent_channel_type, {});
     if (!id) {
         ::close(fd);
         return;

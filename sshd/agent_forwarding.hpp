@@ -26,9 +26,6 @@ namespace longhaul {
 class fd_listener;
 struct session_environment;
 
-inline constexpr std::string_view agent_request_name = "auth-agent-req@openssh.com";
-inline constexpr std::string_view agent_channel_type = "auth-agent@openssh.com";
-
 class agent_forwarding {
 public:
     agent_forwarding(boost::asio::io_context& io, connection_runner& runner, const session_environment& env);

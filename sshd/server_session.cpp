@@ -1,5 +1,6 @@
 #include "sshd/server_session.hpp"
 
+#include "channel/forward/forward_messages.hpp"
 #include "channel/messages.hpp"
 #include "common/match.hpp"
 #include "common/text.hpp"
@@ -350,8 +351,10 @@ void server_session::on_request(std::string_view name, bool want_reply, byte_spa
         stdout_done_ = stderr_done_ = true;
         maybe_finish();
         return;
-    } else if (name == agent_request_name) {
-        ok = env_.agent != nullptr && env_.agent->request(conn);
+    } else if (name == forward::agent_request_name) {
+        // The request carries nothing; one that does is refused, as this
+        // session refuses any request it cannot decode.
+        ok = data.empty() && env_.agent != nullptr && env_.agent->request(conn);
     } else if (name == "x11-req") {
         env_.log->verbose(std::string(name) + ": not supported yet, refused");
     } else {

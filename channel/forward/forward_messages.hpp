@@ -38,6 +38,10 @@ inline constexpr std::string_view tcpip_forward_name = "tcpip-forward";
 inline constexpr std::string_view cancel_tcpip_forward_name = "cancel-tcpip-forward";
 inline constexpr std::string_view streamlocal_forward_name = "streamlocal-forward@openssh.com";
 inline constexpr std::string_view cancel_streamlocal_forward_name = "cancel-streamlocal-forward@openssh.com";
+// Agent forwarding (OpenSSH's PROTOCOL): the session request, with no data,
+// and the channel the server opens for each agent connection, with none.
+inline constexpr std::string_view agent_request_name = "auth-agent-req@openssh.com";
+inline constexpr std::string_view agent_channel_type = "auth-agent@openssh.com";
 
 // NI_MAXHOST (1025) less the NUL.
 inline constexpr std::size_t max_forward_host = 1024;
