@@ -1,5 +1,6 @@
 #include "common/crypto/crypto_pool.hpp"
 
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -31,6 +32,45 @@ inline void cpu_relax() noexcept
 #endif
 }
 
+// Tells whether this process is a child forked since construction. A page
+// the kernel wipes in a forked child (MADV_WIPEONFORK, Linux 4.14) answers
+// without a system call; getpid() answers elsewhere. getpid() costs about
+// 1 us on the development machine (a virtual machine with the kernel's
+// side-channel mitigations), as much as 5% of a two-thread batch.
+class fork_marker {
+public:
+    fork_marker() noexcept : pid_(::getpid())
+    {
+#ifdef MADV_WIPEONFORK
+        const long page = ::sysconf(_SC_PAGESIZE);
+        void* p = ::mmap(nullptr, std::size_t(page), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+            return;
+        if (::madvise(p, std::size_t(page), MADV_WIPEONFORK) != 0) {
+            ::munmap(p, std::size_t(page));
+            return;
+        }
+        page_ = static_cast<volatile unsigned char*>(p);
+        page_size_ = std::size_t(page);
+        *page_ = 1;
+#endif
+    }
+    ~fork_marker()
+    {
+        if (page_ != nullptr)
+            ::munmap(const_cast<unsigned char*>(page_), page_size_);
+    }
+    fork_marker(const fork_marker&) = delete;
+    fork_marker& operator=(const fork_marker&) = delete;
+
+    bool forked() const noexcept { return page_ != nullptr ? *page_ == 0 : ::getpid() != pid_; }
+
+private:
+    pid_t pid_;
+    volatile unsigned char* page_ = nullptr;
+    std::size_t page_size_ = 0;
+};
+
 } // namespace
 
 // Everything the helpers share with the caller. Kept on the heap so that a
@@ -39,34 +79,66 @@ struct crypto_pool::shared_state {
     std::mutex mutex;
     std::condition_variable wake; // helpers: a new batch or stop
     std::condition_variable done; // caller: every helper is through the batch
-    // Batches started; a helper joins each once. Written under the mutex,
-    // read without it only to decide whether to keep polling.
+    // Batches started; a helper joins each once. Written under the mutex
+    // with release order after the batch, so a helper that sees it move
+    // while polling may read the batch without taking the mutex.
     std::atomic<std::uint64_t> generation{0};
     std::atomic<unsigned> busy_helpers{0}; // helpers not yet through this batch
+    std::atomic<bool> failed{false};       // `error` holds an exception
     bool stop = false;
+
+    // One slot's share of the batch: indices [next, end). Each on a cache
+    // line of its own, since every index taken writes it.
+    struct alignas(64) share {
+        std::atomic<std::size_t> next{0};
+        std::size_t end = 0;
+    };
+
+    explicit shared_state(unsigned threads) : shares(threads) {}
 
     // The batch; written under the mutex before `generation` moves.
     task_fn task = nullptr;
     void* context = nullptr;
-    std::size_t count = 0;
-    std::atomic<std::size_t> next{0};
-    std::exception_ptr error; // the first a task threw (under the mutex)
+    std::vector<share> shares; // one per slot
+    std::exception_ptr error;  // the first a task threw (under the mutex)
 
     std::vector<std::thread> helpers;
+    fork_marker marker; // the helpers exist only where marker.forked() is false
 
-    // Takes indices until the batch is exhausted.
-    void work(task_fn fn, void* ctx, std::size_t n, unsigned slot) noexcept
+    // Splits [0, count) into one contiguous share per slot. Contiguous
+    // because packets lie one after another in one buffer: two threads
+    // taking alternate packets write the cache lines where packets meet and
+    // pull in each other's lines through the prefetchers, which cost about
+    // 8% per thread with chacha20-poly1305 (see docs/PERFORMANCE.md).
+    void split(std::size_t count) noexcept
     {
-        for (;;) {
-            const std::size_t i = next.fetch_add(1, std::memory_order_relaxed);
-            if (i >= n)
-                return;
-            try {
-                fn(ctx, slot, i);
-            } catch (...) {
-                const std::lock_guard lock(mutex);
-                if (!error)
-                    error = std::current_exception();
+        const std::size_t k = shares.size();
+        for (std::size_t s = 0; s < k; ++s) {
+            shares[s].next.store(count * s / k, std::memory_order_relaxed);
+            shares[s].end = count * (s + 1) / k;
+        }
+    }
+
+    // Takes indices from the slot's own share, then from the others' until
+    // the batch is exhausted, so a thread the scheduler keeps off the CPU
+    // holds up at most the index it has taken.
+    void work(task_fn fn, void* ctx, unsigned slot) noexcept
+    {
+        const std::size_t k = shares.size();
+        for (std::size_t r = 0; r < k; ++r) {
+            share& sh = shares[(slot + r) % k];
+            for (;;) {
+                const std::size_t i = sh.next.fetch_add(1, std::memory_order_relaxed);
+                if (i >= sh.end)
+                    break;
+                try {
+                    fn(ctx, slot, i);
+                } catch (...) {
+                    const std::lock_guard lock(mutex);
+                    if (!error)
+                        error = std::current_exception();
+                    failed.store(true, std::memory_order_relaxed);
+                }
             }
         }
     }
@@ -75,18 +147,27 @@ struct crypto_pool::shared_state {
     {
         std::uint64_t seen = 0;
         for (;;) {
-            for (int i = 0; i < spin_iterations && generation.load(std::memory_order_relaxed) == seen; ++i)
+            for (int i = 0; i < spin_iterations && generation.load(std::memory_order_acquire) == seen; ++i)
                 cpu_relax();
-            std::unique_lock lock(mutex);
-            wake.wait(lock, [&] { return stop || generation.load(std::memory_order_relaxed) != seen; });
-            if (stop)
-                return;
-            seen = generation.load(std::memory_order_relaxed);
-            const task_fn fn = task;
-            void* const ctx = context;
-            const std::size_t n = count;
-            lock.unlock();
-            work(fn, ctx, n, slot);
+            // A batch seen while polling needs no mutex: the caller wrote it
+            // before the release of `generation`, and writes the next one
+            // only after every helper is through this one. (The destructor
+            // sets `stop` only between batches.)
+            const std::uint64_t now = generation.load(std::memory_order_acquire);
+            if (now != seen) {
+                seen = now;
+                work(task, context, slot);
+            } else {
+                std::unique_lock lock(mutex);
+                wake.wait(lock, [&] { return stop || generation.load(std::memory_order_relaxed) != seen; });
+                if (stop)
+                    return;
+                seen = generation.load(std::memory_order_relaxed);
+                const task_fn fn = task;
+                void* const ctx = context;
+                lock.unlock();
+                work(fn, ctx, slot);
+            }
             // Release: the packets this helper wrote are visible to the
             // caller that sees the count reach zero.
             if (busy_helpers.fetch_sub(1, std::memory_order_acq_rel) == 1) {
@@ -103,7 +184,7 @@ crypto_pool::~crypto_pool()
 {
     if (!state_)
         return;
-    if (owner_pid_ != ::getpid()) {
+    if (state_->marker.forked()) {
         // A forked child: the helpers live only in the parent. Joining them
         // would wait for ever and their mutex may be locked; leave it all.
         (void)state_.release();
@@ -125,7 +206,7 @@ unsigned crypto_pool::started_helpers() const noexcept
 
 void crypto_pool::start_helpers()
 {
-    auto state = std::make_unique<shared_state>();
+    auto state = std::make_unique<shared_state>(threads_);
     state->helpers.reserve(threads_ - 1);
     shared_state* s = state.get();
     try {
@@ -145,7 +226,6 @@ void crypto_pool::start_helpers()
         return;
     }
     state_ = std::move(state);
-    owner_pid_ = ::getpid();
 }
 
 void crypto_pool::run(std::size_t count, task_fn task, void* context)
@@ -153,9 +233,7 @@ void crypto_pool::run(std::size_t count, task_fn task, void* context)
     if (count == 0)
         return;
     if (threads_ > 1 && count > 1) {
-        // getpid() is a system call, but only batches worth parallelising get
-        // here: it is noise beside the microseconds of crypto in one packet.
-        if (state_ && owner_pid_ != ::getpid())
+        if (state_ && state_->marker.forked())
             (void)state_.release(); // forked: see the destructor
         if (!state_)
             start_helpers();
@@ -170,20 +248,23 @@ void crypto_pool::run(std::size_t count, task_fn task, void* context)
         const std::lock_guard lock(s.mutex);
         s.task = task;
         s.context = context;
-        s.count = count;
-        s.next.store(0, std::memory_order_relaxed);
+        s.split(count);
         s.busy_helpers.store(static_cast<unsigned>(s.helpers.size()), std::memory_order_relaxed);
-        s.generation.fetch_add(1, std::memory_order_relaxed);
+        s.generation.fetch_add(1, std::memory_order_release);
     }
     s.wake.notify_all();
-    s.work(task, context, count, 0);
+    s.work(task, context, 0);
     for (int i = 0; i < spin_iterations && s.busy_helpers.load(std::memory_order_acquire) != 0; ++i)
         cpu_relax();
+    // Usually every helper is through by now and nothing failed: no mutex.
+    if (s.busy_helpers.load(std::memory_order_acquire) == 0 && !s.failed.load(std::memory_order_relaxed))
+        return;
     std::exception_ptr error;
     {
         std::unique_lock lock(s.mutex);
         s.done.wait(lock, [&] { return s.busy_helpers.load(std::memory_order_acquire) == 0; });
         std::swap(error, s.error);
+        s.failed.store(false, std::memory_order_relaxed);
     }
     if (error)
         std::rethrow_exception(error);

@@ -57,7 +57,6 @@ private:
     void start_helpers();
 
     unsigned threads_;
-    int owner_pid_ = 0; // the process the helpers belong to
     std::unique_ptr<shared_state> state_;
 };
 
