@@ -66,6 +66,19 @@ public:
 
     result<void> open(const packet_position& pos, mutable_byte_span packet, byte_span tag) override
     {
+        if (auto r = open_body(pos, packet, tag); !r)
+            return r;
+        // The receiver has just peeked at this packet's length, so the K_1
+        // keystream for this sequence number is usually at hand already.
+        if (!length_keystream(pos.seq))
+            return errc::crypto_error;
+        for (std::size_t i = 0; i < length_size; ++i)
+            packet[i] ^= length_ks_[i];
+        return {};
+    }
+
+    result<void> open_body(const packet_position& pos, mutable_byte_span packet, byte_span tag) override
+    {
         if (packet.size() < length_size || tag.size() != poly1305::tag_size)
             return errc::invalid_argument;
         std::uint8_t iv[chacha20::iv_size];
@@ -80,12 +93,8 @@ public:
             return errc::crypto_error;
         if (CRYPTO_memcmp(expected, tag.data(), sizeof expected) != 0)
             return errc::mac_mismatch;
-        // The receiver has just peeked at this packet's length, so the K_1
-        // keystream for this sequence number is usually at hand already.
-        if (!main_.apply(packet.subspan(length_size), packet.data() + length_size) || !length_keystream(pos.seq))
+        if (!main_.apply(packet.subspan(length_size), packet.data() + length_size))
             return errc::crypto_error;
-        for (std::size_t i = 0; i < length_size; ++i)
-            packet[i] ^= length_ks_[i];
         return {};
     }
 

@@ -228,7 +228,8 @@ result<std::optional<received_packet>> packet_receiver::next(byte_buffer& in)
     if (data.size() < total)
         return std::optional<received_packet>{};
 
-    if (auto r = cipher_->open(pos_, data.first(packet_size), data.subspan(packet_size, cipher_->tag_size())); !r)
+    if (auto r = cipher_->open_body(pos_, data.first(packet_size), data.subspan(packet_size, cipher_->tag_size()));
+        !r)
         return r.error();
     return deliver(in, *length_);
 }
@@ -279,7 +280,7 @@ bool packet_receiver::open_ahead(byte_buffer& in)
         batch_packet& bp = batch_[i];
         const std::size_t size = 4 + std::size_t(bp.packet_length);
         auto r = slot_cipher(*cipher_, clones_, slot)
-                     .open(bp.pos, data.subspan(bp.offset, size), data.subspan(bp.offset + size, tag));
+                     .open_body(bp.pos, data.subspan(bp.offset, size), data.subspan(bp.offset + size, tag));
         bp.status = r ? errc::ok : r.error();
     };
     engine_->run(crypto_direction::open, batch_.size(), offset, open_one);

@@ -167,3 +167,34 @@ TEST_CASE("chacha20-poly1305@openssh.com: peeking at one packet and opening anot
     CHECK(opener->peek_length({7, 0, 0}, byte_span(a).first(4)) == 24);
     CHECK(opener->peek_length({7, 0, 0}, byte_span(a).first(4)) == 24);
 }
+
+TEST_CASE("chacha20-poly1305@openssh.com: open_body opens all but the length field, and authenticates as open does")
+{
+    const bytes key(64, 0x3a);
+    auto sealer = make_chacha(key);
+    auto opener = make_chacha(key);
+    bytes p(4 + 32, 0x11);
+    store_u32(p.data(), 32);
+    const bytes plain = p;
+    bytes tag(16);
+    sealer->seal({9, 0, 0}, p, tag);
+    const bytes sealed = p;
+
+    // The length field stays as received; everything after it is plaintext.
+    bytes body = sealed;
+    REQUIRE(opener->open_body({9, 0, 0}, body, tag).has_value());
+    CHECK(std::equal(body.begin(), body.begin() + 4, sealed.begin()));
+    CHECK(std::equal(body.begin() + 4, body.end(), plain.begin() + 4));
+
+    // A tampered length fails authentication here too.
+    bytes bad = sealed;
+    bad[0] ^= 1;
+    auto r = opener->open_body({9, 0, 0}, bad, tag);
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error() == errc::mac_mismatch);
+
+    // open() still restores the length field.
+    bytes whole = sealed;
+    REQUIRE(opener->open({9, 0, 0}, whole, tag).has_value());
+    CHECK(whole == plain);
+}

@@ -234,6 +234,11 @@ TEST_CASE("packet_cipher: seal then open round-trips every cipher x MAC, size an
                 CHECK(opener->peek_length(pos, prefix) == plain.size() - 4);
                 CHECK(std::equal(prefix.begin(), prefix.end(), s.packet.begin()));
 
+                // What the transport calls: everything after the length field.
+                bytes body = s.packet;
+                REQUIRE(opener->open_body(pos, body, s.tag).has_value());
+                CHECK(std::equal(body.begin() + 4, body.end(), plain.begin() + 4));
+
                 REQUIRE(opener->open(pos, s.packet, s.tag).has_value());
                 CHECK(s.packet == plain);
             }
