@@ -5,6 +5,7 @@
 
 #include "channel/channel_types.hpp"
 #include "channel/window_report.hpp"
+#include "common/crypto/crypto_engine.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -114,6 +115,8 @@ void connection_runner::stop()
         return;
     // Channels the connection's end cut off still leave their summary.
     conn_.report_open_channels();
+    if (log_ != nullptr && log_->enabled(log_level::verbose) && driver_.crypto() != nullptr)
+        log_->verbose(describe_crypto_engine(*driver_.crypto()));
     timer_->stopped = true;
     timer_->timer.cancel();
 }

@@ -44,6 +44,20 @@ void crypto_engine::run(crypto_direction d, std::size_t count, std::size_t bytes
     }
 }
 
+std::string describe_crypto_engine(const crypto_engine& e)
+{
+    auto direction = [&](const char* name, crypto_direction d) {
+        const crypto_engine_stats& s = e.stats(d);
+        return std::string(name) + ": " + std::to_string(s.pooled_batches) + " batches pooled (" +
+               std::to_string(s.pooled_packets) + " packets), " + std::to_string(s.serial_batches) + " alone (" +
+               std::to_string(s.serial_packets) + ")";
+    };
+    const unsigned helpers = e.started_helpers();
+    return "crypto engine: " + std::to_string(e.threads()) + " threads, " + (e.forced() ? "forced" : "self-tuned") +
+           ", " + std::to_string(helpers) + (helpers == 1 ? " helper" : " helpers") + " started; " +
+           direction("seal", crypto_direction::seal) + "; " + direction("open", crypto_direction::open);
+}
+
 std::optional<int> parse_crypto_threads(std::string_view text) noexcept
 {
     if (text.empty() || text.size() > 3)

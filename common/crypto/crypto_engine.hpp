@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace longhaul {
@@ -60,6 +61,14 @@ private:
     crypto_tuner seal_, open_;
     crypto_engine_stats stats_[2];
 };
+
+// One line for the connection's end at VERBOSE (ssh -v, sshd's LogLevel
+// VERBOSE): threads, and per direction the batches of min_batch_bytes() or
+// more that went to the pool and those the caller did alone, e.g.
+// "crypto engine: 2 threads, self-tuned, 1 helper started; seal: 812
+// batches pooled (25984 packets), 40 alone (1280); open: 0 pooled (0), 3
+// alone (96)".
+std::string describe_crypto_engine(const crypto_engine& e);
 
 // A CryptoThreads number (the value of ssh_config's and sshd_config's
 // keyword other than "auto"): decimal, 0 .. crypto_pool::max_threads.

@@ -149,3 +149,16 @@ TEST_CASE("crypto_threads: parse_crypto_threads takes 0..max_threads in decimal 
     CHECK_FALSE(parse_crypto_threads("auto").has_value());
     CHECK_FALSE(parse_crypto_threads("0004").has_value());
 }
+
+TEST_CASE("describe_crypto_engine counts each direction's pooled and lone batches")
+{
+    crypto_engine e(2, true);
+    std::atomic<int> calls{0};
+    auto task = [&](unsigned, std::size_t) { ++calls; };
+    e.run(crypto_direction::seal, 4, 4 * 32768, task);
+    e.run(crypto_direction::seal, 1, 32768, task);
+    CHECK(calls == 5);
+    const std::string line = describe_crypto_engine(e);
+    CHECK(line == "crypto engine: 2 threads, forced, 1 helper started; seal: 1 batches pooled (4 packets), 1 alone (1); "
+                  "open: 0 batches pooled (0 packets), 0 alone (0)");
+}
