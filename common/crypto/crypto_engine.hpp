@@ -41,6 +41,10 @@ public:
     // them on its own, as without an engine.
     std::size_t min_batch_bytes() const noexcept { return seal_.min_batch_bytes(); }
 
+    // Per packet: whether the codec should gather this direction's packets
+    // into batches now (crypto_tuner::batching()).
+    bool batching(crypto_direction d) noexcept { return (d == crypto_direction::seal ? seal_ : open_).batching(); }
+
     using task_fn = crypto_pool::task_fn;
     // Runs task(context, slot, i) for every i < count, slot < threads(),
     // on the pool or on the calling thread alone (slot 0).

@@ -19,6 +19,17 @@ bool crypto_tuner::prefers_pool() const noexcept
     return pool_.samples > 0 && serial_.samples > 0 && pool_.cost < serial_.cost * pool_margin;
 }
 
+bool crypto_tuner::batching() noexcept
+{
+    if (forced_ || warming_up() || prefers_pool() || probe_due_)
+        return true;
+    if (++unbatched_packets_ >= probe_interval_ * packets_per_batch) {
+        unbatched_packets_ = 0;
+        probe_due_ = true;
+    }
+    return probe_due_;
+}
+
 bool crypto_tuner::choose_pool() noexcept
 {
     if (forced_)
@@ -26,11 +37,19 @@ bool crypto_tuner::choose_pool() noexcept
     // Warm-up: alternate until both ways have a few samples, pool first so
     // that a helper thread exists (and its start-up cost is paid) before
     // the pool is first timed for real.
-    if (pool_.samples < warm_up || serial_.samples < warm_up) {
+    if (warming_up()) {
         probing_ = false;
         return pool_.samples <= serial_.samples;
     }
     const bool best = prefers_pool();
+    if (!best && probe_due_) {
+        // The batch batching() gathered for a probe of the pool.
+        probe_due_ = false;
+        since_probe_ = 0;
+        probing_ = true;
+        preferred_pool_ = false;
+        return true;
+    }
     if (++since_probe_ >= probe_interval_) {
         since_probe_ = 0;
         probing_ = true;
@@ -46,13 +65,17 @@ void crypto_tuner::record(bool pooled, std::size_t bytes, std::uint64_t nanoseco
     if (forced_ || bytes == 0)
         return;
     const double sample = double(nanoseconds) / double(bytes);
+    // Whether this sample alone would choose the pool (before it moves the average).
+    const bool sample_prefers_pool =
+        pooled ? sample < serial_.cost * pool_margin : pool_.cost < sample * pool_margin;
     (pooled ? pool_ : serial_).add(sample);
     if (!probing_)
         return;
     probing_ = false;
-    // A probe that leaves the choice as it was lengthens the interval; one
-    // that flips it means the conditions changed: look again soon.
-    if (prefers_pool() == preferred_pool_)
+    // A probe that confirms the choice lengthens the interval; one that
+    // flips it, or whose sample disagrees (the average moves only a
+    // quarter of the way), means the conditions changed: look again soon.
+    if (prefers_pool() == preferred_pool_ && sample_prefers_pool == preferred_pool_)
         probe_interval_ = std::min(probe_interval_ * 2, max_probe_interval);
     else
         probe_interval_ = min_probe_interval;

@@ -16,6 +16,15 @@
 //   noticed while a settled choice costs little: after the first probes a
 //   probe comes once in 256 batches.
 //
+// - while it prefers the caller alone, the codec does not form batches at
+//   all (batching() is false): each packet is sealed as it is queued and
+//   opened as it is reached, while it is still in the cache, exactly as
+//   without an engine. Sealing a batch later, or opening packets ahead and
+//   delivering them afterwards, costs a pass over data that has left the
+//   cache: 3-4% of throughput with aes256-ctr + hmac-sha2-256-etm on
+//   loopback (docs/PERFORMANCE.md). Batches come back for one probe of the
+//   pool now and then, at the probe interval counted in packets.
+//
 // In forced mode (CryptoThreads N) every batch of two packets or more uses
 // the pool.
 #pragma once
@@ -41,6 +50,10 @@ public:
     bool forced() const noexcept { return forced_; }
     std::size_t min_batch_bytes() const noexcept { return forced_ ? 0 : auto_min_batch_bytes; }
 
+    // Per packet: whether the codec should gather packets into batches now
+    // (for the pool, or to measure a way), or handle each packet at once.
+    bool batching() noexcept;
+
     // For a batch of at least min_batch_bytes() and two packets: whether to
     // run it on the pool. Each call must be followed by record() for it.
     bool choose_pool() noexcept;
@@ -64,6 +77,11 @@ private:
     static constexpr std::uint32_t warm_up = 4;
     static constexpr std::uint32_t min_probe_interval = 16;
     static constexpr std::uint32_t max_probe_interval = 256;
+    // While serial is preferred, a probe of the pool comes after this many
+    // packets per unit of the probe interval (a batch is a few packets).
+    static constexpr std::uint32_t packets_per_batch = 8;
+
+    bool warming_up() const noexcept { return pool_.samples < warm_up || serial_.samples < warm_up; }
 
     bool forced_;
     estimate serial_, pool_;
@@ -71,6 +89,8 @@ private:
     std::uint32_t probe_interval_ = min_probe_interval;
     bool probing_ = false;    // the current batch is a probe of the other way
     bool preferred_pool_ = false; // choice before the probe, to see whether it flips
+    bool probe_due_ = false;      // serial preferred: the next batch probes the pool
+    std::uint32_t unbatched_packets_ = 0; // packets handled at once since the last probe
 };
 
 } // namespace longhaul

@@ -111,10 +111,14 @@ void packet_sender::frame_and_seal(std::size_t payload_len)
     rng_.fill({p + 5 + payload_len, pad});
 
     pos_.seq = seq_;
-    if (engine_ != nullptr && !compressor_) {
+    if (engine_ != nullptr && !compressor_ && engine_->batching(crypto_direction::seal)) {
         pending_.push_back({offset, 4 + packet_length, pos_});
         pending_bytes_ += total;
     } else {
+        // Packets still pending from a batching spell go first, so that
+        // the unsealed ones are always the tail (consume_output()).
+        if (!pending_.empty())
+            seal_pending();
         cipher_->seal(pos_, {p, 4 + packet_length}, {p + 4 + packet_length, cipher_->tag_size()});
     }
     out_.commit(total);
@@ -207,7 +211,7 @@ result<std::optional<received_packet>> packet_receiver::next(byte_buffer& in)
     if (batch_next_ < batch_.size())
         return deliver(in, 0);
     if (engine_ != nullptr && lookahead_ && !decompressor_ && in.size() >= engine_->min_batch_bytes() &&
-        open_ahead(in))
+        engine_->batching(crypto_direction::open) && open_ahead(in))
         return deliver(in, 0);
 
     auto data = in.data();

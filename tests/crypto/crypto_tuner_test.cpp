@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <vector>
+
 using namespace longhaul;
 
 namespace {
@@ -66,4 +68,61 @@ TEST_CASE("crypto_tuner: follows a change of load both ways")
     CHECK_FALSE(t.prefers_pool());
     drive(t, 3000, 0.66, 0.36); // and leaves again
     CHECK(t.prefers_pool());
+}
+
+TEST_CASE("crypto_tuner: batches while warming up, while the pool pays and when forced")
+{
+    crypto_tuner forced(true);
+    CHECK(forced.batching());
+    crypto_tuner t;
+    CHECK(t.batching()); // warming up
+    drive(t, 8, 0.66, 0.36);
+    REQUIRE(t.prefers_pool());
+    for (int i = 0; i < 10000; ++i)
+        REQUIRE(t.batching());
+}
+
+TEST_CASE("crypto_tuner: while serial is preferred, packets go one by one, with a probe batch now and then")
+{
+    constexpr std::size_t bytes = 256 * 1024;
+    crypto_tuner t;
+    drive(t, 8, 0.66, 1.2); // the pool is slower
+    REQUIRE_FALSE(t.prefers_pool());
+    // Count the packets between probes: the gaps grow as probes confirm serial.
+    std::vector<int> gaps;
+    int since = 0, probes = 0;
+    for (int packet = 0; packet < 200000 && probes < 8; ++packet) {
+        ++since;
+        if (!t.batching())
+            continue;
+        // A batch: the codec gathers it and asks the tuner.
+        const bool p = t.choose_pool();
+        REQUIRE(p); // only a probe of the pool brings batching back
+        t.record(p, bytes, static_cast<std::uint64_t>(1.2 * bytes));
+        CHECK_FALSE(t.prefers_pool());
+        gaps.push_back(since);
+        since = 0;
+        ++probes;
+    }
+    REQUIRE(probes == 8);
+    CHECK(gaps.front() >= 8 * 8);
+    CHECK(gaps.back() == 256 * 8); // settled: one probe in 2048 packets
+    for (std::size_t i = 1; i < gaps.size(); ++i)
+        CHECK(gaps[i] >= gaps[i - 1]);
+
+    // Probes that find the pool cheaper (the second core is free again)
+    // come sooner, and a few bring batching back for good.
+    int cheap_probes = 0, packets = 0;
+    while (!t.prefers_pool() && cheap_probes < 10) {
+        ++packets;
+        if (!t.batching())
+            continue;
+        REQUIRE(t.choose_pool());
+        t.record(true, bytes, static_cast<std::uint64_t>(0.3 * bytes));
+        ++cheap_probes;
+    }
+    CHECK(t.prefers_pool());
+    CHECK(cheap_probes <= 4);
+    CHECK(packets <= 256 * 8 + 3 * 16 * 8);
+    CHECK(t.batching());
 }
