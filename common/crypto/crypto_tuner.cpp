@@ -73,12 +73,15 @@ void crypto_tuner::record(bool pooled, std::size_t bytes, std::uint64_t nanoseco
         return;
     probing_ = false;
     // A probe that confirms the choice lengthens the interval; one that
-    // flips it, or whose sample disagrees (the average moves only a
-    // quarter of the way), means the conditions changed: look again soon.
-    if (prefers_pool() == preferred_pool_ && sample_prefers_pool == preferred_pool_)
-        probe_interval_ = std::min(probe_interval_ * 2, max_probe_interval);
-    else
+    // flips it means the conditions changed: look again soon. One whose
+    // sample disagrees without flipping it (the average moves a quarter of
+    // the way) keeps the interval: on a loaded 2-core machine such samples
+    // come and go, and probing more often only disturbs the work that
+    // holds the other core (measured: 254 probes in 2 GiB instead of 30).
+    if (prefers_pool() != preferred_pool_)
         probe_interval_ = min_probe_interval;
+    else if (sample_prefers_pool == preferred_pool_)
+        probe_interval_ = std::min(probe_interval_ * 2, max_probe_interval);
 }
 
 } // namespace longhaul
