@@ -2,10 +2,10 @@
 //
 // run(count, task) calls task(slot, i) once for every i in [0, count) and
 // returns when all calls have returned. The calling thread takes part as
-// slot 0; helper threads are slots 1 .. threads()-1. Work is handed out one
-// index at a time from a shared counter, so a helper that the scheduler
-// keeps off the CPU costs at most the packet it holds, never a fixed share
-// of the batch.
+// slot 0; helper threads are slots 1 .. threads()-1. Each slot takes
+// indices one at a time from its own contiguous share of [0, count), then
+// from the others' shares, so a helper that the scheduler keeps off the CPU
+// costs at most the packet it holds, never a fixed share of the batch.
 //
 // Helper threads start on the first run() with more than one item: a
 // connection that never moves bulk data never creates a thread. The pool
