@@ -235,11 +235,24 @@ _lh_file_server() { # NAME SSHD SUBSYSTEM: sets port_NAME
 }
 
 lh_cleanup_users() {
-    local u
+    local u i
     for u in "${LH_USERS[@]:-}"; do
         [ -n "$u" ] || continue
+        # userdel refuses a user that still has processes, and a session's
+        # processes can take a moment to exit (seconds under ASan): wait for
+        # them, then kill what is left. A user left behind was seen after
+        # CI's asan stage.
         pkill -u "$u" 2>/dev/null || true
-        userdel -r "$u" >/dev/null 2>&1 || true
+        for i in $(seq 1 50); do
+            pgrep -u "$u" >/dev/null 2>&1 || break
+            sleep 0.1
+        done
+        pkill -KILL -u "$u" 2>/dev/null || true
+        for i in $(seq 1 20); do
+            pgrep -u "$u" >/dev/null 2>&1 || break
+            sleep 0.1
+        done
+        userdel -r "$u" >/dev/null 2>&1 || echo "warning: could not remove test user $u" >&2
     done
 }
 
