@@ -70,8 +70,8 @@ private:
 // VERBOSE): threads, and per direction the batches of min_batch_bytes() or
 // more that went to the pool and those the caller did alone, e.g.
 // "crypto engine: 2 threads, self-tuned, 1 helper started; seal: 812
-// batches pooled (25984 packets), 40 alone (1280); open: 0 pooled (0), 3
-// alone (96)".
+// batches pooled (25984 packets), 40 alone (1280); open: 0 batches pooled
+// (0 packets), 3 alone (96)".
 std::string describe_crypto_engine(const crypto_engine& e);
 
 // A CryptoThreads number (the value of ssh_config's and sshd_config's
