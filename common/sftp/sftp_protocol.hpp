@@ -104,6 +104,12 @@ inline constexpr std::string_view users_groups_by_id = "users-groups-by-id@opens
 inline constexpr std::string_view check_file_handle = "check-file-handle";
 inline constexpr std::string_view check_file_name = "check-file-name";
 inline constexpr std::string_view check_file_reply = "check-file";
+// Longhaul's (docs/PROTOCOL.md): announced in VERSION, no request of its
+// own. The server answers every request that arrived before the end of its
+// input, in order, before it exits; a client may end its input right
+// behind requests whose answers it still needs. (OpenSSH's sftp-server
+// exits at that end with requests still queued.)
+inline constexpr std::string_view drain_at_eof = "drain-at-eof@longhaul-ssh.org";
 } // namespace ext
 
 // check-file: the smallest block-size the draft allows (0 means one hash

@@ -189,6 +189,19 @@ private:
         data_started = true;
         job_ = std::make_unique<download_job>(sess().engine(), handle_, fd_, offset, size_, sess().read_chunk(),
                                               &progress);
+        // The connection's last file, from a server that answers what came
+        // before the end of its input: the copy is of the size stat gave
+        // (as legacy scp's), so its last READ is known when it goes out,
+        // and the CLOSE and the end of the input go right behind it. The
+        // server then exits behind the last data, and ssh with it: a round
+        // trip sooner than ending the input once the data is in.
+        if (size_ > offset && sess().last_request() && sess().core().has_extension(ext::drain_at_eof, "1")) {
+            job_->set_final_size([this] {
+                closed_early_ = true;
+                sess().core().request(close_request{.id = 0, .handle = handle_}, [](const reply&) {});
+                sess().end_output();
+            });
+        }
     }
 
     void after_data()
@@ -224,6 +237,14 @@ private:
                 (void)::ftruncate(fd_, off_t(job_->contiguous()));
         }
         const bool interrupted = st.interrupted;
+        if (closed_early_) {
+            // The CLOSE went with the last READ; nothing more can be sent.
+            if (interrupted)
+                finish(-1);
+            else
+                finish_local(0);
+            return;
+        }
         if (!interrupted && sess().last_request()) {
             // The connection's last request: the CLOSE goes out with the
             // end of the server's input, and the copy is complete without
@@ -278,7 +299,7 @@ private:
     // The remote handle is closed before giving up; its status no longer matters.
     void close_remote(int result)
     {
-        if (handle_.empty()) {
+        if (handle_.empty() || closed_early_) {
             finish(result);
             return;
         }
@@ -297,6 +318,7 @@ private:
     bytes handle_;
     int fd_ = -1;
     std::unique_ptr<download_job> job_;
+    bool closed_early_ = false; // the CLOSE went out with the last READ (set_final_size)
     bool data_done_ = false;
 };
 
@@ -468,6 +490,14 @@ private:
         ++c->pending;
         core.request(close_request{.id = 0, .handle = handle_},
                      [answered](const reply& r) { answered(&closing::close_status, r); });
+        // The connection's last requests, to a server that answers what
+        // came before the end of its input: that end goes out with them,
+        // so the server exits right behind the last answer and ssh with
+        // it, a round trip sooner. The answers are still waited for and
+        // reported. (Not to other servers: OpenSSH's sftp-server exits at
+        // that end with requests still queued.)
+        if (sess().last_request() && core.has_extension(ext::drain_at_eof, "1"))
+            sess().end_output();
     }
 
     void after_data()

@@ -99,6 +99,15 @@ download_job::~download_job()
     engine_.remove(this);
 }
 
+void download_job::set_final_size(std::function<void()> on_last_sent)
+{
+    if (expected_ == 0)
+        return;
+    final_size_ = true;
+    eof_at_ = std::min(eof_at_, expected_);
+    on_last_sent_ = std::move(on_last_sent);
+}
+
 bool download_job::stopped() const noexcept
 {
     return !status_.ok() || engine_.interrupted();
@@ -137,6 +146,11 @@ void download_job::send_one()
     const range r{next_offset_, next_size()};
     next_offset_ += r.length;
     send_read(r);
+    if (final_size_ && next_offset_ >= eof_at_ && on_last_sent_) {
+        auto last_sent = std::move(on_last_sent_);
+        on_last_sent_ = nullptr;
+        last_sent();
+    }
 }
 
 void download_job::send_read(range r)
@@ -194,7 +208,11 @@ void download_job::on_reply(range r, const transfer_window::ticket& t, const rep
                     engine_.fill();
             });
             delivered = data.size();
-            if (data.size() < r.length) {
+            if (data.size() < r.length && final_size_) {
+                // The file shrank: it ends here (no request follows the
+                // last one, which may have ended the server's input).
+                eof_at_ = std::min(eof_at_, r.offset + data.size());
+            } else if (data.size() < r.length) {
                 // A short read: the rest is still owed, unless the file
                 // ends there (the re-request then finds EOF).
                 ++short_reads_;

@@ -126,6 +126,13 @@ public:
     void send_one() override;
     bool done() const override;
 
+    // The copy is of the size stat gave (as legacy scp's, whose size went
+    // ahead of the data): no read past it, and a short read is where the
+    // file ends now (it shrank). So the last read is known when it goes
+    // out, and `on_last_sent` runs then (once): the caller may end the
+    // connection's input behind it. Needs an expected size.
+    void set_final_size(std::function<void()> on_last_sent);
+
     const transfer_status& status() const noexcept { return status_; }
     std::uint64_t contiguous() const noexcept { return contiguous_; }
     // Where the file ended (the lowest offset answered with EOF).
@@ -163,6 +170,8 @@ private:
     std::map<std::uint64_t, std::uint64_t> islands_; // written ranges past contiguous_: start -> end
     bool reordered_ = false;
     bool wrote_ = false;
+    bool final_size_ = false;              // set_final_size()
+    std::function<void()> on_last_sent_;   // run once, then cleared
     std::uint64_t short_reads_ = 0;
     transfer_status status_;
     // Replies still owed to this job hold a token; a job destroyed early

@@ -145,6 +145,10 @@ void server::do_init(byte_span payload)
                                               std::string(name).c_str()));
         }
     }
+    // What serve() does at the end of its input: every complete request
+    // before it is answered (process() runs until only a partial frame is
+    // left), then the session ends.
+    v.extensions.push_back({std::string(ext::drain_at_eof), "1"});
     send(v);
     init_done_ = true;
 }

@@ -39,6 +39,21 @@ void slow_path(client_harness& h)
     h.net->one_way = path_rtt / 2;
 }
 
+// VERSION as OpenSSH's sftp-server sends it: without drain-at-eof (its
+// server exits at the end of its input with requests still queued).
+void as_openssh_server(client_harness& h)
+{
+    h.net->mangle = [](bytes f) {
+        if (frame_type(f) == fxp::version) {
+            auto v = version_reply::decode(byte_span(f).subspan(5));
+            REQUIRE(v);
+            std::erase_if(v->extensions, [](const extension_pair& e) { return e.name == ext::drain_at_eof; });
+            return std::vector<bytes>{v->encode()};
+        }
+        return std::vector<bytes>{std::move(f)};
+    };
+}
+
 int run_one(client_harness& h, std::unique_ptr<file_task> t)
 {
     task_runner runner(*h.rfs, nullptr);
@@ -235,7 +250,10 @@ TEST_CASE("sftp round trips: the path a glob stats first, for patterns without w
 
 TEST_CASE("sftp round trips: the last download of a connection ends the server's input with its CLOSE")
 {
+    // OpenSSH's sftp-server: the end of its input goes out once the data
+    // is in (it would exit with READs still queued).
     client_harness h;
+    as_openssh_server(h);
     h.init();
     slow_path(h);
     const std::string a = client_harness::random_bytes(300 * 1024, 21);
@@ -267,6 +285,59 @@ TEST_CASE("sftp round trips: the last download of a connection ends the server's
     CHECK(h.net->sent_after_end == 0);
     CHECK(client_harness::read_file(h.lpath("a")) == a);
     CHECK(h.errors.empty());
+}
+
+TEST_CASE("sftp round trips: the last download from a server that drains its input ends it behind the last READ")
+{
+    // drain-at-eof: the CLOSE and the end of the input go right behind the
+    // last READ, so the server (and ssh with it) exits behind the last data
+    // instead of a round trip after it. The copy is of the size stat gave.
+    client_harness h;
+    h.net->deliver_eof = true;
+    h.init();
+    slow_path(h);
+    const std::string a = client_harness::random_bytes(300 * 1024 + 123, 41);
+    h.remote.write("/a", a);
+    const auto fa = h.rfs->stat("/a", false);
+    task_runner runner(*h.rfs, nullptr);
+    runner.set_last_batch(true);
+    runner.add(make_download(*h.rfs, "/a", h.lpath("a"), fa, {}));
+    CHECK(round_trips(h, [&] { REQUIRE(runner.run() == 0); }) == 2);
+    CHECK(h.net->output_ended);
+    CHECK(h.net->sent_after_end == 0);
+    CHECK(h.net->outstanding_at_end > 1); // READs still in flight, and the CLOSE
+    CHECK(h.net->eof_delivered);
+    CHECK(h.srv->finished()); // the server exits with the last reply
+    CHECK(h.srv->open_handles() == 0);
+    CHECK(client_harness::read_file(h.lpath("a")) == a);
+    CHECK(h.errors.empty());
+}
+
+TEST_CASE("sftp round trips: a last download that ends the input early copies the size stat gave")
+{
+    // The file changes between the stat and the reads: grown, the copy is
+    // of the size stat gave (as legacy scp's); shrunk, of what is left. No
+    // request follows the end of the input either way, and neither is an
+    // error.
+    for (const bool grows : {true, false}) {
+        CAPTURE(grows);
+        client_harness h;
+        h.net->deliver_eof = true;
+        h.init();
+        const std::string a = client_harness::random_bytes(1024 * 1024 + 7, 43);
+        h.remote.write("/a", a);
+        const auto fa = h.rfs->stat("/a", false);
+        const std::string now = grows ? a + client_harness::random_bytes(300 * 1024, 44) : a.substr(0, 200 * 1024 + 5);
+        h.remote.write("/a", now);
+        task_runner runner(*h.rfs, nullptr);
+        runner.set_last_batch(true);
+        runner.add(make_download(*h.rfs, "/a", h.lpath("a"), fa, {}));
+        REQUIRE(runner.run() == 0);
+        CHECK(h.net->output_ended);
+        CHECK(h.net->sent_after_end == 0);
+        CHECK(client_harness::read_file(h.lpath("a")) == (grows ? a : now));
+        CHECK(h.errors.empty());
+    }
 }
 
 TEST_CASE("sftp round trips: of several files, only the one that finishes alone ends the input")
@@ -301,13 +372,47 @@ TEST_CASE("sftp round trips: of several files, only the one that finishes alone 
     CHECK(h.errors.empty());
 }
 
+TEST_CASE("sftp round trips: the last upload to a server that drains its input ends that input with its CLOSE")
+{
+    // The server announces drain-at-eof (Longhaul's): it answers every
+    // request that came before the end of its input, so that end goes out
+    // with the last upload's CLOSE and the server (and ssh with it) exits
+    // right behind the last answer: the round trip after the copy that
+    // ending the input only then would cost. The answers are still waited
+    // for: the copy takes the same two round trips, and its result is the
+    // CLOSE's.
+    client_harness h;
+    h.net->deliver_eof = true;
+    h.init();
+    slow_path(h);
+    const std::string data = client_harness::random_bytes(300 * 1024, 31);
+    client_harness::write_file(h.lpath("u"), data);
+    task_runner runner(*h.rfs, nullptr);
+    runner.set_last_batch(true);
+    transfer_flags fl;
+    fl.preserve = true;
+    runner.add(make_upload(*h.rfs, h.lpath("u"), "/u", fl));
+    CHECK(round_trips(h, [&] { REQUIRE(runner.run() == 0); }) == 2);
+    CHECK(h.net->end_requested);
+    CHECK(h.net->output_ended);
+    CHECK(h.net->sent_after_end == 0);
+    CHECK(h.net->outstanding_at_end >= 2); // the fsetstat and the CLOSE at least
+    CHECK(h.net->eof_delivered);
+    CHECK(h.srv->finished());
+    CHECK(h.srv->open_handles() == 0);
+    CHECK(h.remote.read("/u") == data);
+    CHECK(h.errors.empty());
+}
+
 TEST_CASE("sftp round trips: an upload, a failed download or directories still to set keep the input open")
 {
     client_harness h;
+    as_openssh_server(h);
     h.init();
     client_harness::write_file(h.lpath("u"), "upload");
     {
-        // An upload's CLOSE answer says whether the data is safe: waited for.
+        // To OpenSSH's sftp-server an upload's CLOSE answer, which says
+        // whether the data is safe, must come before the end of its input.
         task_runner runner(*h.rfs, nullptr);
         runner.set_last_batch(true);
         runner.add(make_upload(*h.rfs, h.lpath("u"), "/u", {}));

@@ -51,6 +51,10 @@ struct sim_link final : sftp::link {
     bool output_ended = false;
     std::size_t sent_after_end = 0;
     std::size_t outstanding_at_end = 0; // requests unanswered when it ended
+    // Once the ended output has all arrived, the server sees the end of its
+    // input (as sftp-server's stdin closing); off: it never does.
+    bool deliver_eof = false;
+    bool eof_delivered = false;
 
     struct in_flight {
         time_point at;
@@ -111,6 +115,11 @@ struct sim_link final : sftp::link {
                 done += srv.feed(byte_span(b).subspan(done));
                 drain_server();
             }
+            moved = true;
+        }
+        if (deliver_eof && output_ended && to_server.empty() && !eof_delivered) {
+            eof_delivered = true;
+            srv.input_eof();
             moved = true;
         }
         drain_server();

@@ -476,3 +476,63 @@ TEST_CASE("sftp server: requests split at every byte give the same replies")
         REQUIRE(h.out.size() == whole.size());
     }
 }
+
+TEST_CASE("sftp server: every request before the end of its input is answered before the session ends")
+{
+    // drain-at-eof@longhaul-ssh.org, announced in VERSION: a client may end
+    // its input right behind requests it needs answered (scp's last
+    // upload: its WRITEs and CLOSE). Here the output backs up (nothing is
+    // written out while the input arrives), so when the end comes, requests
+    // are still queued behind the replies.
+    sftp_harness h;
+    std::string content(2 * 1024 * 1024, '\0');
+    for (std::size_t i = 0; i < content.size(); ++i)
+        content[i] = static_cast<char>((i * 131 + i / 4093) & 0xff);
+    h.dir.write("/big", content);
+    const bytes f = h.open("/big", fxf::read);
+    h.out.clear();
+    bytes script;
+    constexpr std::uint32_t reads = 64, chunk = 32 * 1024;
+    for (std::uint32_t i = 0; i < reads; ++i)
+        read_request{.id = i + 1, .handle = f, .offset = std::uint64_t(i) * chunk, .length = chunk}.encode_to(script);
+    close_request{.id = reads + 1, .handle = f}.encode_to(script);
+    std::size_t done = 0;
+    while (done < script.size()) {
+        const std::size_t n = h.srv->feed(byte_span(script).subspan(done));
+        done += n;
+        if (n == 0)
+            h.drain(); // only what it takes to accept the rest of the input
+    }
+    h.srv->input_eof();
+    CHECK_FALSE(h.srv->finished()); // requests still queued behind the output
+    for (int turns = 0; !h.srv->output().empty() && turns < 1000; ++turns) {
+        h.drain();
+        h.srv->process();
+    }
+    CHECK(h.srv->finished());
+    const auto replies = h.decode_output();
+    REQUIRE(replies.size() == reads + 1);
+    std::string got;
+    for (std::uint32_t i = 0; i < reads; ++i) {
+        const auto* d = std::get_if<data_reply>(&replies[i]);
+        REQUIRE(d != nullptr);
+        CHECK(d->id == i + 1);
+        got.append(reinterpret_cast<const char*>(d->data.data()), d->data.size());
+    }
+    CHECK(got == content);
+    const auto* closed = std::get_if<status_reply>(&replies[reads]);
+    REQUIRE(closed != nullptr);
+    CHECK(closed->code == std::uint32_t(status_code::ok));
+    CHECK(h.srv->open_handles() == 0);
+}
+
+TEST_CASE("sftp server: VERSION announces that requests before the end of the input are answered")
+{
+    sftp_harness h(sftp::server_options{}, false);
+    const auto r = h.exchange(init_request{}.encode());
+    REQUIRE(r.size() == 1);
+    const auto* v = std::get_if<version_reply>(&r[0]);
+    REQUIRE(v != nullptr);
+    REQUIRE(v->find(ext::drain_at_eof) != nullptr);
+    CHECK(*v->find(ext::drain_at_eof) == "1");
+}
