@@ -227,7 +227,25 @@ EOF
     grep -q '^exit 0$' "$T/resume.out" && cmp "$L/big" "$T/part.down" && cmp "$L/big" "$R/part.up" ||
         { cat "$T/resume.out"; return 1; }
 }
+check_last_line() { # SERVER
+    # A batch file's last line is known as such: its transfer may end the
+    # server's input with its last requests (Longhaul's sshd announces
+    # drain-at-eof; Debian's does not, and the input ends after the data).
+    local port_var="port_$1"
+    local p=${!port_var}
+    fresh_remote
+    cp "$L/big" "$R/big" && chown "$user" "$R/big"
+    rm -f "$T/last.down"
+    printf 'cd %s\nget big %s\n' "$R" "$T/last.down" >"$T/last-get.batch"
+    printf 'cd %s\nput %s last.up\n' "$R" "$L/big" >"$T/last-put.batch"
+    run_batch "$SFTP" "$p" "$T/last-get.batch" "$T/last-get.out"
+    run_batch "$SFTP" "$p" "$T/last-put.batch" "$T/last-put.out"
+    grep -q '^exit 0$' "$T/last-get.out" && grep -q '^exit 0$' "$T/last-put.out" &&
+        cmp "$L/big" "$T/last.down" && cmp "$L/big" "$R/last.up" ||
+        { cat "$T/last-get.out" "$T/last-put.out"; return 1; }
+}
 for server in debian longhaul; do
+    lh_check "$server sshd: a batch's last get and last put, checksummed" check_last_line $server
     lh_check "$server sshd: put -rp/get -rp trees and ${BULK_MB} MiB both ways, checksummed, transcript as Debian's" check_trees $server
     lh_check "$server sshd: permission errors and a batch that stops at the first error, as Debian's sftp" check_errors $server
     lh_check "$server sshd: reget and reput continue partial files" check_resume $server

@@ -6,6 +6,7 @@
 #include "ssh/sftp_client/text.hpp"
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -13,6 +14,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <optional>
 
 using namespace longhaul;
 using namespace longhaul::sftp_cli;
@@ -118,6 +120,19 @@ int run(const sftp_options& o)
     std::unique_ptr<line_editor> editor;
     if (interactive)
         editor = std::make_unique<line_editor>(shell);
+    // A batch file is read one line ahead, so that its last command is
+    // known as such (sftp_shell::set_last_line). Not a pipe or a terminal:
+    // whoever writes there may wait for this command's output first.
+    struct stat in_st{};
+    const bool look_ahead = !editor && ::fstat(::fileno(in), &in_st) == 0 && S_ISREG(in_st.st_mode);
+    const auto read_raw = [in]() -> std::optional<std::string> {
+        char buf[8192];
+        if (std::fgets(buf, sizeof buf, in) == nullptr)
+            return std::nullopt;
+        return std::string(buf);
+    };
+    std::optional<std::string> ahead;
+    bool have_ahead = false;
     for (;;) {
         ::sigaction(SIGINT, &at_prompt, nullptr);
         interrupted.store(false);
@@ -130,13 +145,19 @@ int run(const sftp_options& o)
             }
             line = *l;
         } else {
-            char buf[8192];
-            if (std::fgets(buf, sizeof buf, in) == nullptr) {
+            std::optional<std::string> l = have_ahead ? std::move(ahead) : read_raw();
+            have_ahead = false;
+            if (!l) {
                 if (interactive)
                     std::printf("\n");
                 break;
             }
-            line = buf;
+            line = std::move(*l);
+            if (look_ahead) {
+                ahead = read_raw();
+                have_ahead = true;
+                shell.set_last_line(!ahead);
+            }
         }
         ::sigaction(SIGINT, &on_command, nullptr);
         err = shell.run_line(line);

@@ -393,6 +393,7 @@ int sftp_shell::do_get(const std::string& src, const std::optional<std::string>&
         return -1;
     }
     sftp::transfer_batch batch(fs, s_.show_progress ? meter_.get() : nullptr);
+    batch.set_last(last_line_);
     sftp::transfer_flags f;
     f.preserve = preserve;
     f.resume = resume;
@@ -459,6 +460,7 @@ int sftp_shell::do_put(const std::string& src, const std::optional<std::string>&
         return -1;
     }
     sftp::transfer_batch batch(fs, s_.show_progress ? meter_.get() : nullptr);
+    batch.set_last(last_line_);
     sftp::transfer_flags f;
     f.preserve = preserve;
     f.resume = resume;

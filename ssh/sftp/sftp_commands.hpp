@@ -40,6 +40,10 @@ public:
     // Runs one line: 0 ok (or an ignored error), -1 an error that ends a
     // batch, 1 quit.
     int run_line(const std::string& line);
+    // The line run next is the session's last (a batch file with nothing
+    // after it): its transfers may end the connection's input with their
+    // last requests (transfer_batch::set_last), as scp's do.
+    void set_last_line(bool last) noexcept { last_line_ = last; }
     const std::string& pwd() const noexcept { return pwd_; }
     sftp::connection& conn() noexcept { return conn_; }
     // sftp host:dir or host:file: cd there, or fetch the file and stop.
@@ -71,6 +75,7 @@ private:
     std::atomic<bool>* interrupted_;
     std::string pwd_, startdir_;
     std::unique_ptr<sftp::progress_meter> meter_;
+    bool last_line_ = false;
 };
 
 // Runs a local command through the shell (! and lls): OpenSSH's
