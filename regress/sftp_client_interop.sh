@@ -237,15 +237,17 @@ check_last_line() { # SERVER
     cp "$L/big" "$R/big" && chown "$user" "$R/big"
     rm -f "$T/last.down"
     printf 'cd %s\nget big %s\n' "$R" "$T/last.down" >"$T/last-get.batch"
-    printf 'cd %s\nput %s last.up\n' "$R" "$L/big" >"$T/last-put.batch"
+    # (put to a directory first: the OPEN sent ahead with the stat is of
+    # the directory itself, fails, and the file goes into it.)
+    printf 'cd %s\nmkdir sub\nput %s sub\nput %s last.up\n' "$R" "$L/big" "$L/big" >"$T/last-put.batch"
     run_batch "$SFTP" "$p" "$T/last-get.batch" "$T/last-get.out"
     run_batch "$SFTP" "$p" "$T/last-put.batch" "$T/last-put.out"
     grep -q '^exit 0$' "$T/last-get.out" && grep -q '^exit 0$' "$T/last-put.out" &&
-        cmp "$L/big" "$T/last.down" && cmp "$L/big" "$R/last.up" ||
+        cmp "$L/big" "$T/last.down" && cmp "$L/big" "$R/last.up" && cmp "$L/big" "$R/sub/big" ||
         { cat "$T/last-get.out" "$T/last-put.out"; return 1; }
 }
 for server in debian longhaul; do
-    lh_check "$server sshd: a batch's last get and last put, checksummed" check_last_line $server
+    lh_check "$server sshd: a batch's last get and last put, a put into a directory, checksummed" check_last_line $server
     lh_check "$server sshd: put -rp/get -rp trees and ${BULK_MB} MiB both ways, checksummed, transcript as Debian's" check_trees $server
     lh_check "$server sshd: permission errors and a batch that stops at the first error, as Debian's sftp" check_errors $server
     lh_check "$server sshd: reget and reput continue partial files" check_resume $server

@@ -281,21 +281,9 @@ std::optional<sftp::open_request> scp_program::upload_first_open(const std::stri
     const auto src = parse_operand(o_.operands[0]);
     if (!src || !src->host.empty())
         return std::nullopt;
-    // The upload opens the local file first and sends nothing when that
-    // fails: so does this (a target is never truncated for a source that
-    // cannot be read).
-    // (O_NONBLOCK: opening a FIFO must not wait for a writer here.)
-    const int fd = ::open(o_.operands[0].c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0)
-        return std::nullopt;
-    struct stat st{};
-    const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-    ::close(fd);
-    if (!regular)
-        return std::nullopt;
     sftp::transfer_flags f;
     f.preserve = o_.preserve;
-    return sftp::upload_open_request(target, st, f);
+    return sftp::upload_open_ahead(o_.operands[0], target, f);
 }
 
 void scp_program::to_local()

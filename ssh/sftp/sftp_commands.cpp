@@ -452,19 +452,31 @@ int sftp_shell::do_put(const std::string& src, const std::optional<std::string>&
             ++matched;
     }
     ::globfree(&g);
+    sftp::transfer_flags f;
+    f.preserve = preserve;
+    f.resume = resume;
+    f.fsync = fsync;
     bool dst_is_dir = false;
-    if (tmp_dst)
+    if (tmp_dst) {
+        // One file to a named target: its OPEN goes in the same flight as
+        // the stat that decides between the target and target/file (as
+        // scp's): an OPEN for writing of a directory fails with nothing
+        // changed, and the upload takes the answer when the target is the
+        // path itself. A round trip less before the data.
+        if (paths.size() == 1 && matched == 1) {
+            if (auto ahead = sftp::upload_open_ahead(paths[0], *tmp_dst, f)) {
+                fs.prefetch_stat(*tmp_dst);
+                fs.prefetch_open(*ahead);
+            }
+        }
         dst_is_dir = fs.is_dir(*tmp_dst);
+    }
     if (matched > 1 && tmp_dst && !dst_is_dir) {
         out_.err(strprintf("Multiple paths match, but destination \"%s\" is not a directory", tmp_dst->c_str()));
         return -1;
     }
     sftp::transfer_batch batch(fs, s_.show_progress ? meter_.get() : nullptr);
     batch.set_last(last_line_);
-    sftp::transfer_flags f;
-    f.preserve = preserve;
-    f.resume = resume;
-    f.fsync = fsync;
     int err = 0;
     for (const auto& p : paths) {
         if (interrupted())

@@ -60,6 +60,23 @@ open_request upload_open_request(const std::string& remote_path, const struct st
     return r;
 }
 
+std::optional<open_request> upload_open_ahead(const std::string& local, const std::string& remote_path,
+                                              const transfer_flags& f)
+{
+    if (f.resume)
+        return std::nullopt;
+    // (O_NONBLOCK: opening a FIFO must not wait for a writer here.)
+    const int fd = ::open(local.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return std::nullopt;
+    struct stat st{};
+    const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    ::close(fd);
+    if (!regular)
+        return std::nullopt;
+    return upload_open_request(remote_path, st, f);
+}
+
 namespace {
 
 // --- download ------------------------------------------------------------------

@@ -100,6 +100,14 @@ std::unique_ptr<file_task> make_note(remote_fs& fs, file_task::message m, int re
 // send the same OPEN ahead: remote_fs::prefetch_open).
 open_request download_open_request(const std::string& remote_path);
 open_request upload_open_request(const std::string& remote_path, const struct stat& local, const transfer_flags& f);
+// The OPEN an upload of `local` to `remote_path` will send, for
+// remote_fs::prefetch_open (sent before the stat that decides between the
+// path and a directory's entry): none for a resume (it stats the target
+// first), or when `local` is not a regular file that opens for reading (the
+// upload opens it first and sends nothing when that fails, so a target is
+// never truncated for a source that cannot be read).
+std::optional<open_request> upload_open_ahead(const std::string& local, const std::string& remote_path,
+                                              const transfer_flags& f);
 // do_upload(): local_path to remote_path.
 std::unique_ptr<file_task> make_upload(remote_fs& fs, std::string local_path, std::string remote_path,
                                        transfer_flags f);
