@@ -169,7 +169,7 @@ void client_core::input_closed()
     closed_ = true;
     // Whatever complete replies are buffered still count.
     process();
-    if (!failed_)
+    if (!failed_ && !(requests_ended_ && pending_.empty()))
         fail("Connection closed");
 }
 

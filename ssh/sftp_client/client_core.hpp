@@ -91,7 +91,13 @@ public:
     void feed(byte_span data);
     void process();
     // The server's stream ended (the ssh process exited, the pipe closed).
+    // A failure ("Connection closed"), unless the client ended its requests
+    // (requests_ended) and every one was answered: a server that answers
+    // what came before the end of its input exits right behind the last
+    // answer, possibly before the program has written the data it got.
     void input_closed();
+    // No request follows those sent (the server's input is ending).
+    void requests_ended() noexcept { requests_ended_ = true; }
 
     // Ends the session with a message (OpenSSH's fatal() text); pending
     // requests are answered with SSH_FX_CONNECTION_LOST.
@@ -120,6 +126,7 @@ private:
     bool started_ = false;
     bool initialised_ = false;
     bool closed_ = false;
+    bool requests_ended_ = false;
     bool failed_ = false;
     bool processing_ = false;
     std::string failure_;

@@ -66,7 +66,11 @@ void fd_link::pump(client_core& core, int timeout_ms)
         close_out_();
         out_ = -1;
     }
-    struct pollfd pfd[3] = {{in_, POLLIN, 0}, {wake_fd_, POLLIN, 0}, {out_, POLLOUT, 0}};
+    // Once the server's stream has ended (the end expected, and the disk
+    // still writing what came), only the disk's completions wake us.
+    if (core.closed() && wake_fd_ < 0)
+        return;
+    struct pollfd pfd[3] = {{core.closed() ? -1 : in_, POLLIN, 0}, {wake_fd_, POLLIN, 0}, {out_, POLLOUT, 0}};
     const int nfds = core.output().empty() || out_ < 0 ? 2 : 3;
     const int r = ::poll(pfd, nfds, moved ? 0 : timeout_ms);
     if (r < 0)

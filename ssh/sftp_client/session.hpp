@@ -159,7 +159,11 @@ public:
 
     // The end of the server's input right after what is queued now
     // (link::end_output): for a request known to be the connection's last.
-    void end_output() { link_.end_output(); }
+    void end_output()
+    {
+        core_.requests_ended();
+        link_.end_output();
+    }
     // Whether the request about to go out will be the connection's last:
     // set by a task_runner told so (task_runner::set_last_batch) while it
     // runs; false otherwise.

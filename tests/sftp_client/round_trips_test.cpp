@@ -515,3 +515,33 @@ TEST_CASE("sftp round trips: an OPEN sent early that the copy does not use is cl
     CHECK(h.srv->open_handles() == 0);
     CHECK(h.errors.empty());
 }
+
+TEST_CASE("sftp client core: the server's stream ending after the last answer to ended requests is not a failure")
+{
+    // A drain-at-eof server exits right behind its last answer, and the
+    // stream can end while the program still writes what it got: that end
+    // was asked for. Anything else is "Connection closed".
+    const auto reply_to = [](client_core& c, std::uint32_t id) {
+        c.feed(status_reply{.id = id, .code = 0, .message = "", .language = ""}.encode());
+    };
+    const auto version = version_reply{.version = 3, .extensions = {}}.encode();
+    for (const int kind : {0, 1, 2}) {
+        CAPTURE(kind);
+        client_core c;
+        c.start();
+        c.feed(version);
+        REQUIRE(c.initialised());
+        bool answered = false;
+        const std::uint32_t id = c.request(close_request{.id = 0, .handle = {1, 2}}, [&](const reply&) { answered = true; });
+        if (kind != 1)
+            c.requests_ended();
+        if (kind != 2)
+            reply_to(c, id); // kind 2: ended, but the answer never came
+        c.input_closed();
+        CHECK(c.closed());
+        CHECK(c.failed() == (kind != 0));
+        CHECK(answered);
+        if (kind != 0)
+            CHECK(c.failure() == "Connection closed");
+    }
+}
