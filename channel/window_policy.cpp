@@ -300,20 +300,7 @@ void receive_window::end_interval(std::uint64_t elapsed, std::uint64_t rtt_us) n
     // (BBR's filter) kept loss recovery's bursts for eight round trips, so
     // at 50 ms the window let TCP overflow the queue again for 3 s
     // (docs/PERFORMANCE.md).
-    recent_smoothed_ = std::max(per_path_smoothed, recent_smoothed_ - recent_smoothed_ / 8);
-    recent_per_rtt_ = cfg_.max_spare != 0 ? std::max(per_path, recent_per_rtt_ - recent_per_rtt_ / 8) : recent_smoothed_;
-    // A path that drops packets at random (loss recovery for a second and
-    // more, and no queue: not a slow start's overshoot) holds more than the
-    // path: the receiving kernel keeps what arrived behind each hole until
-    // its retransmission comes, a round trip and more later (the sender's
-    // reordering allowance first), and that data used the credit too: half
-    // a path again beside the path. Taken over the smoothed rate (loss
-    // recovery's trickle-and-burst round trips averaged).
-    // Without it, at 50 ms and 1 % loss the window sat at the path plus the
-    // margin and the transfer ran at 0.66 of raw TCP; one path beside it
-    // gave 0.87 up, one and a half 0.93-0.96 (docs/PERFORMANCE.md).
-    const std::uint64_t behind_holes =
-        random_loss_ && !queue_standing ? recent_smoothed_ + recent_smoothed_ / 2 : 0;
+    recent_per_rtt_ = std::max(cfg_.max_spare != 0 ? per_path : per_path_smoothed, recent_per_rtt_ - recent_per_rtt_ / 8);
     // Slow start lasts until a queue stands at the bottleneck (the link is
     // full) or two round trips (not necessarily in a row: after a loss,
     // stalls and bursts alternate) carry less than a quarter more than the
@@ -335,7 +322,7 @@ void receive_window::end_interval(std::uint64_t elapsed, std::uint64_t rtt_us) n
         // Not the data behind the holes of a lossy path: the sender then
         // holds that credit too whenever its TCP is in loss recovery, and
         // its buffer's growth collapses it (at 50 ms and 1 % loss a path
-        // beside the bound gave 0.36-0.38 of raw TCP, the sender at 10-13
+        // beside the bound gave 0.36-0.38 of raw TCP, the sender at 10-17
         // CPU s/GiB; a quarter or half a path no gain beyond the runs'
         // spread: docs/PERFORMANCE.md).
         const std::uint64_t bound = recent_per_rtt_ + margin_share(cfg_.max_spare);
@@ -358,7 +345,18 @@ void receive_window::end_interval(std::uint64_t elapsed, std::uint64_t rtt_us) n
         // it below the link, every round trip delivers a little more and
         // the bound grows with it (and a window-limited round trip grows
         // the window to the bound at once).
-        const std::uint64_t bound = recent_per_rtt_ + recent_per_rtt_ / 16 + behind_holes + margin_share(path_margin);
+        std::uint64_t bound = recent_per_rtt_ + recent_per_rtt_ / 16 + margin_share(path_margin);
+        // A path that drops packets at random (loss recovery for a second
+        // and more, and no queue: not a slow start's overshoot) holds more:
+        // the receiving kernel keeps what arrived behind each hole until its
+        // retransmission comes, a round trip and more later (the sender's
+        // reordering allowance first), and that data used the credit too:
+        // half a path again beside the path. Without it, at 50 ms and 1 %
+        // loss the window sat at the path plus the margin and the transfer
+        // ran at 0.66 of raw TCP; one path beside it gave 0.87 up, one and a
+        // half 0.93-0.96 (docs/PERFORMANCE.md).
+        if (random_loss_ && !queue_standing)
+            bound += recent_per_rtt_ + recent_per_rtt_ / 2;
         // (Not for a sliver: the bound moves with every round trip's rate.)
         if (target_ > bound + bound / 16) {
             steady_intervals_ = 0;

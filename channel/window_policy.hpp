@@ -260,7 +260,6 @@ private:
     std::uint32_t interval_backlog_ = 0; // smallest backlog left after the sink took data
     std::uint64_t previous_per_rtt_ = 0;
     std::uint64_t recent_per_rtt_ = 0; // decaying peak of per-RTT delivery over the path (its bounds)
-    std::uint64_t recent_smoothed_ = 0; // the same, of the rate over two round trips
     std::uint64_t previous_moved_ = 0;   // bytes moved in the previous interval
     std::uint64_t previous_elapsed_ = 0; // and its length
     int settled_intervals_ = 0;          // round trips growing by less than a quarter (slow start's end)
