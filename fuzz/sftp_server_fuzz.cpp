@@ -237,6 +237,18 @@ void write_seeds(const std::string& dir)
          body(open_request{.id = 7, .path = "w", .pflags = fxf::write | fxf::creat, .attributes = {}}),
          body(check_file_handle_request{
              .id = 8, .handle = h1, .algorithms = "sha256", .start_offset = 0, .length = 0, .block_size = 0})},
+        // open-named: READs behind it in the same flight, a name in use, a
+        // name of the server's own length, a failed open's READ.
+        {body(open_named_request{.id = 1, .handle = {'n', 0, 0, 0, 1}, .path = "f", .pflags = fxf::read,
+                                 .attributes = {}}),
+         body(read_request{.id = 2, .handle = {'n', 0, 0, 0, 1}, .offset = 0, .length = 4096}),
+         body(open_named_request{.id = 3, .handle = {'n', 0, 0, 0, 1}, .path = "f", .pflags = fxf::read,
+                                 .attributes = {}}),
+         body(open_named_request{.id = 4, .handle = h0, .path = "c", .pflags = fxf::write | fxf::creat,
+                                 .attributes = {}}),
+         body(open_named_request{.id = 5, .handle = {'m'}, .path = "missing", .pflags = fxf::read, .attributes = {}}),
+         body(read_request{.id = 6, .handle = {'m'}, .offset = 0, .length = 1}),
+         body(close_request{.id = 7, .handle = {'n', 0, 0, 0, 1}})},
         {body(extended_request{.id = 1, .name = "nope@example.com", .data = {}}), bytes{99, 0, 0, 0, 2},
          bytes{fxp::stat, 0, 0}, bytes{fxp::open, 0, 0, 0, 3, 0, 0, 0, 1, '/'}},
     };

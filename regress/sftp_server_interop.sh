@@ -43,11 +43,11 @@ check_probe() {
     # OpenSSH logs when it grows its read buffer ("allocate"); Longhaul
     # reads into its output buffer and has no such line. Longhaul's VERSION
     # also offers check-file-handle and check-file-name (the draft's, not
-    # OpenSSH's) and drain-at-eof@longhaul-ssh.org (docs/PROTOCOL.md), after
-    # OpenSSH's extensions.
+    # OpenSSH's), open-named@longhaul-ssh.org and drain-at-eof@longhaul-ssh.org
+    # (docs/PROTOCOL.md), after OpenSSH's extensions.
     diff <(norm "$T/probe-debian" <"$T/probe-debian.out") \
          <(norm "$T/probe-ours" <"$T/probe-ours.out" |
-             sed 's/ check-file-handle=[^ ]*//; s/ check-file-name=[^ ]*//; s/ drain-at-eof@longhaul-ssh.org=1//') &&
+             sed 's/ check-file-handle=[^ ]*//; s/ check-file-name=[^ ]*//; s/ open-named@longhaul-ssh.org=1//; s/ drain-at-eof@longhaul-ssh.org=1//') &&
         diff <(norm "$T/probe-debian" <"$T/probe-debian.log" | grep -v 'process_read: allocate') \
              <(norm "$T/probe-ours" <"$T/probe-ours.log") &&
         [ "$(grep -c ' -> ' "$T/probe-ours.out")" -gt 60 ]

@@ -368,6 +368,7 @@ constexpr extension_entry extension_decoders[] = {
     {ext::users_groups_by_id, as<request, users_groups_by_id_request>},
     {ext::check_file_handle, as<request, check_file_handle_request>},
     {ext::check_file_name, as<request, check_file_name_request>},
+    {ext::open_named, as<request, open_named_request>},
 };
 
 result<request> decode_extended(byte_span payload)

@@ -110,6 +110,11 @@ inline constexpr std::string_view check_file_reply = "check-file";
 // behind requests whose answers it still needs. (OpenSSH's sftp-server
 // exits at that end with requests still queued.)
 inline constexpr std::string_view drain_at_eof = "drain-at-eof@longhaul-ssh.org";
+// Longhaul's (docs/PROTOCOL.md): OPEN with a handle the client names, so
+// that requests on the file (a download's first READs) go out in the same
+// flight instead of a round trip later, as 9P's client-chosen fids allow.
+// Answered with SSH_FXP_HANDLE (that name) or a status.
+inline constexpr std::string_view open_named = "open-named@longhaul-ssh.org";
 } // namespace ext
 
 // check-file: the smallest block-size the draft allows (0 means one hash
@@ -126,6 +131,8 @@ inline constexpr std::uint32_t default_max_io_length = 256 * 1024;
 inline constexpr std::uint32_t default_max_packet_length = default_max_io_length + 1024;
 // Handles are at most 256 bytes (draft-02 §3.2).
 inline constexpr std::size_t max_handle_length = 256;
+// A handle named by the client (open-named@longhaul-ssh.org).
+inline constexpr std::size_t max_named_handle_length = 32;
 // Extended attribute pairs accepted in one ATTRS (OpenSSH takes up to
 // 0x100000 and discards them; every pair costs at least 8 bytes of packet,
 // but each decoded pair is two allocations, so the count is capped).

@@ -316,6 +316,20 @@ struct check_file_name_request {
     friend bool operator==(const check_file_name_request&, const check_file_name_request&) = default;
 };
 
+// open-named@longhaul-ssh.org: OPEN whose handle is `handle`, chosen by
+// the client (docs/PROTOCOL.md).
+struct open_named_request {
+    static constexpr std::uint8_t type = fxp::extended;
+    static constexpr std::string_view ext_name = ext::open_named;
+    std::uint32_t id = 0;
+    bytes handle;
+    std::string path;
+    std::uint32_t pflags = 0; // fxf::*
+    attrs attributes;
+    LONGHAUL_SFTP_MESSAGE(open_named_request, handle, path, pflags, attributes)
+    friend bool operator==(const open_named_request&, const open_named_request&) = default;
+};
+
 // Any other SSH_FXP_EXTENDED: the name and the undecoded rest.
 struct extended_request {
     static constexpr std::uint8_t type = fxp::extended;
@@ -334,7 +348,7 @@ using request = std::variant<init_request, open_request, close_request, read_req
                              statvfs_request, fstatvfs_request, hardlink_request, fsync_request, lsetstat_request,
                              limits_request, expand_path_request, copy_data_request, home_directory_request,
                              users_groups_by_id_request, check_file_handle_request, check_file_name_request,
-                             extended_request>;
+                             open_named_request, extended_request>;
 
 // One packet (type byte first, as sftp_framing gives it) to a request. An
 // extension the codec knows decodes to its struct; others to

@@ -117,7 +117,10 @@ public:
     {
         if (job_ && job_->done() && !data_done_) {
             data_done_ = true;
-            after_data();
+            if (after_abandon_)
+                after_abandon_();
+            else
+                after_data();
         }
     }
 
@@ -132,6 +135,10 @@ private:
             return;
         }
         size_ = a_->has(attr::size) ? a_->size : 0;
+        if (!f_.resume && sess().core().has_extension(ext::open_named, "1")) {
+            open_named();
+            return;
+        }
         fs_.open_async(download_open_request(remote_), [this](const reply& r) {
             if (const auto* h = std::get_if<handle_reply>(&r)) {
                 handle_ = h->handle;
@@ -145,7 +152,51 @@ private:
         });
     }
 
-    void opened()
+    // A server that takes open-named (Longhaul's): the OPEN names its
+    // handle, so the first READs go in the same flight instead of a round
+    // trip after its answer. The answer still comes first, and the local
+    // file is opened only then, as OpenSSH's do_download does (a remote
+    // file that cannot be opened leaves the local one untouched).
+    void open_named()
+    {
+        handle_ = sess().new_handle_name();
+        const open_request o = download_open_request(remote_);
+        sess().core().request(
+            open_named_request{.id = 0, .handle = handle_, .path = o.path, .pflags = o.pflags, .attributes = {}},
+            [this](const reply& r) {
+                const auto* h = std::get_if<handle_reply>(&r);
+                if (h != nullptr && h->handle == handle_) {
+                    named_opened();
+                    return;
+                }
+                if (h != nullptr) {
+                    sess().core().fail("Server answered open-named with another handle");
+                } else if (!lost(sess(), r)) {
+                    err(strprintf("remote open \"%s\": %s", remote_.c_str(), fx2txt(status_of(r))));
+                }
+                handle_.clear(); // nothing to close
+                give_up(-1);
+            });
+        create_job(0);
+    }
+
+    void named_opened()
+    {
+        if (!open_local())
+            return give_up(-1);
+        job_->set_fd(fd_);
+        start_meter(0);
+    }
+
+    // The READs of a named handle that can no longer be used: taken and
+    // dropped, then the remote handle closed (when there is one).
+    void give_up(int result)
+    {
+        job_->abandon();
+        after_abandon_ = [this, result] { close_remote(result); };
+    }
+
+    bool open_local()
     {
         const int trunc = (f_.resume || f_.inplace) ? 0 : O_TRUNC;
         // Read-write for a resume: check_prefix() reads the part already there.
@@ -153,6 +204,14 @@ private:
         fd_ = ::open(local_.c_str(), access | O_CREAT | O_CLOEXEC | trunc, mode_ | S_IWUSR);
         if (fd_ < 0) {
             err(strprintf("open local \"%s\": %s", local_.c_str(), std::strerror(errno)));
+            return false;
+        }
+        return true;
+    }
+
+    void opened()
+    {
+        if (!open_local()) {
             close_remote(-1);
             return;
         }
@@ -200,10 +259,21 @@ private:
 
     void start_data(std::uint64_t offset)
     {
+        start_meter(offset);
+        create_job(offset);
+    }
+
+    void start_meter(std::uint64_t offset)
+    {
         progress.store(offset);
         meter_size = size_;
         meter_wanted = size_ != 0;
         data_started = true;
+    }
+
+    // The data phase from `offset` (fd_ may come later: named_opened).
+    void create_job(std::uint64_t offset)
+    {
         job_ = std::make_unique<download_job>(sess().engine(), handle_, fd_, offset, size_, sess().read_chunk(),
                                               &progress);
         // The connection's last file, from a server that answers what came
@@ -337,6 +407,7 @@ private:
     std::unique_ptr<download_job> job_;
     bool closed_early_ = false; // the CLOSE went out with the last READ (set_final_size)
     bool data_done_ = false;
+    std::function<void()> after_abandon_; // give_up(): once the abandoned job is done
 };
 
 // --- upload --------------------------------------------------------------------

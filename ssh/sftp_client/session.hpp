@@ -170,6 +170,16 @@ public:
     void set_last_request_check(std::function<bool()> f) { last_request_check_ = std::move(f); }
     bool last_request() const { return last_request_check_ && last_request_check_(); }
 
+    // A handle name of the client's own for open-named@longhaul-ssh.org
+    // (5 bytes: never one of the 8-byte handles Longhaul's server gives
+    // out), unique on this session while 2^32 opens are not in flight.
+    bytes new_handle_name()
+    {
+        const std::uint32_t n = ++named_handles_;
+        return bytes{std::uint8_t('n'), std::uint8_t(n >> 24), std::uint8_t(n >> 16), std::uint8_t(n >> 8),
+                     std::uint8_t(n)};
+    }
+
     // sftp's SIGINT flag: transfers stop asking and drain.
     void set_interrupt(const std::atomic<bool>* flag)
     {
@@ -197,6 +207,7 @@ private:
     std::function<bool()> last_request_check_;
     int tick_ms_ = 1000;
     transfer_clock::time_point last_tick_{};
+    std::uint32_t named_handles_ = 0;
 };
 
 } // namespace longhaul::sftp

@@ -110,7 +110,7 @@ void download_job::set_final_size(std::function<void()> on_last_sent)
 
 bool download_job::stopped() const noexcept
 {
-    return !status_.ok() || engine_.interrupted();
+    return abandoned_ || !status_.ok() || engine_.interrupted();
 }
 
 bool download_job::want_send() const
@@ -183,9 +183,18 @@ void download_job::on_reply(range r, const transfer_window::ticket& t, const rep
             engine_.core().fail(m);
             return;
         }
+        if (fd_ < 0 && !abandoned_) {
+            // Only a named handle's READs go out before the descriptor
+            // (set_fd), and the server answers the open first.
+            status_.protocol_error = true;
+            engine_.core().fail("Received data before the file was opened");
+            return;
+        }
         if (data.empty()) {
             // Not EOF by the letter, but nothing can follow it either.
             eof_at_ = std::min(eof_at_, r.offset);
+        } else if (abandoned_) {
+            // Owed to a job that gave up: taken and dropped.
         } else if (status_.local_errno == 0) {
             // Written at its offset by the disk worker (or now, inline);
             // counted as written when the write completes.

@@ -133,6 +133,14 @@ public:
     // connection's input behind it. Needs an expected size.
     void set_final_size(std::function<void()> on_last_sent);
 
+    // For a handle named ahead of its open's answer (open-named): the READs
+    // go out before there is a local file, whose descriptor comes with the
+    // open's answer (which the server sends before theirs). abandon() when
+    // the open failed, or the local one did: nothing more is sent, the
+    // replies still owed are taken and dropped, and done() then holds.
+    void set_fd(int fd) noexcept { fd_ = fd; }
+    void abandon() noexcept { abandoned_ = true; }
+
     const transfer_status& status() const noexcept { return status_; }
     std::uint64_t contiguous() const noexcept { return contiguous_; }
     // Where the file ended (the lowest offset answered with EOF).
@@ -171,6 +179,7 @@ private:
     bool reordered_ = false;
     bool wrote_ = false;
     bool final_size_ = false;              // set_final_size()
+    bool abandoned_ = false;               // abandon()
     std::function<void()> on_last_sent_;   // run once, then cleared
     std::uint64_t short_reads_ = 0;
     transfer_status status_;

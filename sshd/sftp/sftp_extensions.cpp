@@ -1,6 +1,6 @@
 // The OpenSSH extensions (PROTOCOL §4): posix-rename, statvfs, fstatvfs,
 // hardlink, fsync, lsetstat, limits, expand-path, copy-data,
-// home-directory and users-groups-by-id.
+// home-directory and users-groups-by-id; and Longhaul's open-named.
 #include "sshd/sftp/sftp_server.hpp"
 #include "sshd/sftp/sftp_server_detail.hpp"
 
@@ -298,6 +298,33 @@ void server::do_users_groups_by_id(std::uint32_t id, byte_span payload)
     log(log_level::verbose, format("users-groups-by-id: %zu users, %zu groups", r.users.names.size(),
                                    r.groups.names.size()));
     send(r);
+}
+
+// open-named@longhaul-ssh.org (docs/PROTOCOL.md): OPEN, with the handle
+// the client chose, so that its READs can follow in the same flight. The
+// name may not be one this server could give out itself (its handles are
+// 8 bytes) nor one in use; requests run in order, so a READ behind the
+// open finds the handle, or no handle when the open failed.
+void server::do_open_named(std::uint32_t id, byte_span payload)
+{
+    auto m = open_named_request::decode(payload);
+    if (!m)
+        return bad_message(id, "process_extended_open_named", m.error());
+    if (!permitted(open_handler()))
+        return send_status(id, status_code::permission_denied);
+    if (m->handle.empty() || m->handle.size() > max_named_handle_length || m->handle.size() == 8 ||
+        named_handles_.contains(m->handle)) {
+        log(log_level::error, format("process_extended_open_named: handle of %zu bytes refused%s", m->handle.size(),
+                                     named_handles_.contains(m->handle) ? " (in use)" : ""));
+        return send_status(id, status_code::failure);
+    }
+    const int index = open_file(id, std::move(m->path), m->pflags, m->attributes);
+    if (index < 0)
+        return;
+    handles_[static_cast<std::size_t>(index)].named = m->handle;
+    named_handles_.emplace(m->handle, index);
+    log(log_level::debug1, format("request %u: sent handle handle %d", id, index));
+    send(handle_reply{.id = id, .handle = std::move(m->handle)});
 }
 
 } // namespace longhaul::sftp

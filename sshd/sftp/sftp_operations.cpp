@@ -127,18 +127,20 @@ void server::do_init(byte_span payload)
     log(log_level::verbose, format("received client version %u", version));
     version_reply v;
     // OpenSSH's, in its order, then the draft's check-file pair (their data
-    // is the hash algorithms they take, as the draft's names).
+    // is the hash algorithms they take, as the draft's names), then
+    // Longhaul's open-named (which opens files: only where OPEN may).
     const std::pair<std::string_view, std::string_view> advertised[] = {
         {ext::posix_rename, "1"}, {ext::statvfs, "2"},     {ext::fstatvfs, "2"},       {ext::hardlink, "1"},
         {ext::fsync, "1"},        {ext::lsetstat, "1"},    {ext::limits, "1"},         {ext::expand_path, "1"},
         {ext::copy_data, "1"},    {ext::home_directory, "1"}, {ext::users_groups_by_id, "1"},
         {ext::check_file_handle, check_file_algorithm_list()}, {ext::check_file_name, check_file_algorithm_list()},
+        {ext::open_named, "1"},
     };
     for (const auto& [name, ver] : advertised) {
         for (const auto& h : extended_handlers()) {
             if (h.ext_name != name)
                 continue;
-            if (permitted(h))
+            if (permitted(h) && (name != ext::open_named || allowed(open_handler())))
                 v.extensions.push_back({std::string(name), std::string(ver)});
             else
                 log(log_level::debug2, format("refusing to advertise disallowed extension %s",
@@ -158,23 +160,33 @@ void server::do_open(std::uint32_t id, byte_span payload)
     auto m = open_request::decode(payload);
     if (!m)
         return bad_message(id, "process_open", m.error());
-    log(log_level::debug3, format("request %u: open flags %d", id, static_cast<int>(m->pflags)));
-    const int flags = detail::open_flags(m->pflags);
-    const mode_t mode = m->attributes.has(attr::permissions) ? m->attributes.permissions : 0666;
-    log(log_level::info, format("open \"%s\" flags %s mode 0%o", printable(m->path).c_str(),
-                                detail::open_flags_text(m->pflags).c_str(), static_cast<unsigned>(mode)));
+    if (const int index = open_file(id, std::move(m->path), m->pflags, m->attributes); index >= 0)
+        send_handle(id, index);
+}
+
+int server::open_file(std::uint32_t id, std::string path, std::uint32_t pflags, const attrs& a)
+{
+    log(log_level::debug3, format("request %u: open flags %d", id, static_cast<int>(pflags)));
+    const int flags = detail::open_flags(pflags);
+    const mode_t mode = a.has(attr::permissions) ? a.permissions : 0666;
+    log(log_level::info, format("open \"%s\" flags %s mode 0%o", printable(path).c_str(),
+                                detail::open_flags_text(pflags).c_str(), static_cast<unsigned>(mode)));
     if (options_.read_only && ((flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC)) != 0)) {
         log(log_level::verbose, "Refusing open request in read-only mode");
-        return send_status(id, status_code::permission_denied);
+        send_status(id, status_code::permission_denied);
+        return -1;
     }
     if (handles_in_use_ >= options_.max_handles) {
         log(log_level::error, format("process_open: too many open handles (%zu)", handles_in_use_));
-        return send_status(id, status_code::failure);
+        send_status(id, status_code::failure);
+        return -1;
     }
     int fd = -1;
-    if (int e = fs_.open(m->path, flags, mode & 07777, fd))
-        return send_status(id, status_from_errno(e));
-    send_handle(id, new_handle(handle_entry::kind::file, std::move(m->path), fd, nullptr, flags));
+    if (int e = fs_.open(path, flags, mode & 07777, fd)) {
+        send_status(id, status_from_errno(e));
+        return -1;
+    }
+    return new_handle(handle_entry::kind::file, std::move(path), fd, nullptr, flags);
 }
 
 void server::do_close(std::uint32_t id, byte_span payload)

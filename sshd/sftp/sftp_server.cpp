@@ -62,8 +62,15 @@ std::span<const server::handler> server::extended_handlers()
         // Not OpenSSH's: after its table, so -Q lists OpenSSH's names first.
         {"check-file-handle", ext::check_file_handle, fxp::extended, false, &server::do_check_file_handle},
         {"check-file-name", ext::check_file_name, fxp::extended, false, &server::do_check_file_name},
+        // Longhaul's (docs/PROTOCOL.md); also needs "open" to be permitted.
+        {"open-named", ext::open_named, fxp::extended, false, &server::do_open_named},
     };
     return table;
+}
+
+const server::handler& server::open_handler()
+{
+    return standard_handlers()[0];
 }
 
 std::vector<std::string_view> server::request_names()
@@ -301,6 +308,16 @@ bool server::permitted(const handler& h)
     return true;
 }
 
+bool server::allowed(const handler& h) const noexcept
+{
+    const auto listed = [&h](const std::optional<std::vector<std::string>>& list) {
+        return list && std::find(list->begin(), list->end(), h.name) != list->end();
+    };
+    if ((options_.read_only && h.does_write) || listed(options_.denied))
+        return false;
+    return !options_.allowed || listed(options_.allowed);
+}
+
 void server::bad_message(std::uint32_t id, std::string_view where, errc e)
 {
     log(log_level::error, format("%.*s: parse: %s", static_cast<int>(where.size()), where.data(),
@@ -415,8 +432,11 @@ int server::new_handle(handle_entry::kind kind, std::string name, int fd, DIR* d
 
 int server::find_handle(const bytes& h) const noexcept
 {
-    if (h.size() != 8)
-        return -1;
+    if (h.size() != 8) {
+        // Only a client's own name can have another length (do_open_named).
+        const auto it = named_handles_.find(h);
+        return it == named_handles_.end() ? -1 : it->second;
+    }
     const std::uint32_t index = load_u32(h.data());
     const std::uint32_t generation = load_u32(h.data() + 4);
     if (index >= handles_.size())
@@ -456,6 +476,10 @@ int server::close_handle(int index)
     h.dir = nullptr;
     h.name.clear();
     h.name.shrink_to_fit();
+    if (!h.named.empty()) {
+        named_handles_.erase(h.named);
+        h.named.clear();
+    }
     --handles_in_use_;
     free_handles_.push_back(index);
     return rc;

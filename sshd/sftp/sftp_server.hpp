@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <ctime>
 #include <functional>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -109,6 +110,7 @@ public:
         DIR* dir = nullptr;
         int flags = 0; // open(2) flags of a file
         std::string name;
+        bytes named; // the client's name for it (open-named@longhaul-ssh.org), else empty
         std::uint64_t bytes_read = 0, bytes_written = 0;
         std::uint32_t generation = 0;
     };
@@ -117,12 +119,14 @@ public:
 private:
     static std::span<const handler> standard_handlers();
     static std::span<const handler> extended_handlers();
+    static const handler& open_handler(); // OPEN's entry (open-named is bound by it too)
 
     std::size_t output_high_water() const noexcept;
     void handle_packet(byte_span packet);
     bool handle_oversize(std::uint32_t length);
     void dispatch(const handler& h, std::uint32_t id, byte_span payload);
     bool permitted(const handler& h);
+    bool allowed(const handler& h) const noexcept; // permitted(), without its log lines
     void bad_message(std::uint32_t id, std::string_view where, errc e);
     void finish(int status);
 
@@ -159,6 +163,8 @@ private:
     // The operations (sftp_operations.cpp, sftp_extensions.cpp, sftp_check_file.cpp).
     void do_init(byte_span payload);
     void do_open(std::uint32_t id, byte_span payload);
+    // OPEN's work: the new handle's index, or -1 once a status is sent.
+    int open_file(std::uint32_t id, std::string path, std::uint32_t pflags, const attrs& a);
     void do_close(std::uint32_t id, byte_span payload);
     void do_read(std::uint32_t id, byte_span payload);
     void do_write(std::uint32_t id, byte_span payload);
@@ -189,6 +195,7 @@ private:
     void do_users_groups_by_id(std::uint32_t id, byte_span payload);
     void do_check_file_handle(std::uint32_t id, byte_span payload);
     void do_check_file_name(std::uint32_t id, byte_span payload);
+    void do_open_named(std::uint32_t id, byte_span payload);
     void check_file(std::uint32_t id, int fd, const char* name, const std::string& algorithms, std::uint64_t start,
                     std::uint64_t length, std::uint32_t block_size);
     void do_stat_common(std::uint32_t id, const std::string& path, bool follow);
@@ -203,6 +210,7 @@ private:
     bytes scratch_;
     std::vector<handle_entry> handles_;
     std::vector<int> free_handles_;
+    std::map<bytes, int> named_handles_; // open-named's: the client's name -> index
     std::size_t handles_in_use_ = 0;
     std::size_t directories_in_use_ = 0;
     std::uint64_t skip_ = 0; // bytes of an oversize packet still to discard

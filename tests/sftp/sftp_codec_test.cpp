@@ -73,6 +73,8 @@ std::vector<request> sample_requests()
                                   .length = 1ull << 33, .block_size = 4096},
         check_file_name_request{.id = 32, .path = "/f", .algorithms = "sha512", .start_offset = 0, .length = 0,
                                 .block_size = 0},
+        open_named_request{.id = 33, .handle = {'n', 0, 0, 0, 7}, .path = "/f", .pflags = fxf::read | fxf::write,
+                           .attributes = perms},
     };
 }
 

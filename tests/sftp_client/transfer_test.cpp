@@ -72,8 +72,10 @@ TEST_CASE("sftp client: -B and -R give OpenSSH's fixed pipeline, never more requ
     };
     REQUIRE(download(h, "/f", h.lpath("f")) == 0);
     CHECK(client_harness::read_file(h.lpath("f")) == data);
-    CHECK(peak <= 4);
-    CHECK(peak >= 3);
+    // Four READs at most, and ahead of them the OPEN that names their
+    // handle (open-named: it goes in the same flight).
+    CHECK(peak <= 5);
+    CHECK(peak >= 4);
 }
 
 TEST_CASE("sftp client: a pipelined download and upload arrive intact, at their offsets")

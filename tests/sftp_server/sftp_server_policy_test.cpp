@@ -94,7 +94,7 @@ TEST_CASE("sftp server: the request names of -Q requests, in OpenSSH's order")
         "open", "close", "read", "write", "lstat", "fstat", "setstat", "fsetstat", "opendir", "readdir", "remove",
         "mkdir", "rmdir", "realpath", "stat", "rename", "readlink", "symlink", "posix-rename", "statvfs",
         "fstatvfs", "hardlink", "fsync", "lsetstat", "limits", "expand-path", "copy-data", "home-directory",
-        "users-groups-by-id", "check-file-handle", "check-file-name"};
+        "users-groups-by-id", "check-file-handle", "check-file-name", "open-named"};
     CHECK(names == want);
 }
 

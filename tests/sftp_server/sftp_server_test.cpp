@@ -42,7 +42,7 @@ attrs attrs_of(const reply& r)
 
 } // namespace
 
-TEST_CASE("sftp server: INIT gets version 3, OpenSSH's extensions in its order, then check-file's and drain-at-eof")
+TEST_CASE("sftp server: INIT gets version 3, OpenSSH's extensions in its order, then check-file's, open-named and drain-at-eof")
 {
     sftp_harness h({}, false);
     auto r = h.exchange(init_request{.version = 6}.encode());
@@ -59,7 +59,7 @@ TEST_CASE("sftp server: INIT gets version 3, OpenSSH's extensions in its order, 
                                             "users-groups-by-id@openssh.com=1",
                                             "check-file-handle=sha256,sha384,sha512",
                                             "check-file-name=sha256,sha384,sha512",
-                                            "drain-at-eof@longhaul-ssh.org=1"});
+                                            "open-named@longhaul-ssh.org=1", "drain-at-eof@longhaul-ssh.org=1"});
     CHECK(h.logged("session opened for local user tester from [192.0.2.1]"));
     CHECK(h.logged("received client version 6"));
 }
