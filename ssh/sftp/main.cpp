@@ -1,9 +1,11 @@
 // sftp: OpenSSH's interactive and batch SFTP client over Longhaul's
 // pipelined SFTP engine.
 #include "ssh/sftp/sftp_args.hpp"
+#include "ssh/sftp/sftp_command_line.hpp"
 #include "ssh/sftp/sftp_commands.hpp"
 #include "ssh/sftp/sftp_line_editor.hpp"
 #include "ssh/sftp_client/text.hpp"
+#include "ssh/sftp_client/tree.hpp"
 
 #include <signal.h>
 #include <sys/stat.h>
@@ -42,6 +44,19 @@ void log_line(const std::string& s)
     to_stderr(s + "\r");
 }
 
+// The remote path whose stat a batch's first command starts with (get or
+// reget of a path without wildcards: its glob stats it), so that the stat
+// goes out with INIT instead of a round trip after it.
+std::optional<std::string> first_lookup(const std::string& line)
+{
+    command_args a;
+    line_marks m;
+    if (parse_command_line(line, a, m, sftp::output_sink{}) != 0 || m.blank || !a.path1 ||
+        (a.id != i_get && a.id != i_reget))
+        return std::nullopt;
+    return sftp::glob_literal_path(*a.path1);
+}
+
 int run(const sftp_options& o)
 {
     sftp::output_sink out;
@@ -74,11 +89,37 @@ int run(const sftp_options& o)
         argv = {"/bin/sh", "-c", "exec " + o.sftp_direct};
     else
         argv = ssh_argv(o);
+    // A batch file is read one line ahead, so that its last command is
+    // known as such (sftp_shell::set_last_line). Not a pipe or a terminal:
+    // whoever writes there may wait for this command's output first. (An
+    // editor runs only on a terminal.)
+    const bool interactive = !o.batch && ::isatty(STDIN_FILENO);
+    struct stat in_st{};
+    const bool look_ahead = !interactive && ::fstat(::fileno(in), &in_st) == 0 && S_ISREG(in_st.st_mode);
+    const auto read_raw = [in]() -> std::optional<std::string> {
+        char buf[8192];
+        if (std::fgets(buf, sizeof buf, in) == nullptr)
+            return std::nullopt;
+        return std::string(buf);
+    };
+    std::optional<std::string> ahead;
+    bool have_ahead = false;
+    std::optional<std::string> first_stat;
+    if (look_ahead && o.file1.empty()) {
+        ahead = read_raw();
+        have_ahead = true;
+        if (ahead)
+            first_stat = first_lookup(*ahead);
+    }
     std::string error;
     // The shell's first request is REALPATH "." (its working directory):
-    // it goes out with INIT.
-    auto conn = sftp::connection::open(argv, so, out, error, true,
-                                       [](sftp::remote_fs& fs) { fs.prefetch_realpath("."); });
+    // it goes out with INIT, and with them the stat of the first command's
+    // path.
+    auto conn = sftp::connection::open(argv, so, out, error, true, [&first_stat](sftp::remote_fs& fs) {
+        fs.prefetch_realpath(".");
+        if (first_stat)
+            fs.prefetch_stat(*first_stat);
+    });
     if (!conn) {
         log_line(error);
         return 255;
@@ -102,7 +143,6 @@ int run(const sftp_options& o)
     s.recursive = o.recursive;
     s.resume = o.resume;
     s.fsync = o.fsync;
-    const bool interactive = !o.batch && ::isatty(STDIN_FILENO);
     s.echo = !interactive;
     sftp_shell shell(*conn, s, out, &interrupted);
     int err = 0;
@@ -120,19 +160,6 @@ int run(const sftp_options& o)
     std::unique_ptr<line_editor> editor;
     if (interactive)
         editor = std::make_unique<line_editor>(shell);
-    // A batch file is read one line ahead, so that its last command is
-    // known as such (sftp_shell::set_last_line). Not a pipe or a terminal:
-    // whoever writes there may wait for this command's output first.
-    struct stat in_st{};
-    const bool look_ahead = !editor && ::fstat(::fileno(in), &in_st) == 0 && S_ISREG(in_st.st_mode);
-    const auto read_raw = [in]() -> std::optional<std::string> {
-        char buf[8192];
-        if (std::fgets(buf, sizeof buf, in) == nullptr)
-            return std::nullopt;
-        return std::string(buf);
-    };
-    std::optional<std::string> ahead;
-    bool have_ahead = false;
     for (;;) {
         ::sigaction(SIGINT, &at_prompt, nullptr);
         interrupted.store(false);

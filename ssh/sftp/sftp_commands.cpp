@@ -106,6 +106,9 @@ bool sftp_shell::start()
         return false;
     }
     pwd_ = startdir_ = *p;
+    // A stat of the first command's relative path, sent with INIT, was of
+    // that path here.
+    conn_.fs().rebase_prefetched(pwd_);
     return true;
 }
 

@@ -62,12 +62,28 @@ std::optional<attrs> remote_fs::stat(const std::string& path, bool quiet)
 template <class Request>
 void remote_fs::prefetch(const std::string& path)
 {
-    prefetched_ = std::make_unique<prefetched_answer>(prefetched_answer{
+    prefetched_.push_back(prefetched_answer{
         .type = Request::type,
         .path = path,
         .answer = s_.send(Request{.id = 0, .path = path}),
-        .sent_at = s_.core().requests_sent(),
+        .sent_at = 0,
     });
+    mark_prefetched_fresh();
+}
+
+void remote_fs::mark_prefetched_fresh()
+{
+    // Lookups sent one behind the other are answered in that order and
+    // change nothing: each answer still describes the path as it was.
+    for (auto& p : prefetched_)
+        p.sent_at = s_.core().requests_sent();
+}
+
+void remote_fs::rebase_prefetched(const std::string& dir)
+{
+    for (auto& p : prefetched_)
+        if (p.type == fxp::stat && !p.path.empty() && p.path[0] != '/')
+            p.path = path_append(dir, p.path);
 }
 
 void remote_fs::prefetch_stat(const std::string& path)
@@ -102,8 +118,7 @@ void remote_fs::prefetch_open(const open_request& r)
     prefetched_open_ = std::move(p);
     // The stat sent just before is answered first, so it still describes
     // the path as the program found it.
-    if (prefetched_)
-        prefetched_->sent_at = s_.core().requests_sent();
+    mark_prefetched_fresh();
 }
 
 void remote_fs::open_async(open_request r, std::function<void(const reply&)> done)
@@ -139,13 +154,18 @@ void remote_fs::discard(prefetched_open& p)
 
 std::optional<reply_copy> remote_fs::take_prefetched(std::uint8_t type, const std::string& path)
 {
-    auto p = std::exchange(prefetched_, nullptr);
-    if (!p || p->type != type || p->path != path || s_.core().requests_sent() != p->sent_at)
+    // Once anything else went out, none is fresh.
+    std::erase_if(prefetched_, [&](const prefetched_answer& a) { return a.sent_at != s_.core().requests_sent(); });
+    const auto it = std::find_if(prefetched_.begin(), prefetched_.end(),
+                                 [&](const prefetched_answer& a) { return a.type == type && a.path == path; });
+    if (it == prefetched_.end())
         return std::nullopt;
-    s_.run_until([&] { return p->answer->has_value(); });
+    auto p = std::move(it->answer);
+    prefetched_.erase(it);
+    s_.run_until([&] { return p->has_value(); });
     // Unanswered: the session failed, and the caller's own request is
     // answered "connection lost" at once.
-    return std::move(*p->answer);
+    return std::move(*p);
 }
 
 std::optional<attrs> remote_fs::lstat(const std::string& path, bool quiet)

@@ -60,9 +60,16 @@ public:
     // (realpath()) of the same path takes the answer, provided no other
     // request went out in between (nothing of ours can have changed the
     // file since). For a program's first lookup, sent with INIT
-    // (session::init). Any other stat() or realpath() drops it.
+    // (session::init). Any other request that goes out drops it.
     void prefetch_stat(const std::string& path);
     void prefetch_realpath(const std::string& path);
+    // Several may go out together (sftp: REALPATH "." and the first
+    // command's stat): each is used while nothing but them went out. A
+    // relative path's early stat is the same file as that path under the
+    // server's starting directory: rebase_prefetched(dir), with `dir` from
+    // the REALPATH "." of the same flight, lets the stat of the absolute
+    // path take it.
+    void rebase_prefetched(const std::string& dir);
     // Send OPEN now, in the same flight as the first lookup (scp's copy of
     // one file, whose OPEN would otherwise wait a round trip for the
     // stat): the first open_async() of exactly this request takes its
@@ -141,7 +148,8 @@ private:
     const output_sink& out_;
     std::shared_ptr<prefetched_open> prefetched_open_;
     std::map<std::uint32_t, std::string> users_, groups_;
-    std::unique_ptr<prefetched_answer> prefetched_;
+    std::vector<prefetched_answer> prefetched_;
+    void mark_prefetched_fresh();
     template <class Request>
     void prefetch(const std::string& path);
     // The early answer to `type` for `path`, if there is one to use.

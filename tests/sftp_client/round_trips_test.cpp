@@ -100,6 +100,42 @@ TEST_CASE("sftp round trips: sftp's REALPATH \".\" shares the round trip of INIT
     CHECK(h.sess->core().requests_sent() == sent + 1);
 }
 
+TEST_CASE("sftp round trips: a batch's first get has its stat go with INIT and REALPATH \".\"")
+{
+    // sftp -b: the first command's path, relative to the directory REALPATH
+    // "." names, is stat'ed in the first flight; its glob takes the answer.
+    client_harness h;
+    slow_path(h);
+    ::mkdir(h.remote.real("/d").c_str(), 0755);
+    h.remote.write("/d/f", "contents");
+    glob_result g;
+    const double n = round_trips(h, [&] {
+        REQUIRE(h.sess->init([&] {
+            h.rfs->prefetch_realpath(".");
+            h.rfs->prefetch_stat("d/f");
+        }));
+        const auto cwd = h.rfs->realpath(".");
+        REQUIRE(cwd == "/");
+        h.rfs->rebase_prefetched(*cwd);
+        g = remote_glob(*h.rfs, "/d/f", true, false);
+    });
+    CHECK(n == 1); // was 2: the glob's stat after REALPATH's answer
+    REQUIRE(g.attributes.size() == 1);
+    REQUIRE(g.attributes[0]);
+    CHECK(g.attributes[0]->size == 8);
+    CHECK(h.sess->core().requests_sent() == 3); // limits, REALPATH, STAT
+    // Stale once anything else went out: the glob asks again.
+    h.rfs->prefetch_realpath(".");
+    h.rfs->prefetch_stat("d/f");
+    REQUIRE(h.rfs->realpath(".") == "/");
+    h.rfs->rebase_prefetched("/");
+    REQUIRE(h.rfs->remove("/d/f") == 0);
+    const auto sent = h.sess->core().requests_sent();
+    g = remote_glob(*h.rfs, "/d/f", true, false);
+    CHECK(g.paths.empty());
+    CHECK(h.sess->core().requests_sent() == sent + 1);
+}
+
 TEST_CASE("sftp round trips: a limits reply is used only when VERSION offers the extension")
 {
     // The request went out before VERSION said whether the extension
