@@ -246,7 +246,29 @@ check_last_line() { # SERVER
         cmp "$L/big" "$T/last.down" && cmp "$L/big" "$R/last.up" && cmp "$L/big" "$R/sub/big" ||
         { cat "$T/last-get.out" "$T/last-put.out"; return 1; }
 }
+check_first_line() { # SERVER
+    # A batch file's first get or put has its lookups (and a put's OPEN)
+    # sent with INIT, by the path as typed, relative to the starting
+    # directory (the home); into a directory the early OPEN fails and the
+    # file goes into it.
+    local port_var="port_$1"
+    local p=${!port_var}
+    fresh_remote
+    cp "$L/big" "$R/big" && chown "$user" "$R/big" && as_user mkdir "$R/sub"
+    rm -f "$T/first.down"
+    printf 'get work/big %s\n' "$T/first.down" >"$T/first-get.batch"
+    printf 'put %s work/sub\n' "$L/big" >"$T/first-put-dir.batch"
+    printf 'put %s work/first.up\nls work/sub\n' "$L/big" >"$T/first-put.batch"
+    run_batch "$SFTP" "$p" "$T/first-get.batch" "$T/first-get.out"
+    run_batch "$SFTP" "$p" "$T/first-put-dir.batch" "$T/first-put-dir.out"
+    run_batch "$SFTP" "$p" "$T/first-put.batch" "$T/first-put.out"
+    grep -q '^exit 0$' "$T/first-get.out" && grep -q '^exit 0$' "$T/first-put-dir.out" &&
+        grep -q '^exit 0$' "$T/first-put.out" && cmp "$L/big" "$T/first.down" && cmp "$L/big" "$R/sub/big" &&
+        cmp "$L/big" "$R/first.up" ||
+        { cat "$T/first-get.out" "$T/first-put-dir.out" "$T/first-put.out"; return 1; }
+}
 for server in debian longhaul; do
+    lh_check "$server sshd: a batch's first get, put into a directory and put, by relative paths, checksummed" check_first_line $server
     lh_check "$server sshd: a batch's last get and last put, a put into a directory, checksummed" check_last_line $server
     lh_check "$server sshd: put -rp/get -rp trees and ${BULK_MB} MiB both ways, checksummed, transcript as Debian's" check_trees $server
     lh_check "$server sshd: permission errors and a batch that stops at the first error, as Debian's sftp" check_errors $server

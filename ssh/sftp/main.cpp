@@ -44,19 +44,6 @@ void log_line(const std::string& s)
     to_stderr(s + "\r");
 }
 
-// The remote path whose stat a batch's first command starts with (get or
-// reget of a path without wildcards: its glob stats it), so that the stat
-// goes out with INIT instead of a round trip after it.
-std::optional<std::string> first_lookup(const std::string& line)
-{
-    command_args a;
-    line_marks m;
-    if (parse_command_line(line, a, m, sftp::output_sink{}) != 0 || m.blank || !a.path1 ||
-        (a.id != i_get && a.id != i_reget))
-        return std::nullopt;
-    return sftp::glob_literal_path(*a.path1);
-}
-
 int run(const sftp_options& o)
 {
     sftp::output_sink out;
@@ -104,21 +91,31 @@ int run(const sftp_options& o)
     };
     std::optional<std::string> ahead;
     bool have_ahead = false;
-    std::optional<std::string> first_stat;
+    shell_settings settings;
+    settings.batch = o.batch;
+    settings.quiet = o.quiet;
+    settings.show_progress = o.show_progress && ::isatty(STDOUT_FILENO);
+    settings.preserve = o.preserve;
+    settings.recursive = o.recursive;
+    settings.resume = o.resume;
+    settings.fsync = o.fsync;
+    settings.echo = !interactive;
+    sftp_shell::early_lookups first;
     if (look_ahead && o.file1.empty()) {
         ahead = read_raw();
         have_ahead = true;
         if (ahead)
-            first_stat = first_lookup(*ahead);
+            first = sftp_shell::first_flight(*ahead, settings);
     }
     std::string error;
     // The shell's first request is REALPATH "." (its working directory):
-    // it goes out with INIT, and with them the stat of the first command's
-    // path.
-    auto conn = sftp::connection::open(argv, so, out, error, true, [&first_stat](sftp::remote_fs& fs) {
+    // it goes out with INIT, and with them the first command's lookups.
+    auto conn = sftp::connection::open(argv, so, out, error, true, [&first](sftp::remote_fs& fs) {
         fs.prefetch_realpath(".");
-        if (first_stat)
-            fs.prefetch_stat(*first_stat);
+        if (first.stat_path)
+            fs.prefetch_stat(*first.stat_path);
+        if (first.open)
+            fs.prefetch_open(*first.open);
     });
     if (!conn) {
         log_line(error);
@@ -135,16 +132,7 @@ int run(const sftp_options& o)
     ::sigemptyset(&at_prompt.sa_mask);
     conn->sess().set_interrupt(&interrupted);
 
-    shell_settings s;
-    s.batch = o.batch;
-    s.quiet = o.quiet;
-    s.show_progress = o.show_progress && ::isatty(STDOUT_FILENO);
-    s.preserve = o.preserve;
-    s.recursive = o.recursive;
-    s.resume = o.resume;
-    s.fsync = o.fsync;
-    s.echo = !interactive;
-    sftp_shell shell(*conn, s, out, &interrupted);
+    sftp_shell shell(*conn, settings, out, &interrupted);
     int err = 0;
     if (!shell.start())
         return 1;

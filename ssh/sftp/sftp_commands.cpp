@@ -98,6 +98,44 @@ sftp_shell::sftp_shell(sftp::connection& conn, shell_settings s, const sftp::out
     meter_ = std::make_unique<sftp::progress_meter>();
 }
 
+namespace {
+
+// The one local path `src` names (glob(3), as put expands it), if exactly
+// one exists.
+std::optional<std::string> one_local_match(const std::string& src)
+{
+    glob_t g{};
+    std::optional<std::string> out;
+    struct stat st{};
+    if (::glob(src.c_str(), GLOB_NOCHECK | GLOB_MARK, nullptr, &g) == 0 && g.gl_pathc == 1 &&
+        ::stat(g.gl_pathv[0], &st) == 0)
+        out = g.gl_pathv[0];
+    ::globfree(&g);
+    return out;
+}
+
+} // namespace
+
+sftp_shell::early_lookups sftp_shell::first_flight(const std::string& line, const shell_settings& s)
+{
+    command_args a;
+    line_marks m;
+    early_lookups out;
+    if (parse_command_line(line, a, m, sftp::output_sink{}) != 0 || m.blank || !a.path1)
+        return out;
+    if (a.id == i_get || a.id == i_reget) {
+        out.stat_path = sftp::glob_literal_path(*a.path1);
+    } else if ((a.id == i_put || a.id == i_reput) && a.path2) {
+        out.stat_path = *a.path2;
+        sftp::transfer_flags f;
+        f.preserve = a.p || s.preserve;
+        f.resume = a.id == i_reput || a.a || s.resume;
+        if (const auto src = one_local_match(*a.path1))
+            out.open = sftp::upload_open_ahead(*src, *a.path2, f);
+    }
+    return out;
+}
+
 bool sftp_shell::start()
 {
     const auto p = conn_.fs().realpath(".");
@@ -466,7 +504,8 @@ int sftp_shell::do_put(const std::string& src, const std::optional<std::string>&
         // scp's): an OPEN for writing of a directory fails with nothing
         // changed, and the upload takes the answer when the target is the
         // path itself. A round trip less before the data.
-        if (paths.size() == 1 && matched == 1) {
+        // (A batch's first put sent them with INIT: first_flight.)
+        if (paths.size() == 1 && matched == 1 && !fs.has_prefetched_open()) {
             if (auto ahead = sftp::upload_open_ahead(paths[0], *tmp_dst, f)) {
                 fs.prefetch_stat(*tmp_dst);
                 fs.prefetch_open(*ahead);

@@ -35,6 +35,17 @@ public:
     sftp_shell(sftp::connection& conn, shell_settings s, const sftp::output_sink& out,
                std::atomic<bool>* interrupted);
 
+    // What a batch's first command looks up first, to go out with INIT
+    // (main.cpp) instead of a round trip after it: get and reget stat their
+    // path when it has no wildcards; put and reput to a named target stat
+    // it and, for one local file, send the OPEN do_put sends ahead. Paths
+    // as typed: a relative one means the starting directory, as the
+    // server resolves it, and start() rebases them there.
+    struct early_lookups {
+        std::optional<std::string> stat_path;
+        std::optional<sftp::open_request> open;
+    };
+    static early_lookups first_flight(const std::string& line, const shell_settings& s);
     // The starting directory (realpath ".").
     bool start();
     // Runs one line: 0 ok (or an ignored error), -1 an error that ends a

@@ -81,9 +81,13 @@ void remote_fs::mark_prefetched_fresh()
 
 void remote_fs::rebase_prefetched(const std::string& dir)
 {
+    const auto relative = [](const std::string& p) { return !p.empty() && p[0] != '/'; };
     for (auto& p : prefetched_)
-        if (p.type == fxp::stat && !p.path.empty() && p.path[0] != '/')
+        if (p.type == fxp::stat && relative(p.path))
             p.path = path_append(dir, p.path);
+    // The OPEN went out with the same relative path: the same file.
+    if (prefetched_open_ && relative(prefetched_open_->request.path))
+        prefetched_open_->request.path = path_append(dir, prefetched_open_->request.path);
 }
 
 void remote_fs::prefetch_stat(const std::string& path)

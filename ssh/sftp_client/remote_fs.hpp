@@ -68,7 +68,7 @@ public:
     // relative path's early stat is the same file as that path under the
     // server's starting directory: rebase_prefetched(dir), with `dir` from
     // the REALPATH "." of the same flight, lets the stat of the absolute
-    // path take it.
+    // path take it (and an early OPEN of a relative path likewise).
     void rebase_prefetched(const std::string& dir);
     // Send OPEN now, in the same flight as the first lookup (scp's copy of
     // one file, whose OPEN would otherwise wait a round trip for the
@@ -83,6 +83,7 @@ public:
     // (another request, or drop_prefetched_open) has its handle closed.
     void open_async(open_request r, std::function<void(const reply&)> done);
     void drop_prefetched_open();
+    bool has_prefetched_open() const noexcept { return prefetched_open_ != nullptr; }
     std::optional<attrs> lstat(const std::string& path, bool quiet);
     std::optional<attrs> fstat(const bytes& handle, bool quiet);
     // do_realpath / do_expand_path: "realpath PATH: MSG".

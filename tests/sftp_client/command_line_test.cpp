@@ -1,8 +1,15 @@
 // The sftp command line (ssh/sftp/sftp_command_line.hpp): words, prefixes
-// and each command's flags and arguments, with OpenSSH's messages.
+// and each command's flags and arguments, with OpenSSH's messages; and what
+// a batch's first command looks up ahead (sftp_shell::first_flight).
 #include "ssh/sftp/sftp_command_line.hpp"
+#include "ssh/sftp/sftp_commands.hpp"
 
 #include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
 
 #include <string>
 #include <vector>
@@ -104,4 +111,55 @@ TEST_CASE("sftp command line: errors in OpenSSH's words")
     }
     // cd without a path is the home directory, not an error.
     CHECK(parse_line("cd").rc == 0);
+}
+
+TEST_CASE("sftp command line: what a batch's first command looks up with INIT")
+{
+    char dir[] = "/tmp/lh-first-flight-XXXXXX";
+    REQUIRE(::mkdtemp(dir) != nullptr);
+    const std::string local = std::string(dir) + "/one file";
+    {
+        std::FILE* f = std::fopen(local.c_str(), "w");
+        REQUIRE(f != nullptr);
+        std::fputs("data", f);
+        std::fclose(f);
+    }
+    const shell_settings s;
+    auto ff = sftp_shell::first_flight("get dir/f local", s);
+    CHECK(ff.stat_path == "dir/f");
+    CHECK_FALSE(ff.open);
+    CHECK(sftp_shell::first_flight("-get /abs/f", s).stat_path == "/abs/f");
+    CHECK(sftp_shell::first_flight("reget x", s).stat_path == "x");
+    CHECK_FALSE(sftp_shell::first_flight("get *.txt", s).stat_path); // a glob reads directories
+    CHECK_FALSE(sftp_shell::first_flight("ls", s).stat_path);
+    CHECK_FALSE(sftp_shell::first_flight("# get x", s).stat_path);
+    CHECK_FALSE(sftp_shell::first_flight("get \"unterminated", s).stat_path);
+
+    // put of one local file to a named target: its stat and the OPEN
+    // do_put sends ahead (write, create, truncate; the times with -p).
+    ff = sftp_shell::first_flight("put \"" + local + "\" target", s);
+    CHECK(ff.stat_path == "target");
+    REQUIRE(ff.open);
+    CHECK(ff.open->path == "target");
+    CHECK(ff.open->pflags == (sftp::fxf::write | sftp::fxf::creat | sftp::fxf::trunc));
+    CHECK_FALSE(ff.open->attributes.has(sftp::attr::acmodtime));
+    ff = sftp_shell::first_flight("put -p \"" + local + "\" target", s);
+    REQUIRE(ff.open);
+    CHECK(ff.open->attributes.has(sftp::attr::acmodtime));
+    shell_settings preserve;
+    preserve.preserve = true;
+    ff = sftp_shell::first_flight("put \"" + local + "\" target", preserve);
+    REQUIRE(ff.open);
+    CHECK(ff.open->attributes.has(sftp::attr::acmodtime));
+    // A resume stats the target first; no target means nothing to stat; no
+    // such local file, nothing to open.
+    ff = sftp_shell::first_flight("reput \"" + local + "\" target", s);
+    CHECK(ff.stat_path == "target");
+    CHECK_FALSE(ff.open);
+    CHECK_FALSE(sftp_shell::first_flight("put \"" + local + "\"", s).stat_path);
+    ff = sftp_shell::first_flight("put " + std::string(dir) + "/missing target", s);
+    CHECK(ff.stat_path == "target");
+    CHECK_FALSE(ff.open);
+    ::unlink(local.c_str());
+    ::rmdir(dir);
 }

@@ -136,6 +136,31 @@ TEST_CASE("sftp round trips: a batch's first get has its stat go with INIT and R
     CHECK(h.sess->core().requests_sent() == sent + 1);
 }
 
+TEST_CASE("sftp round trips: a batch's first put sends its stat and OPEN with INIT, by the path as typed")
+{
+    client_harness h;
+    slow_path(h);
+    ::mkdir(h.remote.real("/d").c_str(), 0755);
+    client_harness::write_file(h.lpath("u"), "upload me");
+    struct stat local{};
+    REQUIRE(::stat(h.lpath("u").c_str(), &local) == 0);
+    const double n = round_trips(h, [&] {
+        REQUIRE(h.sess->init([&] {
+            h.rfs->prefetch_realpath(".");
+            h.rfs->prefetch_stat("d/u");
+            h.rfs->prefetch_open(upload_open_request("d/u", local, {}));
+        }));
+        REQUIRE(h.rfs->realpath(".") == "/");
+        h.rfs->rebase_prefetched("/");
+        CHECK_FALSE(h.rfs->is_dir("/d/u")); // the early stat
+        REQUIRE(run_one(h, make_upload(*h.rfs, h.lpath("u"), "/d/u", {})) == 0); // the early OPEN
+    });
+    CHECK(n == 2); // was 3: REALPATH's answer, then the stat and OPEN
+    CHECK(h.remote.read("/d/u") == "upload me");
+    CHECK(h.srv->open_handles() == 0);
+    CHECK(h.errors.empty());
+}
+
 TEST_CASE("sftp round trips: a limits reply is used only when VERSION offers the extension")
 {
     // The request went out before VERSION said whether the extension
