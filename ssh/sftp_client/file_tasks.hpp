@@ -40,6 +40,9 @@ public:
     file_task& operator=(const file_task&) = delete;
 
     virtual void start() = 0;
+    // Called by the runner while the task is unfinished, after each turn
+    // of the link: a task whose data phase ended moves on from here.
+    virtual void poll() {}
     // Called when the task's turn to report comes, before its messages
     // are printed (a note that depends on the tasks before it).
     virtual void before_report() {}
