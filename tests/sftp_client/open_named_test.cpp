@@ -20,23 +20,6 @@ using namespace longhaul::test;
 
 namespace {
 
-constexpr auto path_rtt = std::chrono::milliseconds(200);
-
-template <class F>
-double round_trips(client_harness& h, F&& f)
-{
-    const auto t0 = h.net->now;
-    f();
-    return std::round(h.seconds_since(t0) / std::chrono::duration<double>(path_rtt).count() * 100) / 100;
-}
-
-int run_one(client_harness& h, std::unique_ptr<file_task> t)
-{
-    task_runner runner(*h.rfs, nullptr);
-    runner.add(std::move(t));
-    return runner.run();
-}
-
 // VERSION without open-named (OpenSSH's sftp-server, or -P open-named).
 void without_open_named(client_harness& h)
 {
@@ -51,7 +34,7 @@ void without_open_named(client_harness& h)
     };
 }
 
-bool exists(const std::string& p)
+bool local_exists(const std::string& p)
 {
     struct stat st{};
     return ::lstat(p.c_str(), &st) == 0;
@@ -68,7 +51,7 @@ TEST_CASE("sftp open-named: a download's READs go with its OPEN, a round trip so
         if (!offered)
             without_open_named(h);
         h.init();
-        h.net->one_way = path_rtt / 2;
+        slow_path(h);
         h.remote.write("/big", data);
         const auto a = h.rfs->stat("/big", false);
         REQUIRE(a);
@@ -98,7 +81,7 @@ TEST_CASE("sftp open-named: a remote file that cannot be opened is reported as O
     CHECK(run_one(h, make_download(*h.rfs, "/a", h.lpath("a"), a, {})) == -1);
     REQUIRE(h.errors.size() == 1);
     CHECK(h.errors[0] == "remote open \"/a\": No such file or directory");
-    CHECK_FALSE(exists(h.lpath("a")));
+    CHECK_FALSE(local_exists(h.lpath("a")));
     // The READs that went with it were answered (no handle) and dropped.
     CHECK(h.sess->core().outstanding() == 0);
     CHECK(h.srv->open_handles() == 0);
@@ -160,7 +143,7 @@ TEST_CASE("sftp open-named: a resume opens as before (it reads the local file's 
 {
     client_harness h;
     h.init();
-    h.net->one_way = path_rtt / 2;
+    slow_path(h);
     const std::string data = client_harness::random_bytes(500000, 65);
     h.remote.write("/a", data);
     client_harness::write_file(h.lpath("a"), data.substr(0, 1000));

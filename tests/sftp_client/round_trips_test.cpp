@@ -23,22 +23,6 @@ using namespace longhaul::test;
 
 namespace {
 
-constexpr auto path_rtt = std::chrono::milliseconds(200);
-
-// Round trips (of `path_rtt`) that `f` took on the simulated clock.
-template <class F>
-double round_trips(client_harness& h, F&& f)
-{
-    const auto t0 = h.net->now;
-    f();
-    return std::round(h.seconds_since(t0) / std::chrono::duration<double>(path_rtt).count() * 100) / 100;
-}
-
-void slow_path(client_harness& h)
-{
-    h.net->one_way = path_rtt / 2;
-}
-
 // VERSION as OpenSSH's sftp-server sends it: without Longhaul's
 // extensions (its server exits at the end of its input with requests still
 // queued, and handles are its own to name).
@@ -55,13 +39,6 @@ void as_openssh_server(client_harness& h)
         }
         return std::vector<bytes>{std::move(f)};
     };
-}
-
-int run_one(client_harness& h, std::unique_ptr<file_task> t)
-{
-    task_runner runner(*h.rfs, nullptr);
-    runner.add(std::move(t));
-    return runner.run();
 }
 
 } // namespace

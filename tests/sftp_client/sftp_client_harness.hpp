@@ -8,6 +8,7 @@
 #pragma once
 
 #include "common/sftp/sftp_framing.hpp"
+#include "ssh/sftp_client/file_tasks.hpp"
 #include "ssh/sftp_client/remote_fs.hpp"
 #include "ssh/sftp_client/session.hpp"
 #include "tests/sftp_server/sftp_server_harness.hpp"
@@ -18,6 +19,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <deque>
 #include <fstream>
 #include <functional>
@@ -240,6 +243,33 @@ struct client_harness {
 };
 
 // Frame helpers for manglers: the type byte and id of a reply frame.
+// Round trips a transfer needs, counted on the simulated clock: on a path
+// of `sim_path_rtt` with no rate limit an operation takes a whole number of
+// them (round_trips_test.cpp, open_named_test.cpp).
+inline constexpr auto sim_path_rtt = std::chrono::milliseconds(200);
+
+inline void slow_path(client_harness& h)
+{
+    h.net->one_way = sim_path_rtt / 2;
+}
+
+// Round trips (of `sim_path_rtt`) that `f` took, to 0.01.
+template <class F>
+double round_trips(client_harness& h, F&& f)
+{
+    const auto t0 = h.net->now;
+    f();
+    return std::round(h.seconds_since(t0) / std::chrono::duration<double>(sim_path_rtt).count() * 100) / 100;
+}
+
+// One task run to its end by a runner of its own: 0 or -1.
+inline int run_one(client_harness& h, std::unique_ptr<sftp::file_task> t)
+{
+    sftp::task_runner runner(*h.rfs, nullptr);
+    runner.add(std::move(t));
+    return runner.run();
+}
+
 inline std::uint8_t frame_type(const bytes& f) { return f.size() > 4 ? f[4] : 0; }
 inline std::uint32_t frame_id(const bytes& f) { return f.size() >= 9 ? load_u32(f.data() + 5) : 0; }
 // A STATUS reply frame with code `c`, to put in place of a real reply.
