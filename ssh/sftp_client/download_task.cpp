@@ -65,8 +65,8 @@ public:
     {
         if (job_ && job_->done() && !data_done_) {
             data_done_ = true;
-            if (after_abandon_)
-                after_abandon_();
+            if (gave_up_)
+                close_remote(-1);
             else
                 after_data();
         }
@@ -93,9 +93,7 @@ private:
                 opened();
                 return;
             }
-            if (!lost(sess(), r))
-                err(strprintf("remote open \"%s\": %s", remote_.c_str(),
-                              fx2txt(status_of(r))));
+            report_open_failure(r);
             finish(-1);
         });
     }
@@ -117,13 +115,12 @@ private:
                     named_opened();
                     return;
                 }
-                if (h != nullptr) {
+                if (h != nullptr)
                     sess().core().fail("Server answered open-named with another handle");
-                } else if (!lost(sess(), r)) {
-                    err(strprintf("remote open \"%s\": %s", remote_.c_str(), fx2txt(status_of(r))));
-                }
+                else
+                    report_open_failure(r);
                 handle_.clear(); // nothing to close
-                give_up(-1);
+                give_up();
             });
         create_job(0);
     }
@@ -131,17 +128,23 @@ private:
     void named_opened()
     {
         if (!open_local())
-            return give_up(-1);
+            return give_up();
         job_->set_fd(fd_);
         start_meter(0);
     }
 
     // The READs of a named handle that can no longer be used: taken and
     // dropped, then the remote handle closed (when there is one).
-    void give_up(int result)
+    void give_up()
     {
         job_->abandon();
-        after_abandon_ = [this, result] { close_remote(result); };
+        gave_up_ = true;
+    }
+
+    void report_open_failure(const reply& r)
+    {
+        if (!lost(sess(), r))
+            err(strprintf("remote open \"%s\": %s", remote_.c_str(), fx2txt(status_of(r))));
     }
 
     bool open_local()
@@ -355,7 +358,7 @@ private:
     std::unique_ptr<download_job> job_;
     bool closed_early_ = false; // the CLOSE went out with the last READ (set_final_size)
     bool data_done_ = false;
-    std::function<void()> after_abandon_; // give_up(): once the abandoned job is done
+    bool gave_up_ = false; // give_up(): the task fails once the abandoned job is done
 };
 
 } // namespace

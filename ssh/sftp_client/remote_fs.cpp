@@ -66,17 +66,10 @@ void remote_fs::prefetch(const std::string& path)
         .type = Request::type,
         .path = path,
         .answer = s_.send(Request{.id = 0, .path = path}),
-        .sent_at = 0,
     });
-    mark_prefetched_fresh();
-}
-
-void remote_fs::mark_prefetched_fresh()
-{
     // Lookups sent one behind the other are answered in that order and
     // change nothing: each answer still describes the path as it was.
-    for (auto& p : prefetched_)
-        p.sent_at = s_.core().requests_sent();
+    prefetched_at_ = s_.core().requests_sent();
 }
 
 void remote_fs::rebase_prefetched(const std::string& dir)
@@ -122,7 +115,7 @@ void remote_fs::prefetch_open(const open_request& r)
     prefetched_open_ = std::move(p);
     // The stat sent just before is answered first, so it still describes
     // the path as the program found it.
-    mark_prefetched_fresh();
+    prefetched_at_ = s_.core().requests_sent();
 }
 
 void remote_fs::open_async(open_request r, std::function<void(const reply&)> done)
@@ -159,7 +152,8 @@ void remote_fs::discard(prefetched_open& p)
 std::optional<reply_copy> remote_fs::take_prefetched(std::uint8_t type, const std::string& path)
 {
     // Once anything else went out, none is fresh.
-    std::erase_if(prefetched_, [&](const prefetched_answer& a) { return a.sent_at != s_.core().requests_sent(); });
+    if (s_.core().requests_sent() != prefetched_at_)
+        prefetched_.clear();
     const auto it = std::find_if(prefetched_.begin(), prefetched_.end(),
                                  [&](const prefetched_answer& a) { return a.type == type && a.path == path; });
     if (it == prefetched_.end())

@@ -134,7 +134,6 @@ private:
         std::uint8_t type = 0; // the request's SSH_FXP_* type
         std::string path;
         std::shared_ptr<std::optional<reply_copy>> answer; // session::send's slot
-        std::uint64_t sent_at = 0; // core().requests_sent() right after it
     };
 
     struct prefetched_open {
@@ -150,7 +149,9 @@ private:
     std::shared_ptr<prefetched_open> prefetched_open_;
     std::map<std::uint32_t, std::string> users_, groups_;
     std::vector<prefetched_answer> prefetched_;
-    void mark_prefetched_fresh();
+    // core().requests_sent() right after the last early request: while it
+    // still is, nothing else went out and every early answer is fresh.
+    std::uint64_t prefetched_at_ = 0;
     template <class Request>
     void prefetch(const std::string& path);
     // The early answer to `type` for `path`, if there is one to use.

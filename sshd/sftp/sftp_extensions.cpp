@@ -312,19 +312,18 @@ void server::do_open_named(std::uint32_t id, byte_span payload)
         return bad_message(id, "process_extended_open_named", m.error());
     if (!permitted(open_handler()))
         return send_status(id, status_code::permission_denied);
-    if (m->handle.empty() || m->handle.size() > max_named_handle_length || m->handle.size() == 8 ||
-        named_handles_.contains(m->handle)) {
+    const bool in_use = named_handles_.contains(m->handle);
+    if (m->handle.empty() || m->handle.size() > max_named_handle_length || m->handle.size() == 8 || in_use) {
         log(log_level::error, format("process_extended_open_named: handle of %zu bytes refused%s", m->handle.size(),
-                                     named_handles_.contains(m->handle) ? " (in use)" : ""));
+                                     in_use ? " (in use)" : ""));
         return send_status(id, status_code::failure);
     }
     const int index = open_file(id, std::move(m->path), m->pflags, m->attributes);
     if (index < 0)
         return;
-    handles_[static_cast<std::size_t>(index)].named = m->handle;
     named_handles_.emplace(m->handle, index);
-    log(log_level::debug1, format("request %u: sent handle handle %d", id, index));
-    send(handle_reply{.id = id, .handle = std::move(m->handle)});
+    handles_[static_cast<std::size_t>(index)].named = std::move(m->handle);
+    send_handle(id, index);
 }
 
 } // namespace longhaul::sftp

@@ -283,39 +283,46 @@ void server::dispatch(const handler& h, std::uint32_t id, byte_span payload)
     (this->*h.run)(id, payload);
 }
 
-bool server::permitted(const handler& h)
+server::verdict server::judge(const handler& h) const noexcept
 {
     const auto listed = [&h](const std::optional<std::vector<std::string>>& list) {
         return list && std::find(list->begin(), list->end(), h.name) != list->end();
     };
+    if (options_.read_only && h.does_write)
+        return verdict::read_only;
+    if (listed(options_.denied))
+        return verdict::denylisted;
+    if (listed(options_.allowed))
+        return verdict::allowlisted;
+    return options_.allowed ? verdict::not_allowlisted : verdict::permitted;
+}
+
+bool server::permitted(const handler& h)
+{
     const std::string name(h.name);
-    if (options_.read_only && h.does_write) {
+    switch (judge(h)) {
+    case verdict::read_only:
         log(log_level::verbose, format("Refusing %s request in read-only mode", name.c_str()));
         return false;
-    }
-    if (listed(options_.denied)) {
+    case verdict::denylisted:
         log(log_level::verbose, format("Refusing denylisted %s request", name.c_str()));
         return false;
-    }
-    if (listed(options_.allowed)) {
+    case verdict::allowlisted:
         log(log_level::debug2, format("Permitting allowlisted %s request", name.c_str()));
         return true;
-    }
-    if (options_.allowed) {
+    case verdict::not_allowlisted:
         log(log_level::verbose, format("Refusing non-allowlisted %s request", name.c_str()));
         return false;
+    case verdict::permitted:
+        break;
     }
     return true;
 }
 
 bool server::allowed(const handler& h) const noexcept
 {
-    const auto listed = [&h](const std::optional<std::vector<std::string>>& list) {
-        return list && std::find(list->begin(), list->end(), h.name) != list->end();
-    };
-    if ((options_.read_only && h.does_write) || listed(options_.denied))
-        return false;
-    return !options_.allowed || listed(options_.allowed);
+    const verdict v = judge(h);
+    return v == verdict::allowlisted || v == verdict::permitted;
 }
 
 void server::bad_message(std::uint32_t id, std::string_view where, errc e)
@@ -366,10 +373,13 @@ void server::send_status(std::uint32_t id, status_code code, std::string_view me
 void server::send_handle(std::uint32_t id, int index)
 {
     log(log_level::debug1, format("request %u: sent handle handle %d", id, index));
-    handle_reply r{.id = id};
-    r.handle.resize(8);
-    store_u32(r.handle.data(), static_cast<std::uint32_t>(index));
-    store_u32(r.handle.data() + 4, handles_[static_cast<std::size_t>(index)].generation);
+    const auto& e = handles_[static_cast<std::size_t>(index)];
+    handle_reply r{.id = id, .handle = e.named}; // the client's name, if it chose one (open-named)
+    if (r.handle.empty()) {
+        r.handle.resize(8);
+        store_u32(r.handle.data(), static_cast<std::uint32_t>(index));
+        store_u32(r.handle.data() + 4, e.generation);
+    }
     send(r);
 }
 
@@ -434,6 +444,8 @@ int server::find_handle(const bytes& h) const noexcept
 {
     if (h.size() != 8) {
         // Only a client's own name can have another length (do_open_named).
+        if (h.empty() || h.size() > max_named_handle_length)
+            return -1;
         const auto it = named_handles_.find(h);
         return it == named_handles_.end() ? -1 : it->second;
     }

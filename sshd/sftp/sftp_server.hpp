@@ -125,8 +125,12 @@ private:
     void handle_packet(byte_span packet);
     bool handle_oversize(std::uint32_t length);
     void dispatch(const handler& h, std::uint32_t id, byte_span payload);
+    // Whether read-only mode and the -P/-p lists let a request through, and
+    // why: permitted() logs the reason as OpenSSH does, allowed() does not.
+    enum class verdict { permitted, read_only, denylisted, allowlisted, not_allowlisted };
+    verdict judge(const handler& h) const noexcept;
     bool permitted(const handler& h);
-    bool allowed(const handler& h) const noexcept; // permitted(), without its log lines
+    bool allowed(const handler& h) const noexcept;
     void bad_message(std::uint32_t id, std::string_view where, errc e);
     void finish(int status);
 
