@@ -591,7 +591,7 @@ void connection::consumed(channel_id id, std::size_t n, steady_time now)
     if (c == nullptr || n == 0)
         return;
     now_us_ = std::max(now_us_, micros(now));
-    c->rx.set_random_loss(reordering_samples_ >= random_loss_samples);
+    c->rx.set_random_loss(reordering_samples_ >= random_loss_samples(rtt_us()));
     const std::uint32_t credit = c->rx.on_consumed(static_cast<std::uint32_t>(std::min<std::size_t>(n, 0xffffffffu)),
                                                    micros(now), rtt_us(), path_rtt_us());
     report_window_change(id, c->rx);

@@ -19,6 +19,7 @@
 #include "channel/window_policy.hpp"
 #include "common/transport/transport.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -135,10 +136,9 @@ public:
     // `min_rtt`: TCP's smallest RTT (0: not known), the path without queues.
     // `out_of_order`: the socket's count of packets received out of order
     // (TCP_INFO's tcpi_rcv_ooopack; 0: not known). Samples (one per runner
-    // period, 200 ms) that keep adding to it for random_loss_samples in a
-    // row mean a path that drops packets at random, not one slow start's
-    // overshoot, whose recovery lasts one to three round trips (600 ms at
-    // 200 ms): receive_window::set_random_loss.
+    // period) that keep adding to it for random_loss_samples() in a row
+    // mean a path that drops packets at random, not one slow start's
+    // overshoot: receive_window::set_random_loss.
     void set_rtt(std::chrono::microseconds rtt, std::chrono::microseconds min_rtt = {},
                  std::uint64_t out_of_order = 0) noexcept
     {
@@ -147,7 +147,19 @@ public:
         reordering_samples_ = out_of_order > transport_out_of_order_ ? reordering_samples_ + 1 : 0;
         transport_out_of_order_ = out_of_order;
     }
-    static constexpr int random_loss_samples = 5;
+    // The runner samples TCP_INFO and ticks the core once per period.
+    static constexpr std::uint64_t sample_period_us = 200'000;
+    // n samples in a row put at least n - 2 whole periods between the first
+    // growth of the count and the last; that span must outlast a slow
+    // start's overshoot, whose recovery takes one to three round trips. So
+    // 5 samples (1 s) at 200 ms, 4 at 100 ms, 3 (600 ms) at 50 ms and below:
+    // a fixed 5 spent a second of a short path at the bound without the
+    // holes' allowance (issue 9's loss cell).
+    static constexpr int random_loss_samples(std::uint64_t rtt_us) noexcept
+    {
+        const std::uint64_t periods = (3 * rtt_us + sample_period_us - 1) / sample_period_us;
+        return 2 + static_cast<int>(std::clamp<std::uint64_t>(periods, 1, 8));
+    }
     // The estimate the window policy uses: TCP's when known, else the probes'.
     // The SSH peer can be further away than the TCP peer: the inner
     // connection of a jump host reaches sshd over the hop's socket beside it

@@ -311,7 +311,7 @@ void connection_runner::start_timers()
     }
     driver_.flush();
     auto state = timer_;
-    state->timer.expires_after(std::chrono::milliseconds(200));
+    state->timer.expires_after(std::chrono::microseconds(connection::sample_period_us));
     state->timer.async_wait([this, state](const boost::system::error_code& ec) {
         if (ec || state->stopped)
             return;

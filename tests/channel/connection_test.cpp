@@ -393,6 +393,25 @@ TEST_CASE("connection: a TCP RTT wins, and the probes only cross-check it")
     CHECK(p.client->probe().samples() == 1);
 }
 
+TEST_CASE("connection: random loss is read from samples spanning three round trips, not a fixed second")
+{
+    // n samples in a row in which TCP counted more packets out of order
+    // leave n - 2 whole periods between the first growth and the last: at
+    // least three round trips (a slow start's overshoot recovers within
+    // them), and no more samples than that needs.
+    for (std::uint64_t rtt_ms = 0; rtt_ms <= 500; rtt_ms += 5) {
+        const int n = connection::random_loss_samples(rtt_ms * 1000);
+        CAPTURE(rtt_ms);
+        CHECK(n >= 3);
+        CHECK((n - 2) * connection::sample_period_us >= 3 * rtt_ms * 1000);
+        CHECK((n - 3) * connection::sample_period_us < std::max<std::uint64_t>(3 * rtt_ms * 1000, 1));
+    }
+    CHECK(connection::random_loss_samples(50'000) == 3);   // 600 ms where it was 1 s
+    CHECK(connection::random_loss_samples(100'000) == 4);
+    CHECK(connection::random_loss_samples(200'000) == 5);  // as before
+    CHECK(connection::random_loss_samples(10'000'000) == 10); // bounded
+}
+
 TEST_CASE("connection: the summary of a released channel counts time blocked by the peer's window")
 {
     connection_config cfg;
