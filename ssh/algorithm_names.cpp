@@ -13,8 +13,9 @@ namespace longhaul {
 
 namespace {
 
-// OpenSSH 9.2's tables in `ssh -Q` order. They are interface facts (which
-// names a config may contain), not behaviour.
+// OpenSSH 9.2's tables in `ssh -Q` order, and mlkem768x25519-sha256 where
+// OpenSSH 9.9 added it. They are interface facts (which names a config may
+// contain), not behaviour.
 constexpr std::string_view openssh_ciphers =
     "3des-cbc,aes128-cbc,aes192-cbc,aes256-cbc,aes128-ctr,aes192-ctr,aes256-ctr,"
     "aes128-gcm@openssh.com,aes256-gcm@openssh.com,chacha20-poly1305@openssh.com";
@@ -27,7 +28,8 @@ constexpr std::string_view openssh_kex =
     "diffie-hellman-group1-sha1,diffie-hellman-group14-sha1,diffie-hellman-group14-sha256,"
     "diffie-hellman-group16-sha512,diffie-hellman-group18-sha512,diffie-hellman-group-exchange-sha1,"
     "diffie-hellman-group-exchange-sha256,ecdh-sha2-nistp256,ecdh-sha2-nistp384,ecdh-sha2-nistp521,"
-    "curve25519-sha256,curve25519-sha256@libssh.org,sntrup761x25519-sha512,sntrup761x25519-sha512@openssh.com";
+    "curve25519-sha256,curve25519-sha256@libssh.org,sntrup761x25519-sha512,sntrup761x25519-sha512@openssh.com,"
+    "mlkem768x25519-sha256";
 constexpr std::string_view openssh_keys =
     "ssh-ed25519,ssh-ed25519-cert-v01@openssh.com,sk-ssh-ed25519@openssh.com,"
     "sk-ssh-ed25519-cert-v01@openssh.com,ecdsa-sha2-nistp256,ecdsa-sha2-nistp256-cert-v01@openssh.com,"

@@ -24,7 +24,8 @@ constexpr std::string_view all_kex =
     "diffie-hellman-group1-sha1,diffie-hellman-group14-sha1,diffie-hellman-group14-sha256,"
     "diffie-hellman-group16-sha512,diffie-hellman-group18-sha512,diffie-hellman-group-exchange-sha1,"
     "diffie-hellman-group-exchange-sha256,ecdh-sha2-nistp256,ecdh-sha2-nistp384,ecdh-sha2-nistp521,"
-    "curve25519-sha256,curve25519-sha256@libssh.org,sntrup761x25519-sha512,sntrup761x25519-sha512@openssh.com";
+    "curve25519-sha256,curve25519-sha256@libssh.org,sntrup761x25519-sha512,sntrup761x25519-sha512@openssh.com,"
+    "mlkem768x25519-sha256";
 constexpr std::string_view all_keys =
     "ssh-ed25519,ssh-ed25519-cert-v01@openssh.com,sk-ssh-ed25519@openssh.com,sk-ssh-ed25519-cert-v01@openssh.com,"
     "ecdsa-sha2-nistp256,ecdsa-sha2-nistp256-cert-v01@openssh.com,ecdsa-sha2-nistp384,"
@@ -39,14 +40,17 @@ constexpr std::string_view all_sigs =
     "rsa-sha2-512";
 
 // OpenSSH 9.2's KEX_SERVER_* and KEX_DEFAULT_PK_ALG (what `sshd -T` prints
-// with an empty configuration).
+// with an empty configuration), with mlkem768x25519-sha256 first in the key
+// exchange list as OpenSSH 9.9 put it (OpenSSH 10.1+ clients warn about a
+// server that offers no post-quantum method).
 constexpr std::string_view default_ciphers_list =
     "chacha20-poly1305@openssh.com,aes128-ctr,aes192-ctr,aes256-ctr,aes128-gcm@openssh.com,aes256-gcm@openssh.com";
 constexpr std::string_view default_macs_list =
     "umac-64-etm@openssh.com,umac-128-etm@openssh.com,hmac-sha2-256-etm@openssh.com,hmac-sha2-512-etm@openssh.com,"
     "hmac-sha1-etm@openssh.com,umac-64@openssh.com,umac-128@openssh.com,hmac-sha2-256,hmac-sha2-512,hmac-sha1";
 constexpr std::string_view default_kex_list =
-    "sntrup761x25519-sha512,sntrup761x25519-sha512@openssh.com,curve25519-sha256,curve25519-sha256@libssh.org,"
+    "mlkem768x25519-sha256,sntrup761x25519-sha512,sntrup761x25519-sha512@openssh.com,curve25519-sha256,"
+    "curve25519-sha256@libssh.org,"
     "ecdh-sha2-nistp256,ecdh-sha2-nistp384,ecdh-sha2-nistp521,diffie-hellman-group-exchange-sha256,"
     "diffie-hellman-group16-sha512,diffie-hellman-group18-sha512,diffie-hellman-group14-sha256";
 constexpr std::string_view default_keys_list =

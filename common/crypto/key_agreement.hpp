@@ -1,6 +1,7 @@
 // Ephemeral key agreement for SSH key exchange: X25519 (RFC 8731), ECDH on
 // the NIST curves (RFC 5656) and finite-field Diffie-Hellman over MODP groups
-// (RFC 4253, RFC 8268, RFC 4419), all through OpenSSL EVP.
+// (RFC 4253, RFC 8268, RFC 4419), all through OpenSSL EVP; and the hybrid of
+// ML-KEM-768 (ours: OpenSSL 3.0 has none) with X25519.
 //
 // Shared secrets come back as big-endian magnitudes for the caller to write as
 // the mpint K. Their lengths differ by family, and the wire writer strips
@@ -61,6 +62,13 @@ result<std::unique_ptr<key_agreement>> make_ecdh_agreement(ecdh_curve curve);
 // Accepted: 512 <= private_bits < bits(p); p odd, 1024..16384 bits; 1 < g < p-1.
 result<std::unique_ptr<key_agreement>> make_dh_agreement(const dh_group& group, int private_bits);
 
+// mlkem768x25519-sha256 (hybrid_kem_agreement.cpp): ML-KEM-768 and X25519.
+// The initiator's (client's) public value is ek || X25519 (1216 bytes) from
+// the start; the responder's is ciphertext || X25519 (1120 bytes) and exists
+// only after derive() has read the initiator's. The secret is the 32 bytes
+// of SHA-256(K_PQ || K_CL), which the exchange writes as a string.
+result<std::unique_ptr<key_agreement>> make_mlkem768x25519_agreement(bool responder);
+
 // OpenSSH's private exponent length (dh_gen_key): `need_bytes` is the largest
 // key, block, IV or MAC key size in bytes among the negotiated ciphers and
 // MACs of both directions (kex->we_need). Gives 2 * max(8 * need_bytes, 256)
@@ -74,5 +82,10 @@ result<int> dh_private_exponent_bits(std::size_t need_bytes, std::size_t modulus
 result<std::unique_ptr<key_agreement>> make_x25519_agreement_from_private(byte_span private_key);
 result<std::unique_ptr<key_agreement>> make_ecdh_agreement_from_private(ecdh_curve curve, byte_span scalar);
 result<std::unique_ptr<key_agreement>> make_dh_agreement_from_private(const dh_group& group, byte_span x);
+// ML-KEM's seeds d and z and the X25519 key; the responder's encapsulation
+// message m and its X25519 key.
+result<std::unique_ptr<key_agreement>> make_mlkem768x25519_initiator_from(byte_span d, byte_span z,
+                                                                         byte_span x25519_private);
+result<std::unique_ptr<key_agreement>> make_mlkem768x25519_responder_from(byte_span m, byte_span x25519_private);
 
 } // namespace longhaul

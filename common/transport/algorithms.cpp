@@ -13,6 +13,9 @@ namespace longhaul {
 namespace {
 
 constexpr kex_method kex_methods[] = {
+    // First, as in OpenSSH 10: post-quantum (OpenSSH 10.1+ clients warn about
+    // a server that offers no such method).
+    {"mlkem768x25519-sha256", kex_family::hybrid_kem, hash_alg::sha256, true, ecdh_curve::p256, nullptr},
     {"curve25519-sha256", kex_family::ecdh, hash_alg::sha256, true, ecdh_curve::p256, nullptr},
     {"curve25519-sha256@libssh.org", kex_family::ecdh, hash_alg::sha256, true, ecdh_curve::p256, nullptr},
     {"ecdh-sha2-nistp256", kex_family::ecdh, hash_alg::sha256, false, ecdh_curve::p256, nullptr},

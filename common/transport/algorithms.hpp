@@ -19,6 +19,7 @@ enum class kex_family {
     ecdh,      // curve25519 and NIST ECDH: public values are strings
     dh_fixed,  // MODP group named by the method: public values are mpints
     dh_gex,    // group chosen by the server (RFC 4419)
+    hybrid_kem, // ML-KEM-768 with X25519: public values and K are strings
 };
 
 struct kex_method {

@@ -11,13 +11,24 @@ namespace longhaul {
 
 namespace {
 
-secret_bytes encode_mpint_secret(const secret_bytes& magnitude)
+// K as the exchange hash and the key derivation take it: an mpint, but a
+// string for the hybrid KEM (its K is a hash output, not a number).
+secret_bytes encode_shared_secret(kex_family family, const secret_bytes& k)
 {
     bytes tmp;
-    wire_writer(tmp).mpint(magnitude);
+    if (family == kex_family::hybrid_kem)
+        wire_writer(tmp).string(k.span());
+    else
+        wire_writer(tmp).mpint(k);
     secret_bytes out(tmp);
     cleanse(tmp);
     return out;
+}
+
+// Public values travel as strings except in finite-field Diffie-Hellman.
+bool public_values_are_strings(kex_family family) noexcept
+{
+    return family == kex_family::ecdh || family == kex_family::hybrid_kem;
 }
 
 } // namespace
@@ -71,6 +82,9 @@ result<void> key_exchange::make_agreement(const dh_group* group)
     case kex_family::ecdh:
         a = method_.x25519 ? make_x25519_agreement() : make_ecdh_agreement(method_.curve);
         break;
+    case kex_family::hybrid_kem:
+        a = make_mlkem768x25519_agreement(server_);
+        break;
     case kex_family::dh_fixed:
     case kex_family::dh_gex:
     {
@@ -89,7 +103,7 @@ result<void> key_exchange::make_agreement(const dh_group* group)
 
 void key_exchange::write_public(wire_writer& w) const
 {
-    if (method_.family == kex_family::ecdh)
+    if (public_values_are_strings(method_.family))
         w.string(agreement_->public_value());
     else
         w.mpint(agreement_->public_value());
@@ -97,7 +111,9 @@ void key_exchange::write_public(wire_writer& w) const
 
 byte_span key_exchange::read_public(wire_reader& r) const
 {
-    return method_.family == kex_family::ecdh ? r.string(1024) : r.mpint();
+    // The longest string: the hybrid's C_INIT (1216 bytes); ECDH's points
+    // are at most 133.
+    return public_values_are_strings(method_.family) ? r.string(2048) : r.mpint();
 }
 
 bytes key_exchange::exchange_hash(byte_span host_key_blob, byte_span client_public, byte_span server_public) const
@@ -108,7 +124,7 @@ bytes key_exchange::exchange_hash(byte_span host_key_blob, byte_span client_publ
     if (method_.family == kex_family::dh_gex) {
         w.u32(gex_min_).u32(gex_n_).u32(gex_max_).mpint(gex_group_.p).mpint(gex_group_.g);
     }
-    if (method_.family == kex_family::ecdh)
+    if (public_values_are_strings(method_.family))
         w.string(client_public).string(server_public);
     else
         w.mpint(client_public).mpint(server_public);
@@ -215,7 +231,7 @@ result<bool> key_exchange::client_reply(byte_span payload)
         failure_ = "invalid server key exchange value";
         return k.error();
     }
-    outcome_.shared_secret = encode_mpint_secret(*k);
+    outcome_.shared_secret = encode_shared_secret(method_.family, *k);
     outcome_.exchange_hash = exchange_hash(host_blob, agreement_->public_value(), server_public);
     if (auto v = key->verify(ctx_.host_key_algorithm, outcome_.exchange_hash, signature); !v) {
         failure_ = "incorrect signature on the key exchange hash";
@@ -273,7 +289,7 @@ result<bool> key_exchange::server_init(byte_span payload, std::vector<bytes>& ou
         failure_ = "invalid client key exchange value";
         return k.error();
     }
-    outcome_.shared_secret = encode_mpint_secret(*k);
+    outcome_.shared_secret = encode_shared_secret(method_.family, *k);
     const bytes& host_blob = host_key_.blob();
     outcome_.exchange_hash = exchange_hash(host_blob, client_public, agreement_->public_value());
     auto sig = sign_(ctx_.host_key_algorithm, outcome_.exchange_hash);

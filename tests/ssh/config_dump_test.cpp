@@ -7,6 +7,7 @@
 #include "ssh/options.hpp"
 #include "ssh_test_util.hpp"
 
+#include "tests/openssh_kex_default.hpp"
 #include "tests/skip.hpp"
 
 #include <doctest/doctest.h>
@@ -48,7 +49,7 @@ std::vector<std::string> comparable(const std::vector<std::string>& openssh)
     for (const auto& line : openssh) {
         const auto sp = line.find(' ');
         const std::string kw = line.substr(0, sp);
-        const std::string value = sp == std::string::npos ? "" : line.substr(sp + 1);
+        std::string value = sp == std::string::npos ? "" : line.substr(sp + 1);
         std::string all;
         if (kw == "gssapikexalgorithms")
             continue; // GSSAPI key exchange is not implemented, so not printed
@@ -56,8 +57,10 @@ std::vector<std::string> comparable(const std::vector<std::string>& openssh)
             all = all_ciphers();
         else if (kw == "macs")
             all = all_macs();
-        else if (kw == "kexalgorithms")
+        else if (kw == "kexalgorithms") {
             all = all_kex_algorithms();
+            value = test::with_openssh99_kex_default(value);
+        }
         else if (kw == "hostkeyalgorithms" || kw == "hostbasedacceptedalgorithms" || kw == "pubkeyacceptedalgorithms" ||
                  kw == "casignaturealgorithms")
             all = all_key_algorithms();

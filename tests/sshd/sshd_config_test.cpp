@@ -3,6 +3,7 @@
 #include "sshd/sshd_algorithms.hpp"
 #include "tests/sshd/sshd_test_util.hpp"
 
+#include "tests/openssh_kex_default.hpp"
 #include "tests/skip.hpp"
 
 #include <doctest/doctest.h>
@@ -72,8 +73,12 @@ std::string normalise_openssh_dump(const std::string& text)
             kind = sshd_algorithm_list::kex;
         else if (key == "hostkeyalgorithms" || key == "pubkeyacceptedalgorithms")
             kind = sshd_algorithm_list::key;
-        if (kind && sp != std::string::npos)
-            line = key + " " + sshd_supported_only(*kind, line.substr(sp + 1));
+        if (kind && sp != std::string::npos) {
+            std::string value = line.substr(sp + 1);
+            if (*kind == sshd_algorithm_list::kex)
+                value = longhaul::test::with_openssh99_kex_default(value);
+            line = key + " " + sshd_supported_only(*kind, value);
+        }
         out += line + "\n";
     }
     return out;

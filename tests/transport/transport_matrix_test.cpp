@@ -2,6 +2,7 @@
 // together in memory: key exchange, several rekeys, and payload in both
 // directions that must arrive byte-exact.
 #include "common/transport/transport.hpp"
+#include "common/transport/algorithms.hpp"
 
 #include "common/crypto/packet_cipher.hpp"
 #include "common/name_list.hpp"
@@ -90,6 +91,7 @@ void run_kex_family(std::string_view kex)
 
 // One test case per key exchange method so ctest/doctest can report and
 // filter them separately.
+TEST_CASE("matrix: mlkem768x25519-sha256") { run_kex_family("mlkem768x25519-sha256"); }
 TEST_CASE("matrix: curve25519-sha256") { run_kex_family("curve25519-sha256"); }
 TEST_CASE("matrix: curve25519-sha256@libssh.org") { run_kex_family("curve25519-sha256@libssh.org"); }
 TEST_CASE("matrix: ecdh-sha2-nistp256") { run_kex_family("ecdh-sha2-nistp256"); }
@@ -99,6 +101,21 @@ TEST_CASE("matrix: diffie-hellman-group14-sha256") { run_kex_family("diffie-hell
 TEST_CASE("matrix: diffie-hellman-group16-sha512") { run_kex_family("diffie-hellman-group16-sha512"); }
 TEST_CASE("matrix: diffie-hellman-group18-sha512") { run_kex_family("diffie-hellman-group18-sha512"); }
 TEST_CASE("matrix: diffie-hellman-group-exchange-sha256") { run_kex_family("diffie-hellman-group-exchange-sha256"); }
+
+TEST_CASE("matrix: every key exchange method the transport offers has its row above")
+{
+    const std::vector<std::string_view> rows = {"mlkem768x25519-sha256",
+                                                "curve25519-sha256",
+                                                "curve25519-sha256@libssh.org",
+                                                "ecdh-sha2-nistp256",
+                                                "ecdh-sha2-nistp384",
+                                                "ecdh-sha2-nistp521",
+                                                "diffie-hellman-group-exchange-sha256",
+                                                "diffie-hellman-group16-sha512",
+                                                "diffie-hellman-group18-sha512",
+                                                "diffie-hellman-group14-sha256"};
+    CHECK(supported_kex_methods() == rows);
+}
 
 TEST_CASE("matrix: every host key algorithm signs and verifies the exchange hash")
 {
