@@ -387,7 +387,7 @@ void write_seeds(const std::string& dir)
         auto [from_client, from_server] = capture_exchange(s8, true, true);
         put(with_prefix({3, s8}, join_messages(from_server)));
         put(with_prefix({4, s8}, join_messages(from_client)));
-        if (sel % 7 == 0) {
+        if (sel % core_kex().size() == 0) {
             // The peer without strict kex (the victim always offers it).
             auto s2 = capture_exchange(s8, true, false).second;
             auto c2 = capture_exchange(s8, false, true).first;

@@ -27,7 +27,8 @@ peers=${LH_PEERS_DIR:-$(dirname "$0")/../../shared/peers}
 peers=$(cd "$peers" 2>/dev/null && pwd) || peers=${LH_PEERS_DIR:-../shared/peers}
 O10=$(printf '%s\n' "$peers"/openssh-10* 2>/dev/null | sort -V | tail -n1)
 have_o10=0
-[[ -n $O10 && -x $O10/bin/ssh && -x $O10/sbin/sshd && -x $O10/libexec/sshd-session ]] && have_o10=1
+[[ -n $O10 && -x $O10/bin/ssh && -x $O10/sbin/sshd && -x $O10/libexec/sshd-session && -x $O10/libexec/sshd-auth ]] &&
+    have_o10=1
 
 lh_make_host_keys "$T"
 "$LH_SSH_KEYGEN" -q -t ed25519 -N '' -f "$T/id"
@@ -108,6 +109,8 @@ check_openssh10() {
     # Longhaul's ssh -> its sshd (privilege separation: /var/empty and the
     # sshd user, as Debian's openssh-server makes them).
     getent passwd sshd >/dev/null || { lh_skip_check "OpenSSH 10 sshd" "no 'sshd' user (openssh-server makes it)"; return 0; }
+    # (/var/empty is left in place when made here, as regress/wan_lib.sh
+    # leaves it: standard, empty, and possibly in use by another test.)
     [ -d /var/empty ] || { mkdir -p /var/empty && chmod 755 /var/empty; }
     mkdir -p "$O" && cp "$T"/ssh_host_* "$T/authorized_keys" "$O/"
     local port_o
@@ -123,13 +126,9 @@ check_openssh10() {
 lh_check "OpenSSH 10.5 both ways: mlkem768x25519-sha256 by default, checksummed through rekeys, no warning" check_openssh10
 
 check_refused() {
-    # A server that offers only the hybrid method and a client that offers
-    # none of it: no common method, as OpenSSH reports it.
+    # A client that offers only the hybrid method and a server without it:
+    # no common method, reported and ended as OpenSSH's ssh does.
     local rc=0
-    /usr/bin/ssh -F /dev/null -p "$port_l" -o "UserKnownHostsFile=$T/known_hosts.$port_l" -o BatchMode=yes \
-        -o KexAlgorithms=curve25519-sha256 -i "$T/id" root@127.0.0.1 true 2>/dev/null || rc=$?
-    [ "$rc" = 0 ] || { echo "   curve25519 alone refused ($rc)"; return 1; }
-    rc=0
     "$LSSH" -F /dev/null -p "$port_d" -o "UserKnownHostsFile=$D/known_hosts.$port_d" -o BatchMode=yes \
         -o KexAlgorithms=mlkem768x25519-sha256 -i "$T/id" root@127.0.0.1 true 2>"$T/none.err" || rc=$?
     [ "$rc" = 255 ] && grep -q 'no matching key exchange method found' "$T/none.err" ||

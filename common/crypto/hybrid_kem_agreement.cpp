@@ -14,6 +14,7 @@
 #include "common/crypto/ml_kem.hpp"
 
 #include <optional>
+#include <stdexcept>
 
 namespace longhaul {
 
@@ -42,6 +43,9 @@ public:
 
     byte_span public_value() const noexcept override { return public_; }
 
+    // (May run more than once, on the same key: the tests compare the
+    // secrets of a changed and a true reply. key_exchange drops the
+    // agreement after its one reply.)
     result<secret_bytes> derive(byte_span reply) override
     {
         if (reply.size() != ml_kem768::ciphertext_bytes + x25519_bytes)
@@ -95,7 +99,7 @@ private:
     bytes public_;
 };
 
-result<std::unique_ptr<key_agreement>> initiator(result<ml_kem768::key_pair> kem,
+result<std::unique_ptr<key_agreement>> make_initiator(result<ml_kem768::key_pair> kem,
                                                  result<std::unique_ptr<key_agreement>> x25519)
 {
     if (!kem)
@@ -105,7 +109,7 @@ result<std::unique_ptr<key_agreement>> initiator(result<ml_kem768::key_pair> kem
     return std::unique_ptr<key_agreement>(new mlkem768x25519_initiator(std::move(*kem), std::move(*x25519)));
 }
 
-result<std::unique_ptr<key_agreement>> responder(result<std::unique_ptr<key_agreement>> x25519,
+result<std::unique_ptr<key_agreement>> make_responder(result<std::unique_ptr<key_agreement>> x25519,
                                                  std::optional<secret_bytes> m)
 {
     if (!x25519)
@@ -118,8 +122,8 @@ result<std::unique_ptr<key_agreement>> responder(result<std::unique_ptr<key_agre
 result<std::unique_ptr<key_agreement>> make_mlkem768x25519_agreement(bool responder_side)
 {
     if (responder_side)
-        return responder(make_x25519_agreement(), std::nullopt);
-    return initiator(ml_kem768::key_gen(), make_x25519_agreement());
+        return make_responder(make_x25519_agreement(), std::nullopt);
+    return make_initiator(ml_kem768::key_gen(), make_x25519_agreement());
 }
 
 result<std::unique_ptr<key_agreement>> make_mlkem768x25519_initiator_from(byte_span d, byte_span z,
@@ -127,14 +131,18 @@ result<std::unique_ptr<key_agreement>> make_mlkem768x25519_initiator_from(byte_s
 {
     if (d.size() != ml_kem768::seed_bytes || z.size() != ml_kem768::seed_bytes)
         return errc::invalid_argument;
-    return initiator(ml_kem768::key_gen_internal(d, z), make_x25519_agreement_from_private(x25519_private));
+    try {
+        return make_initiator(ml_kem768::key_gen_internal(d, z), make_x25519_agreement_from_private(x25519_private));
+    } catch (const std::runtime_error&) { // OpenSSL's SHA-3 failed
+        return errc::crypto_error;
+    }
 }
 
 result<std::unique_ptr<key_agreement>> make_mlkem768x25519_responder_from(byte_span m, byte_span x25519_private)
 {
     if (m.size() != ml_kem768::seed_bytes)
         return errc::invalid_argument;
-    return responder(make_x25519_agreement_from_private(x25519_private), secret_bytes(m));
+    return make_responder(make_x25519_agreement_from_private(x25519_private), secret_bytes(m));
 }
 
 } // namespace longhaul

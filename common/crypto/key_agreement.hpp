@@ -4,7 +4,7 @@
 // ML-KEM-768 (ours: OpenSSL 3.0 has none) with X25519.
 //
 // Shared secrets come back as big-endian magnitudes for the caller to write as
-// the mpint K. Their lengths differ by family, and the wire writer strips
+// the mpint K (the hybrid's is a hash the caller writes as a string). Their lengths differ by family, and the wire writer strips
 // leading zeros, so the mpint is the same either way:
 //   X25519: the 32 raw output bytes as-is, leading zeros kept (RFC 8731 §3.1
 //           reads them as a big-endian number; hybrid methods that hash the raw

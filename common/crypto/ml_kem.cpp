@@ -584,6 +584,7 @@ result<secret_bytes> decaps(const secret_bytes& decapsulation_key, byte_span cip
     std::uint8_t diff = 0;
     for (std::size_t i = 0; i < ciphertext_bytes; ++i)
         diff |= static_cast<std::uint8_t>(ciphertext[i] ^ c_prime[i]);
+    diff = value_barrier(diff);
     const auto equal_mask = value_barrier(static_cast<std::uint8_t>((std::uint32_t{diff} - 1) >> 8));
     secret_bytes key(shared_secret_bytes);
     for (std::size_t i = 0; i < shared_secret_bytes; ++i)

@@ -14,7 +14,8 @@ namespace {
 
 constexpr kex_method kex_methods[] = {
     // First, as in OpenSSH 10: post-quantum (OpenSSH 10.1+ clients warn about
-    // a server that offers no such method).
+    // a server that offers no such method). Its X25519 half is built in
+    // (hybrid_kem_agreement.cpp): the ecdh fields do not apply.
     {"mlkem768x25519-sha256", kex_family::hybrid_kem, hash_alg::sha256, true, ecdh_curve::p256, nullptr},
     {"curve25519-sha256", kex_family::ecdh, hash_alg::sha256, true, ecdh_curve::p256, nullptr},
     {"curve25519-sha256@libssh.org", kex_family::ecdh, hash_alg::sha256, true, ecdh_curve::p256, nullptr},

@@ -315,7 +315,7 @@ result<bool> key_exchange::server_init(byte_span payload, std::vector<bytes>& ou
     return true;
 }
 
-secret_bytes derive_key(hash_alg hash, byte_span shared_secret_mpint, byte_span exchange_hash, byte_span session_id,
+secret_bytes derive_key(hash_alg hash, byte_span encoded_shared_secret, byte_span exchange_hash, byte_span session_id,
                         char letter, std::size_t size)
 {
     secret_bytes out(size);
@@ -323,14 +323,14 @@ secret_bytes derive_key(hash_alg hash, byte_span shared_secret_mpint, byte_span 
     secret_bytes block(dlen);
     hasher h(hash);
     const std::uint8_t x = static_cast<std::uint8_t>(letter);
-    h.update(shared_secret_mpint).update(exchange_hash).update(byte_span(&x, 1)).update(session_id);
+    h.update(encoded_shared_secret).update(exchange_hash).update(byte_span(&x, 1)).update(session_id);
     h.finish_into(block.span());
     std::size_t have = std::min(size, dlen);
     std::copy_n(block.data(), have, out.data());
     // K_n = HASH(K || H || K_1 || ... || K_{n-1}) until enough bytes exist.
     while (have < size) {
         h.reset();
-        h.update(shared_secret_mpint).update(exchange_hash).update(byte_span(out.data(), have));
+        h.update(encoded_shared_secret).update(exchange_hash).update(byte_span(out.data(), have));
         h.finish_into(block.span());
         std::size_t n = std::min(size - have, dlen);
         std::copy_n(block.data(), n, out.data() + have);

@@ -40,7 +40,9 @@ struct kex_context {
 };
 
 struct kex_outcome {
-    secret_bytes shared_secret; // K as an encoded mpint (length prefix included), as the KDF hashes it
+    // K encoded as the exchange hash and the KDF take it (length prefix
+    // included): an mpint, or a string for mlkem768x25519-sha256.
+    secret_bytes shared_secret;
     bytes exchange_hash;
     // The server's host key: client, verified; server, the one it signed with.
     std::optional<public_key> host_key;
@@ -106,7 +108,7 @@ private:
 };
 
 // RFC 4253 §7.2: derives `size` bytes for key letter 'A'..'F'.
-secret_bytes derive_key(hash_alg hash, byte_span shared_secret_mpint, byte_span exchange_hash,
+secret_bytes derive_key(hash_alg hash, byte_span encoded_shared_secret, byte_span exchange_hash,
                         byte_span session_id, char letter, std::size_t size);
 
 } // namespace longhaul
