@@ -201,7 +201,8 @@ const std::vector<std::string>& core_kex()
     static const std::vector<std::string> k = {"curve25519-sha256", "curve25519-sha256@libssh.org",
                                                "ecdh-sha2-nistp256", "ecdh-sha2-nistp384",
                                                "ecdh-sha2-nistp521", "diffie-hellman-group14-sha256",
-                                               "diffie-hellman-group-exchange-sha256", "mlkem768x25519-sha256"};
+                                               "diffie-hellman-group-exchange-sha256", "mlkem768x25519-sha256",
+                                               "sntrup761x25519-sha512@openssh.com"};
     return k;
 }
 

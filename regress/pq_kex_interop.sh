@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Post-quantum key exchange: mlkem768x25519-sha256 (ML-KEM-768 with X25519),
-# OpenSSH 9.9+'s method and OpenSSH 10's default.
+# OpenSSH 9.9+'s method and OpenSSH 10's default, and
+# sntrup761x25519-sha512 (Streamlined NTRU Prime with X25519), OpenSSH 9.x's.
 #  1. Longhaul's ssh and sshd choose it by default, and carry data through
 #     rekeys made with it;
 #  2. OpenSSH 10.5 (../shared/peers) in both directions: its ssh against
 #     Longhaul's sshd and Longhaul's ssh against its sshd negotiate it by
 #     default, checksummed data through rekeys, and OpenSSH's client prints
 #     no warning about a key exchange that is not post-quantum;
-#  3. Debian's OpenSSH 9.2 (which has no ML-KEM) still meets Longhaul on
-#     curve25519-sha256 both ways.
+#  3. Debian's OpenSSH 9.2 (which has no ML-KEM) meets Longhaul on its own
+#     default, sntrup761x25519-sha512, both ways, and on the @openssh.com
+#     name when a configuration asks for it.
 source "$(dirname "$0")/lib.sh"
 
 BUILD=${LONGHAUL_BUILD_DIR:?LONGHAUL_BUILD_DIR must point at the build directory}
@@ -41,7 +43,7 @@ lh_port port_l
 LH_SSHD=$LSSHD lh_start_sshd "$T" "$port_l" "RekeyLimit 1M"
 lh_known_hosts "$T" "$port_l"
 
-# Debian's sshd beside it (9.2: no ML-KEM), for part 3.
+# Debian's sshd beside it (9.2: sntrup761x25519, no ML-KEM), for part 3.
 D=$T/debian
 mkdir -p "$D" && cp "$T"/ssh_host_* "$T/authorized_keys" "$D/"
 lh_port port_d
@@ -83,13 +85,19 @@ lh_check "Longhaul both ends: mlkem768x25519-sha256 by default, 4 MiB checksumme
 check_debian() {
     local got
     got=$(client_run /usr/bin/ssh "$port_l" "$T" "$T/d1.log") || { cat "$T/d1.log"; return 1; }
-    [ "$got" = "$want" ] && [ "$(kex_of "$T/d1.log")" = curve25519-sha256 ] ||
-        { echo "   Debian ssh -> Longhaul sshd: $got, kex $(kex_of "$T/d1.log")"; return 1; }
+    [ "$got" = "$want" ] && [ "$(kex_of "$T/d1.log")" = sntrup761x25519-sha512 ] &&
+        [ "$(rekeys_of "$T/d1.log")" -ge 2 ] ||
+        { echo "   Debian ssh -> Longhaul sshd: $got, kex $(kex_of "$T/d1.log"), rekeys $(rekeys_of "$T/d1.log")"; return 1; }
     got=$(client_run "$LSSH" "$port_d" "$D" "$T/d2.log") || { cat "$T/d2.log"; return 1; }
-    [ "$got" = "$want" ] && [ "$(kex_of "$T/d2.log")" = curve25519-sha256 ] ||
-        { echo "   Longhaul ssh -> Debian sshd: $got, kex $(kex_of "$T/d2.log")"; return 1; }
+    [ "$got" = "$want" ] && [ "$(kex_of "$T/d2.log")" = sntrup761x25519-sha512 ] &&
+        [ "$(rekeys_of "$T/d2.log")" -ge 2 ] ||
+        { echo "   Longhaul ssh -> Debian sshd: $got, kex $(kex_of "$T/d2.log"), rekeys $(rekeys_of "$T/d2.log")"; return 1; }
+    got=$(client_run "$LSSH" "$port_d" "$D" "$T/d3.log" -o KexAlgorithms=sntrup761x25519-sha512@openssh.com) ||
+        { cat "$T/d3.log"; return 1; }
+    [ "$got" = "$want" ] && [ "$(kex_of "$T/d3.log")" = sntrup761x25519-sha512@openssh.com ] ||
+        { echo "   @openssh.com name: $got, kex $(kex_of "$T/d3.log")"; return 1; }
 }
-lh_check "Debian's OpenSSH 9.2 (no ML-KEM) meets Longhaul on curve25519-sha256, both ways" check_debian
+lh_check "Debian's OpenSSH 9.2 (no ML-KEM): its default sntrup761x25519-sha512 both ways, through rekeys" check_debian
 
 check_openssh10() {
     if [ "$have_o10" != 1 ]; then
@@ -106,6 +114,10 @@ check_openssh10() {
         echo "   OpenSSH 10 warned about the key exchange"
         return 1
     fi
+    got=$(client_run "$O10/bin/ssh" "$port_l" "$T" "$T/o3.log" -o KexAlgorithms=sntrup761x25519-sha512) ||
+        { cat "$T/o3.log"; return 1; }
+    [ "$got" = "$want" ] && [ "$(kex_of "$T/o3.log")" = sntrup761x25519-sha512 ] ||
+        { echo "   OpenSSH 10 ssh -> Longhaul sshd, sntrup761x25519-sha512: $got, kex $(kex_of "$T/o3.log")"; return 1; }
     # Longhaul's ssh -> its sshd (privilege separation: /var/empty and the
     # sshd user, as Debian's openssh-server makes them).
     getent passwd sshd >/dev/null || { lh_skip_check "OpenSSH 10 sshd" "no 'sshd' user (openssh-server makes it)"; return 0; }
@@ -123,7 +135,7 @@ check_openssh10() {
     [ "$(kex_of "$T/o2.log")" = mlkem768x25519-sha256 ] || { echo "   kex: $(kex_of "$T/o2.log")"; return 1; }
     [ "$(rekeys_of "$T/o2.log")" -ge 2 ] || { echo "   key exchanges: $(rekeys_of "$T/o2.log")"; return 1; }
 }
-lh_check "OpenSSH 10.5 both ways: mlkem768x25519-sha256 by default, checksummed through rekeys, no warning" check_openssh10
+lh_check "OpenSSH 10.5 both ways: mlkem768x25519-sha256 by default, checksummed through rekeys, no warning; sntrup761x25519-sha512 when asked" check_openssh10
 
 check_refused() {
     # A client that offers only the hybrid method and a server without it:

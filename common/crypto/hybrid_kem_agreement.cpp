@@ -1,9 +1,12 @@
-// mlkem768x25519-sha256: ML-KEM-768 (FIPS 203) and X25519 side by side,
-// as draft-ietf-sshm-mlkem-hybrid-kex and OpenSSH 9.9+ define it.
+// Hybrid key agreements of a post-quantum KEM with X25519, as OpenSSH has
+// them:
 //
-//   C_INIT  = ek (1184) || X25519 public (32)            client -> server
-//   S_REPLY = ciphertext (1088) || X25519 public (32)     server -> client
-//   K       = SHA-256(K_PQ || K_CL)
+//   mlkem768x25519-sha256 (draft-ietf-sshm-mlkem-hybrid-kex; OpenSSH 9.9+)
+//   sntrup761x25519-sha512 (OpenSSH 8.5+, 9.x's default)
+//
+//   C_INIT  = KEM public key || X25519 public (32)        client -> server
+//   S_REPLY = KEM ciphertext || X25519 public (32)        server -> client
+//   K       = HASH(K_PQ || K_CL), SHA-256 or SHA-512 as the method's name says
 //
 // A KEM is not symmetric as Diffie-Hellman is: the server's public value is
 // the ciphertext it makes for the client's key, so it exists only once the
@@ -12,7 +15,9 @@
 #include "common/crypto/hash.hpp"
 #include "common/crypto/key_agreement.hpp"
 #include "common/crypto/ml_kem.hpp"
+#include "common/crypto/sntrup761.hpp"
 
+#include <functional>
 #include <optional>
 #include <stdexcept>
 
@@ -22,21 +27,83 @@ namespace {
 
 constexpr std::size_t x25519_bytes = 32;
 
-// K = SHA-256(K_PQ || K_CL), both halves wiped with the caller's copies.
-secret_bytes combine(const secret_bytes& pq, const secret_bytes& classical)
+struct kem_keys {
+    bytes public_key;
+    secret_bytes secret_key;
+};
+struct kem_output {
+    bytes ciphertext;
+    secret_bytes shared_secret;
+};
+
+// What the hybrid needs of a KEM: one row per method.
+struct kem_ops {
+    std::size_t public_key_bytes;
+    std::size_t ciphertext_bytes;
+    hash_alg combine;
+    result<kem_keys> (*key_gen)();
+    result<kem_output> (*encaps)(byte_span public_key);
+    result<secret_bytes> (*decaps)(const secret_bytes& secret_key, byte_span ciphertext);
+};
+
+const kem_ops mlkem768_ops{
+    ml_kem768::encapsulation_key_bytes,
+    ml_kem768::ciphertext_bytes,
+    hash_alg::sha256,
+    []() -> result<kem_keys> {
+        auto k = ml_kem768::key_gen();
+        if (!k)
+            return k.error();
+        return kem_keys{std::move(k->encapsulation_key), std::move(k->decapsulation_key)};
+    },
+    [](byte_span pk) -> result<kem_output> {
+        auto e = ml_kem768::encaps(pk);
+        if (!e)
+            return e.error();
+        return kem_output{std::move(e->ciphertext), std::move(e->shared_secret)};
+    },
+    [](const secret_bytes& sk, byte_span ct) { return ml_kem768::decaps(sk, ct); },
+};
+
+const kem_ops sntrup761_ops{
+    sntrup761::public_key_bytes,
+    sntrup761::ciphertext_bytes,
+    hash_alg::sha512,
+    []() -> result<kem_keys> {
+        auto k = sntrup761::key_gen();
+        if (!k)
+            return k.error();
+        return kem_keys{std::move(k->public_key), std::move(k->secret_key)};
+    },
+    [](byte_span pk) -> result<kem_output> {
+        auto e = sntrup761::encaps(pk);
+        if (!e)
+            return e.error();
+        return kem_output{std::move(e->ciphertext), std::move(e->shared_secret)};
+    },
+    [](const secret_bytes& sk, byte_span ct) { return sntrup761::decaps(sk, ct); },
+};
+
+const kem_ops& ops_of(hybrid_kem kem) noexcept
 {
-    secret_bytes k(digest_size(hash_alg::sha256));
-    hasher h(hash_alg::sha256);
+    return kem == hybrid_kem::sntrup761_x25519 ? sntrup761_ops : mlkem768_ops;
+}
+
+// K = HASH(K_PQ || K_CL).
+secret_bytes combine(hash_alg hash, const secret_bytes& pq, const secret_bytes& classical)
+{
+    secret_bytes k(digest_size(hash));
+    hasher h(hash);
     h.update(pq.span()).update(classical.span()).finish_into(k.span());
     return k;
 }
 
-class mlkem768x25519_initiator final : public key_agreement {
+class hybrid_initiator final : public key_agreement {
 public:
-    mlkem768x25519_initiator(ml_kem768::key_pair kem, std::unique_ptr<key_agreement> x25519)
-        : kem_(std::move(kem)), x25519_(std::move(x25519))
+    hybrid_initiator(const kem_ops& ops, kem_keys kem, std::unique_ptr<key_agreement> x25519)
+        : ops_(ops), kem_(std::move(kem)), x25519_(std::move(x25519))
     {
-        public_ = kem_.encapsulation_key;
+        public_ = kem_.public_key;
         const auto x = x25519_->public_value();
         public_.insert(public_.end(), x.begin(), x.end());
     }
@@ -48,28 +115,30 @@ public:
     // agreement after its one reply.)
     result<secret_bytes> derive(byte_span reply) override
     {
-        if (reply.size() != ml_kem768::ciphertext_bytes + x25519_bytes)
+        if (reply.size() != ops_.ciphertext_bytes + x25519_bytes)
             return errc::invalid_argument;
-        auto pq = ml_kem768::decaps(kem_.decapsulation_key, reply.first(ml_kem768::ciphertext_bytes));
+        auto pq = ops_.decaps(kem_.secret_key, reply.first(ops_.ciphertext_bytes));
         if (!pq)
             return pq.error();
-        auto classical = x25519_->derive(reply.subspan(ml_kem768::ciphertext_bytes));
+        auto classical = x25519_->derive(reply.subspan(ops_.ciphertext_bytes));
         if (!classical)
             return classical.error();
-        return combine(*pq, *classical);
+        return combine(ops_.combine, *pq, *classical);
     }
 
 private:
-    ml_kem768::key_pair kem_;
+    const kem_ops& ops_;
+    kem_keys kem_;
     std::unique_ptr<key_agreement> x25519_;
     bytes public_;
 };
 
-class mlkem768x25519_responder final : public key_agreement {
+class hybrid_responder final : public key_agreement {
 public:
-    // `m`: a fixed encapsulation message, for known-answer tests only.
-    mlkem768x25519_responder(std::unique_ptr<key_agreement> x25519, std::optional<secret_bytes> m)
-        : x25519_(std::move(x25519)), m_(std::move(m))
+    // `encaps`: ops.encaps, or a fixed-message one for known-answer tests.
+    using encaps_fn = std::function<result<kem_output>(byte_span)>;
+    hybrid_responder(const kem_ops& ops, std::unique_ptr<key_agreement> x25519, encaps_fn encaps)
+        : ops_(ops), x25519_(std::move(x25519)), encaps_(std::move(encaps))
     {
     }
 
@@ -78,52 +147,53 @@ public:
 
     result<secret_bytes> derive(byte_span init) override
     {
-        if (init.size() != ml_kem768::encapsulation_key_bytes + x25519_bytes || !public_.empty())
+        if (init.size() != ops_.public_key_bytes + x25519_bytes || !public_.empty())
             return errc::invalid_argument;
-        const auto ek = init.first(ml_kem768::encapsulation_key_bytes);
-        auto kem = m_ ? ml_kem768::encaps_internal(ek, m_->span()) : ml_kem768::encaps(ek);
+        auto kem = encaps_(init.first(ops_.public_key_bytes));
         if (!kem)
             return kem.error();
-        auto classical = x25519_->derive(init.subspan(ml_kem768::encapsulation_key_bytes));
+        auto classical = x25519_->derive(init.subspan(ops_.public_key_bytes));
         if (!classical)
             return classical.error();
         public_ = std::move(kem->ciphertext);
         const auto x = x25519_->public_value();
         public_.insert(public_.end(), x.begin(), x.end());
-        return combine(kem->shared_secret, *classical);
+        return combine(ops_.combine, kem->shared_secret, *classical);
     }
 
 private:
+    const kem_ops& ops_;
     std::unique_ptr<key_agreement> x25519_;
-    std::optional<secret_bytes> m_;
+    encaps_fn encaps_;
     bytes public_;
 };
 
-result<std::unique_ptr<key_agreement>> make_initiator(result<ml_kem768::key_pair> kem,
-                                                 result<std::unique_ptr<key_agreement>> x25519)
+result<std::unique_ptr<key_agreement>> make_initiator(const kem_ops& ops, result<kem_keys> kem,
+                                                      result<std::unique_ptr<key_agreement>> x25519)
 {
     if (!kem)
         return kem.error();
     if (!x25519)
         return x25519.error();
-    return std::unique_ptr<key_agreement>(new mlkem768x25519_initiator(std::move(*kem), std::move(*x25519)));
+    return std::unique_ptr<key_agreement>(new hybrid_initiator(ops, std::move(*kem), std::move(*x25519)));
 }
 
-result<std::unique_ptr<key_agreement>> make_responder(result<std::unique_ptr<key_agreement>> x25519,
-                                                 std::optional<secret_bytes> m)
+result<std::unique_ptr<key_agreement>> make_responder(const kem_ops& ops, result<std::unique_ptr<key_agreement>> x25519,
+                                                      hybrid_responder::encaps_fn encaps)
 {
     if (!x25519)
         return x25519.error();
-    return std::unique_ptr<key_agreement>(new mlkem768x25519_responder(std::move(*x25519), std::move(m)));
+    return std::unique_ptr<key_agreement>(new hybrid_responder(ops, std::move(*x25519), std::move(encaps)));
 }
 
 } // namespace
 
-result<std::unique_ptr<key_agreement>> make_mlkem768x25519_agreement(bool responder_side)
+result<std::unique_ptr<key_agreement>> make_hybrid_kem_agreement(hybrid_kem kem, bool responder_side)
 {
+    const kem_ops& ops = ops_of(kem);
     if (responder_side)
-        return make_responder(make_x25519_agreement(), std::nullopt);
-    return make_initiator(ml_kem768::key_gen(), make_x25519_agreement());
+        return make_responder(ops, make_x25519_agreement(), ops.encaps);
+    return make_initiator(ops, ops.key_gen(), make_x25519_agreement());
 }
 
 result<std::unique_ptr<key_agreement>> make_mlkem768x25519_initiator_from(byte_span d, byte_span z,
@@ -132,7 +202,9 @@ result<std::unique_ptr<key_agreement>> make_mlkem768x25519_initiator_from(byte_s
     if (d.size() != ml_kem768::seed_bytes || z.size() != ml_kem768::seed_bytes)
         return errc::invalid_argument;
     try {
-        return make_initiator(ml_kem768::key_gen_internal(d, z), make_x25519_agreement_from_private(x25519_private));
+        auto k = ml_kem768::key_gen_internal(d, z);
+        return make_initiator(mlkem768_ops, kem_keys{std::move(k.encapsulation_key), std::move(k.decapsulation_key)},
+                              make_x25519_agreement_from_private(x25519_private));
     } catch (const std::runtime_error&) { // OpenSSL's SHA-3 failed
         return errc::crypto_error;
     }
@@ -142,7 +214,13 @@ result<std::unique_ptr<key_agreement>> make_mlkem768x25519_responder_from(byte_s
 {
     if (m.size() != ml_kem768::seed_bytes)
         return errc::invalid_argument;
-    return make_responder(make_x25519_agreement_from_private(x25519_private), secret_bytes(m));
+    auto fixed = [msg = secret_bytes(m)](byte_span pk) -> result<kem_output> {
+        auto e = ml_kem768::encaps_internal(pk, msg.span());
+        if (!e)
+            return e.error();
+        return kem_output{std::move(e->ciphertext), std::move(e->shared_secret)};
+    };
+    return make_responder(mlkem768_ops, make_x25519_agreement_from_private(x25519_private), std::move(fixed));
 }
 
 } // namespace longhaul

@@ -62,12 +62,14 @@ result<std::unique_ptr<key_agreement>> make_ecdh_agreement(ecdh_curve curve);
 // Accepted: 512 <= private_bits < bits(p); p odd, 1024..16384 bits; 1 < g < p-1.
 result<std::unique_ptr<key_agreement>> make_dh_agreement(const dh_group& group, int private_bits);
 
-// mlkem768x25519-sha256 (hybrid_kem_agreement.cpp): ML-KEM-768 and X25519.
-// The initiator's (client's) public value is ek || X25519 (1216 bytes) from
-// the start; the responder's is ciphertext || X25519 (1120 bytes) and exists
-// only after derive() has read the initiator's. The secret is the 32 bytes
-// of SHA-256(K_PQ || K_CL), which the exchange writes as a string.
-result<std::unique_ptr<key_agreement>> make_mlkem768x25519_agreement(bool responder);
+// The hybrids of a post-quantum KEM with X25519 (hybrid_kem_agreement.cpp):
+// mlkem768x25519-sha256 and sntrup761x25519-sha512. The initiator's
+// (client's) public value is the KEM's public key || X25519 from the start;
+// the responder's is a ciphertext || X25519 and exists only after derive()
+// has read the initiator's. The secret is HASH(K_PQ || K_CL) (SHA-256 or
+// SHA-512, as the method's name says), which the exchange writes as a string.
+enum class hybrid_kem { mlkem768_x25519, sntrup761_x25519 };
+result<std::unique_ptr<key_agreement>> make_hybrid_kem_agreement(hybrid_kem kem, bool responder);
 
 // OpenSSH's private exponent length (dh_gen_key): `need_bytes` is the largest
 // key, block, IV or MAC key size in bytes among the negotiated ciphers and

@@ -13,10 +13,15 @@ namespace longhaul {
 namespace {
 
 constexpr kex_method kex_methods[] = {
-    // First, as in OpenSSH 10: post-quantum (OpenSSH 10.1+ clients warn about
-    // a server that offers no such method). Its X25519 half is built in
-    // (hybrid_kem_agreement.cpp): the ecdh fields do not apply.
-    {"mlkem768x25519-sha256", kex_family::hybrid_kem, hash_alg::sha256, true, ecdh_curve::p256, nullptr},
+    // First, as in OpenSSH 9.9 and 10: post-quantum (OpenSSH 10.1+ clients
+    // warn about a server that offers no such method). Their X25519 half is
+    // built in (hybrid_kem_agreement.cpp): the ecdh fields do not apply.
+    {"mlkem768x25519-sha256", kex_family::hybrid_kem, hash_alg::sha256, true, ecdh_curve::p256, nullptr,
+     hybrid_kem::mlkem768_x25519},
+    {"sntrup761x25519-sha512", kex_family::hybrid_kem, hash_alg::sha512, true, ecdh_curve::p256, nullptr,
+     hybrid_kem::sntrup761_x25519},
+    {"sntrup761x25519-sha512@openssh.com", kex_family::hybrid_kem, hash_alg::sha512, true, ecdh_curve::p256, nullptr,
+     hybrid_kem::sntrup761_x25519},
     {"curve25519-sha256", kex_family::ecdh, hash_alg::sha256, true, ecdh_curve::p256, nullptr},
     {"curve25519-sha256@libssh.org", kex_family::ecdh, hash_alg::sha256, true, ecdh_curve::p256, nullptr},
     {"ecdh-sha2-nistp256", kex_family::ecdh, hash_alg::sha256, false, ecdh_curve::p256, nullptr},

@@ -19,7 +19,7 @@ enum class kex_family {
     ecdh,      // curve25519 and NIST ECDH: public values are strings
     dh_fixed,  // MODP group named by the method: public values are mpints
     dh_gex,    // group chosen by the server (RFC 4419)
-    hybrid_kem, // ML-KEM-768 with X25519: public values and K are strings
+    hybrid_kem, // a post-quantum KEM with X25519: public values and K are strings
 };
 
 struct kex_method {
@@ -29,6 +29,7 @@ struct kex_method {
     bool x25519;          // ecdh family: X25519 rather than a NIST curve
     ecdh_curve curve;     // ecdh family, NIST curve
     const dh_group* (*group)(); // dh_fixed family
+    hybrid_kem kem = hybrid_kem::mlkem768_x25519; // hybrid_kem family
 };
 
 const kex_method* find_kex_method(std::string_view name) noexcept;

@@ -83,7 +83,7 @@ result<void> key_exchange::make_agreement(const dh_group* group)
         a = method_.x25519 ? make_x25519_agreement() : make_ecdh_agreement(method_.curve);
         break;
     case kex_family::hybrid_kem:
-        a = make_mlkem768x25519_agreement(server_);
+        a = make_hybrid_kem_agreement(method_.kem, server_);
         break;
     case kex_family::dh_fixed:
     case kex_family::dh_gex:

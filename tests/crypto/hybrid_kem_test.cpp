@@ -1,6 +1,8 @@
-// mlkem768x25519-sha256's key agreement (common/crypto/hybrid_kem_agreement.cpp):
-// the two halves composed as the draft and OpenSSH compose them, checked
-// against ML-KEM and X25519 run separately.
+// The hybrid key agreements (common/crypto/hybrid_kem_agreement.cpp):
+// mlkem768x25519's two halves composed as the draft and OpenSSH compose
+// them, checked against ML-KEM and X25519 run separately; sntrup761x25519's
+// agreement and lengths (its composition is checked against OpenSSH in
+// regress/pq_kex_interop.sh).
 #include "common/crypto/hash.hpp"
 #include "common/crypto/key_agreement.hpp"
 #include "common/crypto/ml_kem.hpp"
@@ -71,8 +73,8 @@ TEST_CASE("mlkem768x25519: C_INIT and S_REPLY are ML-KEM's value then X25519's, 
 TEST_CASE("mlkem768x25519: fresh keys agree; bad lengths, keys and points are refused")
 {
     for (int i = 0; i < 3; ++i) {
-        auto client = hybrid_or_fail(make_mlkem768x25519_agreement(false));
-        auto server = hybrid_or_fail(make_mlkem768x25519_agreement(true));
+        auto client = hybrid_or_fail(make_hybrid_kem_agreement(hybrid_kem::mlkem768_x25519, false));
+        auto server = hybrid_or_fail(make_hybrid_kem_agreement(hybrid_kem::mlkem768_x25519, true));
         auto ks = server->derive(client->public_value());
         REQUIRE(ks.has_value());
         auto kc = client->derive(server->public_value());
@@ -82,12 +84,12 @@ TEST_CASE("mlkem768x25519: fresh keys agree; bad lengths, keys and points are re
         // One reply per exchange.
         CHECK_FALSE(server->derive(client->public_value()).has_value());
     }
-    auto client = hybrid_or_fail(make_mlkem768x25519_agreement(false));
+    auto client = hybrid_or_fail(make_hybrid_kem_agreement(hybrid_kem::mlkem768_x25519, false));
     const bytes init(client->public_value().begin(), client->public_value().end());
     for (std::size_t len : {std::size_t{0}, std::size_t{32}, init.size() - 1, init.size() + 1}) {
         bytes cut = init;
         cut.resize(len, 0);
-        auto server = hybrid_or_fail(make_mlkem768x25519_agreement(true));
+        auto server = hybrid_or_fail(make_hybrid_kem_agreement(hybrid_kem::mlkem768_x25519, true));
         CHECK_FALSE(server->derive(cut).has_value());
         CHECK(server->public_value().empty());
     }
@@ -97,17 +99,17 @@ TEST_CASE("mlkem768x25519: fresh keys agree; bad lengths, keys and points are re
         bytes bad = init;
         bad[0] = 0x01;
         bad[1] = static_cast<std::uint8_t>((bad[1] & 0xf0) | 0x0d);
-        auto server = hybrid_or_fail(make_mlkem768x25519_agreement(true));
+        auto server = hybrid_or_fail(make_hybrid_kem_agreement(hybrid_kem::mlkem768_x25519, true));
         CHECK_FALSE(server->derive(bad).has_value());
     }
     {
         // X25519's all-zero output: a low-order point (0) as the client's half.
         bytes bad = init;
         std::fill(bad.end() - 32, bad.end(), 0);
-        auto server = hybrid_or_fail(make_mlkem768x25519_agreement(true));
+        auto server = hybrid_or_fail(make_hybrid_kem_agreement(hybrid_kem::mlkem768_x25519, true));
         CHECK_FALSE(server->derive(bad).has_value());
     }
-    auto server = hybrid_or_fail(make_mlkem768x25519_agreement(true));
+    auto server = hybrid_or_fail(make_hybrid_kem_agreement(hybrid_kem::mlkem768_x25519, true));
     REQUIRE(server->derive(init).has_value());
     const bytes reply(server->public_value().begin(), server->public_value().end());
     CHECK_FALSE(client->derive(byte_span(reply).first(reply.size() - 1)).has_value());
@@ -125,4 +127,28 @@ TEST_CASE("mlkem768x25519: fresh keys agree; bad lengths, keys and points are re
     CHECK(to_hex(k_changed->span()) != to_hex(k_right->span()));
     CHECK_FALSE(make_mlkem768x25519_initiator_from(counting(0), bytes(31), client_x25519).has_value());
     CHECK_FALSE(make_mlkem768x25519_responder_from(bytes(33), server_x25519).has_value());
+}
+
+TEST_CASE("sntrup761x25519: fresh keys agree on a SHA-512 secret; wrong lengths are refused")
+{
+    for (int i = 0; i < 2; ++i) {
+        auto client = hybrid_or_fail(make_hybrid_kem_agreement(hybrid_kem::sntrup761_x25519, false));
+        auto server = hybrid_or_fail(make_hybrid_kem_agreement(hybrid_kem::sntrup761_x25519, true));
+        CHECK(client->public_value().size() == 1158 + 32);
+        auto ks = server->derive(client->public_value());
+        REQUIRE(ks.has_value());
+        CHECK(server->public_value().size() == 1039 + 32);
+        auto kc = client->derive(server->public_value());
+        REQUIRE(kc.has_value());
+        CHECK(ks->size() == 64);
+        CHECK(to_hex(ks->span()) == to_hex(kc->span()));
+        bytes changed(server->public_value().begin(), server->public_value().end());
+        changed[0] ^= 1;
+        auto k_changed = client->derive(changed);
+        REQUIRE(k_changed.has_value());
+        CHECK(to_hex(k_changed->span()) != to_hex(kc->span()));
+        CHECK_FALSE(client->derive(byte_span(changed).first(changed.size() - 1)).has_value());
+    }
+    auto server = hybrid_or_fail(make_hybrid_kem_agreement(hybrid_kem::sntrup761_x25519, true));
+    CHECK_FALSE(server->derive(bytes(1158 + 31, 1)).has_value());
 }

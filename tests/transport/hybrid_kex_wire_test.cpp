@@ -1,6 +1,7 @@
-// mlkem768x25519-sha256 on the wire: the messages' layout and the exchange
-// hash recomputed here from what crossed, with K as a string (not an mpint,
-// which Longhaul talking to itself would not notice: both ends would agree).
+// mlkem768x25519-sha256 and sntrup761x25519-sha512 on the wire: the
+// messages' layout and the exchange hash recomputed here from what crossed,
+// with K as a string (not an mpint, which Longhaul talking to itself would
+// not notice: both ends would agree).
 #include "common/transport/key_exchange.hpp"
 
 #include "common/crypto/hash.hpp"
@@ -13,9 +14,18 @@
 
 using namespace longhaul;
 
-TEST_CASE("hybrid kex: C_INIT and S_REPLY are strings, K a string in H and in the key derivation")
+namespace {
+
+struct hybrid_case {
+    const char* name;
+    std::size_t public_key, ciphertext, k;
+    hash_alg hash;
+};
+
+void check_wire(const hybrid_case& hc)
 {
-    const kex_method* method = find_kex_method("mlkem768x25519-sha256");
+    CAPTURE(hc.name);
+    const kex_method* method = find_kex_method(hc.name);
     REQUIRE(method != nullptr);
     auto host = private_key::generate(key_type::ed25519);
     REQUIRE(host.has_value());
@@ -46,7 +56,7 @@ TEST_CASE("hybrid kex: C_INIT and S_REPLY are strings, K a string in H and in th
     CHECK(ri.u8() == msg::kexdh_init);
     const auto c_init = ri.string(4096);
     CHECK(ri.finish());
-    CHECK(c_init.size() == 1184 + 32);
+    CHECK(c_init.size() == hc.public_key + 32);
     // SSH_MSG_KEX_HYBRID_REPLY (31): string K_S, string S_REPLY, string signature.
     wire_reader rr(reply[0]);
     CHECK(rr.u8() == msg::kexdh_reply);
@@ -54,22 +64,22 @@ TEST_CASE("hybrid kex: C_INIT and S_REPLY are strings, K a string in H and in th
     const auto s_reply = rr.string(4096);
     (void)rr.string(4096);
     CHECK(rr.finish());
-    CHECK(s_reply.size() == 1088 + 32);
+    CHECK(s_reply.size() == hc.ciphertext + 32);
 
     // Both ends hold K as string(32 bytes): that encoding is what the key
     // derivation hashes.
     const auto& kc = (*client)->outcome().shared_secret;
     const auto& ks = (*server)->outcome().shared_secret;
-    REQUIRE(kc.size() == 4 + 32);
+    REQUIRE(kc.size() == 4 + hc.k);
     CHECK(to_hex(kc.span()) == to_hex(ks.span()));
-    CHECK(to_hex(kc.span().first(4)) == "00000020");
+    CHECK(kc.span()[3] == hc.k);
 
     // H = SHA-256(string V_C, V_S, I_C, I_S, K_S, C_INIT, S_REPLY, string K).
     bytes h_in;
     wire_writer w(h_in);
     w.string(ctx.v_c).string(ctx.v_s).string(ctx.i_c).string(ctx.i_s).string(k_s).string(c_init).string(s_reply);
     w.raw(kc.span());
-    const bytes h = digest(hash_alg::sha256, h_in);
+    const bytes h = digest(hc.hash, h_in);
     CHECK(to_hex((*client)->outcome().exchange_hash) == to_hex(h));
     CHECK(to_hex((*server)->outcome().exchange_hash) == to_hex(h));
     // As an mpint K reads the same only when its first byte is 0x01-0x7f
@@ -82,7 +92,15 @@ TEST_CASE("hybrid kex: C_INIT and S_REPLY are strings, K a string in H and in th
     wo.string(ctx.v_c).string(ctx.v_s).string(ctx.i_c).string(ctx.i_s).string(k_s).string(c_init).string(s_reply);
     wo.raw(as_mpint);
     if (as_mpint != bytes(kc.span().begin(), kc.span().end()))
-        CHECK(to_hex(digest(hash_alg::sha256, other)) != to_hex(h));
+        CHECK(to_hex(digest(hc.hash, other)) != to_hex(h));
+}
+
+} // namespace
+
+TEST_CASE("hybrid kex: C_INIT and S_REPLY are strings, K a string in H and in the key derivation")
+{
+    check_wire({"mlkem768x25519-sha256", 1184, 1088, 32, hash_alg::sha256});
+    check_wire({"sntrup761x25519-sha512", 1158, 1039, 64, hash_alg::sha512});
 }
 
 TEST_CASE("hybrid kex: a C_INIT or S_REPLY of the wrong length ends the exchange")

@@ -92,6 +92,8 @@ void run_kex_family(std::string_view kex)
 // One test case per key exchange method so ctest/doctest can report and
 // filter them separately.
 TEST_CASE("matrix: mlkem768x25519-sha256") { run_kex_family("mlkem768x25519-sha256"); }
+TEST_CASE("matrix: sntrup761x25519-sha512") { run_kex_family("sntrup761x25519-sha512"); }
+TEST_CASE("matrix: sntrup761x25519-sha512@openssh.com") { run_kex_family("sntrup761x25519-sha512@openssh.com"); }
 TEST_CASE("matrix: curve25519-sha256") { run_kex_family("curve25519-sha256"); }
 TEST_CASE("matrix: curve25519-sha256@libssh.org") { run_kex_family("curve25519-sha256@libssh.org"); }
 TEST_CASE("matrix: ecdh-sha2-nistp256") { run_kex_family("ecdh-sha2-nistp256"); }
@@ -105,6 +107,8 @@ TEST_CASE("matrix: diffie-hellman-group-exchange-sha256") { run_kex_family("diff
 TEST_CASE("matrix: every key exchange method the transport offers has its row above")
 {
     const std::vector<std::string_view> rows = {"mlkem768x25519-sha256",
+                                                "sntrup761x25519-sha512",
+                                                "sntrup761x25519-sha512@openssh.com",
                                                 "curve25519-sha256",
                                                 "curve25519-sha256@libssh.org",
                                                 "ecdh-sha2-nistp256",
