@@ -40,13 +40,13 @@ struct kem_output {
 struct kem_ops {
     std::size_t public_key_bytes;
     std::size_t ciphertext_bytes;
-    hash_alg combine;
+    hash_alg hash; // K = hash(K_PQ || K_CL)
     result<kem_keys> (*key_gen)();
     result<kem_output> (*encaps)(byte_span public_key);
     result<secret_bytes> (*decaps)(const secret_bytes& secret_key, byte_span ciphertext);
 };
 
-const kem_ops mlkem768_ops{
+constexpr kem_ops mlkem768_ops{
     ml_kem768::encapsulation_key_bytes,
     ml_kem768::ciphertext_bytes,
     hash_alg::sha256,
@@ -65,7 +65,7 @@ const kem_ops mlkem768_ops{
     [](const secret_bytes& sk, byte_span ct) { return ml_kem768::decaps(sk, ct); },
 };
 
-const kem_ops sntrup761_ops{
+constexpr kem_ops sntrup761_ops{
     sntrup761::public_key_bytes,
     sntrup761::ciphertext_bytes,
     hash_alg::sha512,
@@ -89,13 +89,19 @@ const kem_ops& ops_of(hybrid_kem kem) noexcept
     return kem == hybrid_kem::sntrup761_x25519 ? sntrup761_ops : mlkem768_ops;
 }
 
-// K = HASH(K_PQ || K_CL).
-secret_bytes combine(hash_alg hash, const secret_bytes& pq, const secret_bytes& classical)
+// K = HASH(K_PQ || K_CL). The hasher throws when OpenSSL fails (or memory
+// runs out): an error here, so that the exchange ends through result<> and
+// the secrets on the stack are wiped as it unwinds.
+result<secret_bytes> combine(hash_alg hash, const secret_bytes& pq, const secret_bytes& classical)
 {
-    secret_bytes k(digest_size(hash));
-    hasher h(hash);
-    h.update(pq.span()).update(classical.span()).finish_into(k.span());
-    return k;
+    try {
+        secret_bytes k(digest_size(hash));
+        hasher h(hash);
+        h.update(pq.span()).update(classical.span()).finish_into(k.span());
+        return k;
+    } catch (const std::exception&) {
+        return errc::crypto_error;
+    }
 }
 
 class hybrid_initiator final : public key_agreement {
@@ -123,7 +129,7 @@ public:
         auto classical = x25519_->derive(reply.subspan(ops_.ciphertext_bytes));
         if (!classical)
             return classical.error();
-        return combine(ops_.combine, *pq, *classical);
+        return combine(ops_.hash, *pq, *classical);
     }
 
 private:
@@ -155,10 +161,18 @@ public:
         auto classical = x25519_->derive(init.subspan(ops_.public_key_bytes));
         if (!classical)
             return classical.error();
-        public_ = std::move(kem->ciphertext);
-        const auto x = x25519_->public_value();
-        public_.insert(public_.end(), x.begin(), x.end());
-        return combine(ops_.combine, kem->shared_secret, *classical);
+        auto k = combine(ops_.hash, kem->shared_secret, *classical);
+        if (!k)
+            return k.error();
+        try {
+            public_ = std::move(kem->ciphertext);
+            const auto x = x25519_->public_value();
+            public_.insert(public_.end(), x.begin(), x.end());
+        } catch (const std::exception&) { // memory
+            public_.clear();
+            return errc::crypto_error;
+        }
+        return k;
     }
 
 private:
@@ -191,9 +205,13 @@ result<std::unique_ptr<key_agreement>> make_responder(const kem_ops& ops, result
 result<std::unique_ptr<key_agreement>> make_hybrid_kem_agreement(hybrid_kem kem, bool responder_side)
 {
     const kem_ops& ops = ops_of(kem);
-    if (responder_side)
-        return make_responder(ops, make_x25519_agreement(), ops.encaps);
-    return make_initiator(ops, ops.key_gen(), make_x25519_agreement());
+    try {
+        if (responder_side)
+            return make_responder(ops, make_x25519_agreement(), ops.encaps);
+        return make_initiator(ops, ops.key_gen(), make_x25519_agreement());
+    } catch (const std::exception&) { // memory
+        return errc::crypto_error;
+    }
 }
 
 result<std::unique_ptr<key_agreement>> make_mlkem768x25519_initiator_from(byte_span d, byte_span z,

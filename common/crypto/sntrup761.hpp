@@ -41,8 +41,8 @@ struct encapsulation {
 // for the known-answer test). Called as the reference implementation's
 // randombytes() is, so the KAT's byte stream lines up: one call for 4p =
 // 3044 bytes (p 32-bit values) for each Small_random and Short_random, and
-// one for the 191 bytes of rho. Returning false (or throwing) fails the
-// operation with errc::crypto_error.
+// one for the 191 bytes of rho. Returning false (or throwing a
+// std::exception) fails the operation with errc::crypto_error.
 using random_fn = std::function<bool(mutable_byte_span)>;
 
 // KeyGen' of the specification: g small and invertible in R3 (redrawn until

@@ -111,8 +111,8 @@ void key_exchange::write_public(wire_writer& w) const
 
 byte_span key_exchange::read_public(wire_reader& r) const
 {
-    // The longest string: the hybrid's C_INIT (1216 bytes); ECDH's points
-    // are at most 133.
+    // The longest string: mlkem768x25519's C_INIT (1216 bytes; sntrup761's
+    // is 1190); ECDH's points are at most 133.
     return public_values_are_strings(method_.family) ? r.string(2048) : r.mpint();
 }
 

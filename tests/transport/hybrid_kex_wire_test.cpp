@@ -72,7 +72,9 @@ void check_wire(const hybrid_case& hc)
     const auto& ks = (*server)->outcome().shared_secret;
     REQUIRE(kc.size() == 4 + hc.k);
     CHECK(to_hex(kc.span()) == to_hex(ks.span()));
-    CHECK(kc.span()[3] == hc.k);
+    bytes length_prefix;
+    wire_writer(length_prefix).u32(static_cast<std::uint32_t>(hc.k));
+    CHECK(to_hex(kc.span().first(4)) == to_hex(length_prefix));
 
     // H = SHA-256(string V_C, V_S, I_C, I_S, K_S, C_INIT, S_REPLY, string K).
     bytes h_in;
