@@ -35,6 +35,28 @@ inline void cleanse(mutable_byte_span s) noexcept { cleanse(s.data(), s.size());
 // Compares two equal-length byte strings without data-dependent timing.
 bool equal_constant_time(byte_span a, byte_span b) noexcept;
 
+// A value wiped when it goes out of scope, on every return path: the secret
+// temporaries of the KEMs (seeds, short vectors, decrypted messages) never
+// outlive the call that made them.
+template <class T>
+struct wiped : T {
+    wiped() : T{} {}
+    wiped(const wiped&) = delete;
+    wiped& operator=(const wiped&) = delete;
+    ~wiped() { cleanse(static_cast<T*>(this), sizeof(T)); }
+};
+
+// Hides a value from the optimiser, so that mask arithmetic on a secret is
+// not turned back into a branch.
+template <class T>
+inline T value_barrier(T v) noexcept
+{
+#if defined(__GNUC__) || defined(__clang__)
+    __asm__("" : "+r"(v));
+#endif
+    return v;
+}
+
 // Fixed-size heap buffer for key material; wiped on destruction and on
 // assignment. It never reallocates, so no stale copies are left behind.
 class secret_bytes {

@@ -45,16 +45,6 @@ static_assert(encapsulation_key_bytes == pke_key_bytes + 32);
 static_assert(decapsulation_key_bytes == 2 * pke_key_bytes + 3 * 32);
 static_assert(ciphertext_bytes == u_bytes + v_bytes);
 
-// A value wiped when it goes out of scope, on every return path: s, e, y, the
-// seeds and the decrypted message never outlive the call that made them.
-template <class T>
-struct wiped : T {
-    wiped() : T{} {}
-    wiped(const wiped&) = delete;
-    wiped& operator=(const wiped&) = delete;
-    ~wiped() { cleanse(static_cast<T*>(this), sizeof(T)); }
-};
-
 // ---------------------------------------------------------------- field arithmetic
 
 // r mod q for r < 2q: subtract q, add it back where that went negative (the
@@ -486,16 +476,6 @@ void pke_decrypt(byte_span dk, byte_span c, std::uint8_t* m)
     for (std::size_t i = 0; i < n; ++i)
         w[i] = compress<1>(sub(decompress<dv>(w[i]), su[i]));
     byte_encode<1>(w, m);
-}
-
-// Keeps the compiler from turning mask arithmetic on a secret back into a
-// branch.
-inline std::uint8_t value_barrier(std::uint8_t v) noexcept
-{
-#if defined(__GNUC__) || defined(__clang__)
-    __asm__("" : "+r"(v));
-#endif
-    return v;
 }
 
 } // namespace

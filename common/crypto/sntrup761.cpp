@@ -28,13 +28,11 @@ namespace {
 
 using detail::fq_poly;
 using detail::nonzero_mask;
-using detail::opaque;
 using detail::p;
 using detail::rounded_bytes;
 using detail::small_bytes;
 using detail::small_poly;
 using detail::w;
-using detail::wiped;
 
 constexpr std::size_t hash_bytes = 32;
 
@@ -225,7 +223,7 @@ result<secret_bytes> decaps(const secret_bytes& secret_key, byte_span ciphertext
         std::int32_t weight = 0;
         for (const auto x : ev)
             weight += x & 1;
-        const std::int32_t keep = opaque(~nonzero_mask(opaque(weight - static_cast<std::int32_t>(w))));
+        const std::int32_t keep = value_barrier(~nonzero_mask(value_barrier(weight - static_cast<std::int32_t>(w))));
         wiped<small_poly> r;
         for (std::size_t i = 0; i < p; ++i)
             r[i] = static_cast<std::int8_t>((ev[i] & keep) | ((i < w ? 1 : 0) & ~keep));
@@ -243,7 +241,7 @@ result<secret_bytes> decaps(const secret_bytes& secret_key, byte_span ciphertext
             diff |= ciphertext[i] ^ c2[i];
         // Implicit rejection: on a mismatch rho replaces r and the session
         // hash takes prefix 0 instead of 1, both by the mask.
-        const std::int32_t reject = opaque(nonzero_mask(opaque(diff)));
+        const std::int32_t reject = value_barrier(nonzero_mask(value_barrier(diff)));
         const auto reject8 = static_cast<std::uint8_t>(reject);
         const std::uint8_t* rho = sk.data() + sk_rho;
         for (std::size_t i = 0; i < small_bytes; ++i)

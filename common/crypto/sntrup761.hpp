@@ -79,24 +79,7 @@ inline constexpr std::size_t rounded_bytes = 1007; // Rounded: the ciphertext's 
 using small_poly = std::array<std::int8_t, p>; // coefficients in {-1, 0, 1}
 using fq_poly = std::array<std::int16_t, p>;   // coefficients in [-q12, q12]
 
-// A value wiped when it goes out of scope, on every return path.
-template <class T>
-struct wiped : T {
-    wiped() : T{} {}
-    wiped(const wiped&) = delete;
-    wiped& operator=(const wiped&) = delete;
-    ~wiped() { cleanse(static_cast<T*>(this), sizeof(T)); }
-};
-
-// Keeps the compiler from turning mask arithmetic on a secret back into a
-// branch.
-inline std::int32_t opaque(std::int32_t v) noexcept
-{
-#if defined(__GNUC__) || defined(__clang__)
-    __asm__("" : "+r"(v));
-#endif
-    return v;
-}
+// (wiped<T> and value_barrier() come from common/bytes.hpp.)
 
 // -1 when x != 0, else 0: one of x and -x has its top bit set unless x is 0.
 constexpr std::int32_t nonzero_mask(std::int32_t x) noexcept

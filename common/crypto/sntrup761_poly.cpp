@@ -152,7 +152,7 @@ LONGHAUL_SNTRUP761_NO_COVERAGE std::int32_t reciprocal(Out& out, const small_pol
             v[i] = v[i - 1];
         v[0] = 0;
 
-        const std::int32_t swap = opaque(negative_mask(-delta) & nonzero_mask(g[0]));
+        const std::int32_t swap = value_barrier(negative_mask(-delta) & nonzero_mask(g[0]));
         delta ^= swap & (delta ^ -delta);
         delta += 1;
         for (std::size_t i = 0; i <= p; ++i) {
@@ -187,7 +187,7 @@ LONGHAUL_SNTRUP761_NO_COVERAGE std::int32_t reciprocal(Out& out, const small_pol
 inline void sort_minmax(std::uint32_t& a, std::uint32_t& b) noexcept
 {
     const std::uint64_t diff = std::uint64_t{b} - std::uint64_t{a};
-    const auto mask = static_cast<std::uint32_t>(opaque(-static_cast<std::int32_t>(diff >> 63)));
+    const auto mask = static_cast<std::uint32_t>(value_barrier(-static_cast<std::int32_t>(diff >> 63)));
     const std::uint32_t t = (a ^ b) & mask;
     a ^= t;
     b ^= t;
