@@ -13,6 +13,7 @@
 //       [--bulk-streams 8] [--small-streams 16] [--small-size 64]
 //       [--small-interval-ms 10] [--probe 64] [--timeout S]
 //       [--client-pid PID] [--server-pid PID]... [--echo-pid PID] [--label TEXT]
+//       [--samples FILE]
 //       Connects N streams to 127.0.0.1:P at once (with --socks5-target
 //       through a SOCKS5 CONNECT to 127.0.0.1:PORT), and on each:
 //         ready     the first --probe bytes echoed (connect + SOCKS + channel
@@ -35,6 +36,9 @@
 //       stream, and the client's VmHWM at the end; --echo-pid likewise for
 //       the echo server, reported with this program's own CPU (getrusage)
 //       as the load's cost, which must stay well below the SSH processes'.
+//       --samples FILE writes each small request as a line "SENT_MS
+//       LATENCY_MS" (SENT_MS from the first connect), to see when in a run
+//       requests waited, not only the percentiles.
 //
 // Plain epoll and non-blocking sockets, one thread for the bulk streams and
 // (mixed) one for the small ones, so that the small requests' latencies are
@@ -75,6 +79,7 @@ namespace {
 int run_load(int argc, char** argv)
 {
     run_options o;
+    std::string samples_path;
     auto number = [&](int& i, const std::string& name) -> double {
         if (i + 1 >= argc)
             die(name + " needs a value");
@@ -103,6 +108,7 @@ int run_load(int argc, char** argv)
         else if (a == "--server-pid") o.server_pids.push_back(static_cast<int>(number(i, a)));
         else if (a == "--echo-pid") o.echo_pids.push_back(static_cast<int>(number(i, a)));
         else if (a == "--label" && i + 1 < argc) o.label = argv[++i];
+        else if (a == "--samples" && i + 1 < argc) samples_path = argv[++i];
         else die("run: unknown argument " + a + " (see the comment at the top of forward_load.cpp)");
     }
     if (o.port <= 0 || o.port > 65535)
@@ -225,6 +231,16 @@ int run_load(int argc, char** argv)
         std::string e = error;
         std::replace(e.begin(), e.end(), ' ', '_');
         line << " reason=" << e;
+    }
+    if (!samples_path.empty()) {
+        if (FILE* f = std::fopen(samples_path.c_str(), "w")) {
+            for (std::size_t i = 0; i < small_result.small_ms.size(); ++i)
+                std::fprintf(f, "%.3f %.3f\n", std::chrono::duration<double, std::milli>(small_result.small_at[i] - start).count(),
+                             small_result.small_ms[i]);
+            std::fclose(f);
+        } else {
+            std::perror(samples_path.c_str());
+        }
     }
     std::printf("%s\n", line.str().c_str());
     std::fflush(stdout);

@@ -374,8 +374,10 @@ bool stream_loop::take(stream& s, std::size_t n)
         }
     } else if (s.kind_ == stream_kind::small && s.request_open_ &&
                s.received_ == options_.probe + (s.requests_done_ + 1) * options_.small_size) {
-        if (s.request_under_load_)
+        if (s.request_under_load_) {
             result_.small_ms.push_back(ms_between(s.request_at_, now));
+            result_.small_at.push_back(s.request_at_);
+        }
         ++s.requests_done_;
         s.request_open_ = false;
         s.next_request_at_ =

@@ -79,6 +79,7 @@ struct stream {
 struct loop_result {
     std::vector<double> ready_ms;
     std::vector<double> small_ms;
+    std::vector<steady::time_point> small_at;  // when each of small_ms was sent (--samples)
     std::uint64_t payload_up = 0;
     std::uint64_t payload_down = 0;
     std::string error;  // empty: all intact
