@@ -3,6 +3,7 @@
 #include "common/crypto/crypto_engine.hpp"
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -45,6 +46,7 @@ struct transport_driver::impl : std::enable_shared_from_this<impl> {
     std::size_t drain_low_water = 0;
     bool reading = false;
     bool writing = false;
+    bool rest_posted = false; // process() left events for a turn of their own
     bool read_paused = false;
     // limit_output(): reading stopped because the peer does not read.
     std::size_t output_pause_above = 0, output_resume_below = 0, output_hard_cap = 0;
@@ -60,7 +62,9 @@ struct transport_driver::impl : std::enable_shared_from_this<impl> {
 
     void start_read()
     {
-        if (reading || read_paused || eof || finished)
+        // Input already read waits for its turn (post_rest): read more only
+        // after it, so the core's input stays within one read's worth.
+        if (reading || read_paused || eof || finished || rest_posted)
             return;
         if (output_pause_above != 0 && core.queued_size() > output_pause_above)
             output_full = true;
@@ -115,14 +119,26 @@ struct transport_driver::impl : std::enable_shared_from_this<impl> {
         start_read();
     }
 
+    // Processes the events of the input read so far, up to
+    // payload_per_turn bytes of payloads; the rest waits for a posted turn
+    // of its own, after the other handlers that are ready (a channel's
+    // socket with a request on it, a sink that can take data). A read of up
+    // to 1 MiB stays one read, so the crypto engine can open its packets
+    // as one batch; only their delivery is cut into turns.
     void process()
     {
+        std::size_t delivered = 0;
         for (;;) {
             if (finished)
                 return;
+            if (delivered >= payload_per_turn) {
+                post_rest();
+                break;
+            }
             transport_event ev = core.poll();
             if (ev.type == transport_event_type::none)
                 break;
+            delivered += ev.payload.size();
             if (on_event)
                 on_event(ev);
             if (ev.type == transport_event_type::disconnected)
@@ -131,6 +147,20 @@ struct transport_driver::impl : std::enable_shared_from_this<impl> {
         core.advance_time(std::chrono::steady_clock::now());
         arm_timer();
         flush();
+    }
+
+    void post_rest()
+    {
+        if (rest_posted)
+            return;
+        rest_posted = true;
+        asio::post(stream.get_executor(), [self = shared_from_this()] {
+            self->rest_posted = false;
+            if (self->finished)
+                return;
+            self->process();
+            self->start_read();
+        });
     }
 
     void arm_timer()
@@ -209,7 +239,7 @@ struct transport_driver::impl : std::enable_shared_from_this<impl> {
         }
         if ((closing || core.closed()) && core.output_size() == 0)
             finish({});
-        else if (eof && !core.closed())
+        else if (eof && !core.closed() && !rest_posted)
             process_eof();
     }
 

@@ -38,6 +38,15 @@ public:
     // until set_unsent_limit() says otherwise.
     static constexpr std::size_t unsent_low_water = 256 * 1024;
 
+    // Payload bytes delivered to the event handler per turn of the event
+    // loop; what a read brought beyond that is delivered in later turns,
+    // after the other ready handlers. Every handler on the loop (a small
+    // request on another channel's socket, a sink that can take data) so
+    // waits at most this much work, not a whole 1 MiB read's: on loopback
+    // under eight bulk channels, 1 MiB turns gave 64-byte requests beside
+    // them a median of 5-6 ms, 64 KiB turns 3-4 ms (docs/PERFORMANCE.md).
+    static constexpr std::size_t payload_per_turn = 64 * 1024;
+
     // Takes ownership of `fd`, a connected socket.
     transport_driver(boost::asio::io_context& io, int fd, transport& core);
     // Separate descriptors for reading and writing (sshd -i on a pair of
