@@ -25,7 +25,7 @@ constexpr std::size_t extended_header = 13;
 } // namespace
 
 struct connection::channel {
-    channel(const window_config& cfg, window_budget& budget) : rx(cfg, budget) {}
+    channel(const window_config& cfg, window_budget& budget, std::uint32_t initial) : rx(cfg, budget, initial) {}
     channel_info info;
     receive_window rx;
     bool local_open = false;       // we sent OPEN or CONFIRMATION
@@ -78,7 +78,7 @@ result<channel_id> connection::allocate(std::string_view type)
         ++id;
     if (id == channels_.size())
         channels_.emplace_back();
-    channels_[id] = std::make_unique<channel>(cfg_.window, budget_);
+    channels_[id] = std::make_unique<channel>(cfg_.window, budget_, opening_window(cfg_.window, path_rtt_us()));
     channels_[id]->info.type = std::string(type);
     channels_[id]->created_us = now_us_;
     ++live_;

@@ -17,14 +17,6 @@ constexpr int settle_intervals = 2;
 // buffers at both ends (the sender's unsent data, the receiver's socket and
 // backlog, credit waiting for its adjust step).
 constexpr std::uint64_t path_margin = 4 * 1024 * 1024; // about 33 ms at 1 Gbit/s
-// On a path whose own round trip is under a millisecond (loopback, a LAN)
-// the buffers at both ends refill within that millisecond, and the margin
-// is a quarter: more only queues ahead of every other channel's data in the
-// one TCP stream (on loopback, eight bulk -L channels sharing 4 MiB gave
-// 64-byte requests beside them a p95 of 28 ms, sharing 1 MiB 11 ms, at a
-// higher throughput: docs/PERFORMANCE.md).
-constexpr std::uint64_t short_path_us = 1000;
-
 } // namespace
 
 window_config window_limits(std::uint64_t channel_max, std::uint64_t connection_max,
@@ -62,14 +54,23 @@ window_config window_for_peer(window_config cfg, std::string_view peer_software)
     return cfg;
 }
 
+std::uint32_t opening_window(const window_config& cfg, std::uint64_t path_rtt_us) noexcept
+{
+    if (path_rtt_us != 0 && path_rtt_us < short_path_us)
+        return std::min(cfg.initial_window, short_path_initial_window);
+    return cfg.initial_window;
+}
+
 std::uint32_t min_initial_window(const window_config& cfg) noexcept
 {
     return std::min(cfg.initial_window, 2 * cfg.max_packet);
 }
 
-receive_window::receive_window(const window_config& cfg, window_budget& budget) noexcept
+receive_window::receive_window(const window_config& cfg, window_budget& budget, std::uint32_t initial) noexcept
     : cfg_(cfg), budget_(budget),
-      initial_(static_cast<std::uint32_t>(std::min<std::uint64_t>(cfg.initial_window, budget.available()))),
+      initial_(static_cast<std::uint32_t>(
+          std::min<std::uint64_t>(initial != 0 ? std::min(initial, cfg.initial_window) : cfg.initial_window,
+                                  budget.available()))),
       target_(initial_), credit_(initial_), granted_(budget.take(initial_))
 {
     stats_.peak_target = target_;

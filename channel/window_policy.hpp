@@ -162,16 +162,40 @@ struct window_stats {
     }
 };
 
+// A path whose own round trip is under a millisecond: loopback, a LAN. Its
+// buffers at both ends refill within that millisecond, so the margin for
+// them is a quarter (1 MiB): more only queues ahead of every other
+// channel's data in the one TCP stream (on loopback, eight bulk -L channels
+// sharing 4 MiB gave 64-byte requests beside them a p95 of 28 ms, sharing
+// 1 MiB 11 ms, at a higher throughput: docs/PERFORMANCE.md).
+inline constexpr std::uint64_t short_path_us = 1000;
+
+// The window a channel opens with on such a path. Credit given at the open
+// cannot be taken back, and channels opened together all start sending at
+// once: eight bulk -L channels opened with OpenSSH's 2 MiB each queued 16
+// MiB (about 55 ms on loopback) in front of the small requests of the
+// channels opened beside them before the shared margin could act. A lone
+// bulk channel is held back by 256 KiB for a round trip or two: the
+// window-limited rule grows it up to 4x per round trip, and a round trip
+// here is under a millisecond.
+inline constexpr std::uint32_t short_path_initial_window = 256 * 1024;
+
+// The window a new channel opens with: the configured initial window
+// (OpenSSH's 2 MiB), or short_path_initial_window when the path's own round
+// trip is known (not 0) and under short_path_us.
+std::uint32_t opening_window(const window_config& cfg, std::uint64_t path_rtt_us) noexcept;
+
 // The smallest initial window a channel may open with when the budget is
 // short: two packets. Below that the connection refuses new channels.
 std::uint32_t min_initial_window(const window_config& cfg) noexcept;
 
 class receive_window {
 public:
-    // Takes its initial window from the budget: cfg.initial_window, or what
-    // the budget has left if that is less (the caller checks that at least
-    // min_initial_window() is left).
-    receive_window(const window_config& cfg, window_budget& budget) noexcept;
+    // Takes its initial window from the budget: `initial` (0: cfg's
+    // initial_window; never more than that), or what the budget has left if
+    // that is less (the caller checks that at least min_initial_window() is
+    // left).
+    receive_window(const window_config& cfg, window_budget& budget, std::uint32_t initial = 0) noexcept;
     ~receive_window();
     receive_window(const receive_window&) = delete;
     receive_window& operator=(const receive_window&) = delete;

@@ -511,6 +511,28 @@ TEST_CASE("connection: the window policy follows the peer's kind of sender from 
     CHECK(q.server->config().window.max_spare == 0);
 }
 
+TEST_CASE("connection: on a path under a millisecond channels open with 256 KiB, on a longer one with 2 MiB")
+{
+    connection_pair p;
+    // Loopback: TCP's round trip 400 us, its minimum 50 us, on both sides.
+    p.client->set_rtt(std::chrono::microseconds(400), std::chrono::microseconds(50));
+    p.server->set_rtt(std::chrono::microseconds(400), std::chrono::microseconds(50));
+    auto [c, s] = p.open_session();
+    CHECK(p.client->window(c).initial() == short_path_initial_window);
+    CHECK(p.server->window(s).initial() == short_path_initial_window);
+    // What each side may send is what the other opened with.
+    CHECK(p.server->send_capacity(s) == short_path_initial_window);
+    CHECK(p.client->send_capacity(c) == short_path_initial_window);
+
+    connection_pair q;
+    q.client->set_rtt(std::chrono::microseconds(30'000), std::chrono::microseconds(25'000));
+    auto [c2, s2] = q.open_session();
+    CHECK(q.client->window(c2).initial() == 2 * 1024 * 1024);
+    CHECK(q.server->send_capacity(s2) == 2 * 1024 * 1024);
+    // The server has no round trip yet: OpenSSH's 2 MiB.
+    CHECK(q.server->window(s2).initial() == 2 * 1024 * 1024);
+}
+
 TEST_CASE("window_report: the metrics file's columns")
 {
     channel_metrics m;
