@@ -170,15 +170,18 @@ struct window_stats {
 // 1 MiB 11 ms, at a higher throughput: docs/PERFORMANCE.md).
 inline constexpr std::uint64_t short_path_us = 1000;
 
-// The window a channel opens with on such a path. Credit given at the open
-// cannot be taken back, and channels opened together all start sending at
-// once: eight bulk -L channels opened with OpenSSH's 2 MiB each queued 16
-// MiB (about 55 ms on loopback) in front of the small requests of the
-// channels opened beside them before the shared margin could act. A lone
-// bulk channel is held back by 256 KiB for a round trip or two: the
-// window-limited rule grows it up to 4x per round trip, and a round trip
-// here is under a millisecond.
-inline constexpr std::uint32_t short_path_initial_window = 256 * 1024;
+// The window a channel opens with on such a path: the least share of the
+// margin a bulk channel keeps when many share it (min_margin_share below),
+// so channels opened together start where the shared margin would put
+// them. Credit given at the open cannot be taken back, and channels opened
+// together all start sending at once: eight bulk -L channels opened with
+// OpenSSH's 2 MiB each queued 16 MiB (about 55 ms on loopback) in front of
+// the small requests of the channels opened beside them before the shared
+// margin could act; with 256 KiB each the first requests still waited 11-17
+// ms, with 128 KiB 6-9 ms (docs/PERFORMANCE.md). A lone bulk channel is held
+// back for a round trip or two: the window-limited rule grows it up to 4x
+// per round trip, and a round trip here is under a millisecond.
+inline constexpr std::uint32_t short_path_initial_window = 128 * 1024;
 
 // The window a new channel opens with: the configured initial window
 // (OpenSSH's 2 MiB), or short_path_initial_window when the path's own round
@@ -297,5 +300,8 @@ private:
     window_stats stats_;
     std::optional<window_change> change_;
 };
+
+static_assert(short_path_initial_window == receive_window::min_margin_share,
+              "channels on a short path open with the share the margin leaves each of many");
 
 } // namespace longhaul

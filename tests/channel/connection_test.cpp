@@ -511,7 +511,7 @@ TEST_CASE("connection: the window policy follows the peer's kind of sender from 
     CHECK(q.server->config().window.max_spare == 0);
 }
 
-TEST_CASE("connection: on a path under a millisecond channels open with 256 KiB, on a longer one with 2 MiB")
+TEST_CASE("connection: on a path under a millisecond channels open with 128 KiB, on a longer one with 2 MiB")
 {
     connection_pair p;
     // Loopback: TCP's round trip 400 us, its minimum 50 us, on both sides.
