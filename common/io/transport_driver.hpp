@@ -5,7 +5,8 @@
 // into/out of the core's buffers. No buffer is handed to the kernel across an
 // asynchronous operation, so the core may grow its buffers at any time, and
 // one write() carries every packet queued since the last one (batching
-// without copying). Reads take up to 256 KiB per call.
+// without copying). Reads take up to 256 KiB per call, four per wakeup;
+// their events are delivered in turns (payload_per_turn).
 //
 // Asio stays out of this header (pimpl) so that programs including it do not
 // pay for Asio's templates.
