@@ -29,12 +29,6 @@
 
 namespace longhaul::fuzz {
 
-inline void check(bool ok)
-{
-    if (!ok)
-        std::abort();
-}
-
 // LONGHAUL_FUZZ_TRACE=1 prints the transport events a harness sees (to
 // check by hand what an input reaches: build-fuzz/fuzz/<target> FILE).
 inline bool tracing()

@@ -1,5 +1,6 @@
-// Seed writing for the fuzz targets, and the message-sequence encoding the
-// protocol targets share (split_messages() in fuzz_common.hpp reads it).
+// Seed writing for the fuzz targets, the message-sequence encoding the
+// protocol targets share (split_messages() in fuzz_common.hpp reads it),
+// and check(): a broken invariant aborts, which libFuzzer reports.
 //
 // A target that calls maybe_write_seeds() from LLVMFuzzerInitialize writes
 // its generated seeds when run as
@@ -18,6 +19,12 @@
 #include <vector>
 
 namespace longhaul::fuzz {
+
+inline void check(bool ok)
+{
+    if (!ok)
+        std::abort();
+}
 
 // A message sequence: each message is a 1-byte length (255: a 2-byte
 // big-endian length follows) and then its bytes.

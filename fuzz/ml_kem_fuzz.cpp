@@ -25,16 +25,11 @@
 
 using namespace longhaul;
 namespace mk = longhaul::ml_kem768;
+using longhaul::fuzz::check;
 using longhaul::fuzz::with_prefix;
 using longhaul::fuzz::write_seed;
 
 namespace {
-
-void check(bool ok)
-{
-    if (!ok)
-        std::abort();
-}
 
 struct fixture {
     mk::key_pair keys = mk::key_gen_internal(bytes(32, 0x11), bytes(32, 0x22));

@@ -30,16 +30,11 @@
 
 using namespace longhaul;
 namespace st = longhaul::sntrup761;
+using longhaul::fuzz::check;
 using longhaul::fuzz::with_prefix;
 using longhaul::fuzz::write_seed;
 
 namespace {
-
-void check(bool ok)
-{
-    if (!ok)
-        std::abort();
-}
 
 // Random bytes: the given ones first, then splitmix64 seeded from them, so a
 // stuck or short input never makes key generation draw the same g forever.
