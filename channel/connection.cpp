@@ -1,4 +1,5 @@
 #include "channel/connection.hpp"
+#include "channel/connection_channel.hpp"
 
 #include "common/text.hpp"
 #include "common/wire.hpp"
@@ -10,32 +11,12 @@ namespace longhaul {
 
 namespace {
 
-std::uint64_t micros(steady_time t)
-{
-    return static_cast<std::uint64_t>(
-        std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count());
-}
+using connection_detail::micros;
 
 // The most this side will ever advertise (DESIGN: at most 2^31 - 1).
 constexpr std::uint32_t max_advertised_window = 0x7fffffffu;
-// CHANNEL_DATA: byte, uint32 recipient, uint32 length. EXTENDED adds uint32 type.
-constexpr std::size_t data_header = 9;
-constexpr std::size_t extended_header = 13;
 
 } // namespace
-
-struct connection::channel {
-    channel(const window_config& cfg, window_budget& budget, std::uint32_t initial) : rx(cfg, budget, initial) {}
-    channel_info info;
-    receive_window rx;
-    bool local_open = false;       // we sent OPEN or CONFIRMATION
-    bool awaiting_accept = false;  // the peer's open, not yet accepted/rejected
-    std::uint32_t replies_pending = 0; // our want_reply requests
-    std::uint32_t replies_owed = 0;    // the peer's want_reply requests
-    std::uint64_t created_us = 0;
-    std::uint64_t window_empty_since_us = 0; // the peer's window ran out (0: it has not)
-    std::uint64_t send_blocked_us = 0;
-};
 
 connection::connection(transport& t, connection_config cfg)
     : transport_(t), cfg_(cfg), budget_(cfg.window.budget)
@@ -70,6 +51,7 @@ result<channel_id> connection::allocate(std::string_view type)
         const std::string& software = transport_.peer_identification().software;
         if (!software.empty()) {
             cfg_.window = window_for_peer(cfg_.window, software);
+            peer_window_fixed_ = classify_sender(software) == peer_sender::openssh;
             peer_sender_known_ = true;
         }
     }
@@ -200,6 +182,7 @@ connection_event connection::on_open(byte_span payload)
     c->awaiting_accept = true;
     c->info.remote_id = sender;
     c->info.remote_window = window;
+    c->peer_opened = window;
     c->info.remote_max_packet = max_packet;
     return {.type = connection_event_type::open_request, .channel = *id, .name = c->info.type, .data = extra};
 }
@@ -250,6 +233,7 @@ connection_event connection::on_open_confirmation(byte_span payload)
     c->info.open = true;
     c->info.remote_id = sender;
     c->info.remote_window = window;
+    c->peer_opened = window;
     c->info.remote_max_packet = max_packet;
     if (c->info.close_sent) {
         // Closed by the program before the peer confirmed: close it now.
@@ -307,6 +291,7 @@ connection_event connection::on_window_adjust(byte_span payload, steady_time now
         c->window_empty_since_us = 0;
     }
     c->info.remote_window += add;
+    c->send.on_return(add, micros(now));
     return {.type = connection_event_type::window_opened, .channel = recipient};
 }
 
@@ -448,143 +433,6 @@ connection_event connection::on_global_reply(byte_span payload, bool success)
 
 // ---------------------------------------------------------------- outbound
 
-result<channel_id> connection::open(std::string_view type, byte_span type_specific)
-{
-    auto id = allocate(type);
-    if (!id)
-        return id;
-    channel* c = find(*id);
-    c->local_open = true;
-    bytes m;
-    wire_writer(m).u8(msg::channel_open).string(type).u32(*id).u32(c->rx.initial()).u32(cfg_.window.max_packet)
-        .raw(type_specific);
-    send_message(m);
-    return id;
-}
-
-std::size_t connection::send_capacity(channel_id id) const noexcept
-{
-    const channel* c = find(id);
-    if (c == nullptr || !c->info.open || c->info.eof_sent || c->info.close_sent || c->info.close_received)
-        return 0;
-    return static_cast<std::size_t>(c->info.remote_window);
-}
-
-mutable_byte_span connection::prepare_data(channel_id id, std::size_t max, std::uint32_t extended)
-{
-    const channel* c = find(id);
-    const std::size_t header = extended ? extended_header : data_header;
-    std::size_t n = std::min(max, send_capacity(id));
-    if (c != nullptr)
-        n = std::min<std::size_t>(n, c->info.remote_max_packet);
-    n = std::min(n, max_payload_size - header);
-    if (n == 0)
-        return {};
-    auto room = transport_.prepare_payload(header + n);
-    pending_room_ = room;
-    pending_header_ = header;
-    pending_channel_ = id;
-    room[0] = extended ? msg::channel_extended_data : msg::channel_data;
-    store_u32(room.data() + 1, c->info.remote_id);
-    if (extended)
-        store_u32(room.data() + 5, extended);
-    return room.subspan(header, n);
-}
-
-result<void> connection::commit_data(channel_id id, std::size_t n)
-{
-    channel* c = find(id);
-    if (c == nullptr || id != pending_channel_ || pending_header_ == 0)
-        return errc::invalid_argument;
-    const std::size_t header = pending_header_;
-    pending_header_ = 0;
-    if (n == 0)
-        return {};
-    if (n > c->info.remote_window || header + n > pending_room_.size())
-        return errc::invalid_argument;
-    // The length field sits just before the data, whichever header form.
-    store_u32(pending_room_.data() + header - 4, static_cast<std::uint32_t>(n));
-    c->info.remote_window -= n;
-    c->info.bytes_out += n;
-    data_since_tick_ = true;
-    if (c->info.remote_window == 0)
-        c->window_empty_since_us = std::max<std::uint64_t>(now_us_, 1);
-    return transport_.commit_payload(header + n);
-}
-
-result<void> connection::send_data(channel_id id, byte_span data, std::uint32_t extended)
-{
-    if (data.size() > send_capacity(id))
-        return errc::too_large;
-    while (!data.empty()) {
-        auto room = prepare_data(id, data.size(), extended);
-        if (room.empty())
-            return errc::invalid_argument;
-        std::memcpy(room.data(), data.data(), room.size());
-        if (auto r = commit_data(id, room.size()); !r)
-            return r;
-        data = data.subspan(room.size());
-    }
-    return {};
-}
-
-void connection::send_request(channel_id id, std::string_view type, bool want_reply, byte_span data)
-{
-    channel* c = find(id);
-    if (c == nullptr || !c->info.open || c->info.close_sent)
-        return;
-    if (want_reply)
-        ++c->replies_pending;
-    bytes m;
-    wire_writer(m).u8(msg::channel_request).u32(c->info.remote_id).string(type).boolean(want_reply).raw(data);
-    send_message(m);
-}
-
-void connection::reply(channel_id id, bool success)
-{
-    channel* c = find(id);
-    if (c == nullptr || c->replies_owed == 0)
-        return;
-    --c->replies_owed;
-    if (c->info.close_sent)
-        return;
-    bytes m;
-    wire_writer(m).u8(success ? msg::channel_success : msg::channel_failure).u32(c->info.remote_id);
-    send_message(m);
-}
-
-void connection::send_eof(channel_id id)
-{
-    channel* c = find(id);
-    if (c == nullptr || !c->info.open || c->info.eof_sent || c->info.close_sent)
-        return;
-    c->info.eof_sent = true;
-    bytes m;
-    wire_writer(m).u8(msg::channel_eof).u32(c->info.remote_id);
-    send_message(m);
-}
-
-void connection::close(channel_id id)
-{
-    channel* c = find(id);
-    if (c == nullptr || c->info.close_sent)
-        return;
-    if (c->awaiting_accept) {
-        reject(id, open_failure_reason::administratively_prohibited, "closed");
-        return;
-    }
-    // A channel still waiting for the peer's confirmation cannot be closed
-    // yet (the peer's id is unknown); the close goes out once it confirms.
-    c->info.close_sent = true;
-    if (!c->info.open)
-        return;
-    bytes m;
-    wire_writer(m).u8(msg::channel_close).u32(c->info.remote_id);
-    send_message(m);
-    if (c->info.close_received)
-        release(id);
-}
-
 void connection::consumed(channel_id id, std::size_t n, steady_time now)
 {
     channel* c = find(id);
@@ -599,27 +447,6 @@ void connection::consumed(channel_id id, std::size_t n, steady_time now)
         return;
     bytes m;
     wire_writer(m).u8(msg::channel_window_adjust).u32(c->info.remote_id).u32(credit);
-    send_message(m);
-}
-
-void connection::send_global_request(std::string_view name, bool want_reply, byte_span data)
-{
-    if (want_reply)
-        global_replies_pending_.push_back(false);
-    bytes m;
-    wire_writer(m).u8(msg::global_request).string(name).boolean(want_reply).raw(data);
-    send_message(m);
-}
-
-void connection::reply_global(bool success, byte_span data)
-{
-    if (global_replies_owed_ == 0)
-        return;
-    --global_replies_owed_;
-    bytes m;
-    wire_writer(m).u8(success ? msg::request_success : msg::request_failure);
-    if (success)
-        wire_writer(m).raw(data);
     send_message(m);
 }
 

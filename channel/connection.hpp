@@ -16,6 +16,7 @@
 
 #include "channel/messages.hpp"
 #include "channel/rtt_probe.hpp"
+#include "channel/send_limit.hpp"
 #include "channel/window_policy.hpp"
 #include "common/transport/transport.hpp"
 
@@ -278,6 +279,7 @@ private:
     std::uint64_t now_us_ = 0;                 // the latest time the core was given
     bool data_since_tick_ = false;             // channel data moved since the last tick
     bool peer_sender_known_ = false;           // cfg_.window adjusted to the peer's software
+    bool peer_window_fixed_ = false;           // the peer's windows are fixed (send_limit applies)
     mutable_byte_span pending_room_;           // the prepared data packet, header included
     std::size_t pending_header_ = 0;
     channel_id pending_channel_ = 0;

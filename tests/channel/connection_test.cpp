@@ -533,6 +533,49 @@ TEST_CASE("connection: on a path under a millisecond channels open with 128 KiB,
     CHECK(q.server->window(s2).initial() == 2 * 1024 * 1024);
 }
 
+TEST_CASE("connection: on a short path a channel uses only part of an OpenSSH peer's fixed window")
+{
+    // The client says it is OpenSSH (its 2 MiB windows never move); the
+    // server knows a path under a millisecond.
+    transport_config openssh;
+    openssh.software_version = "OpenSSH_9.2p1";
+    // The stand-in peer is Longhaul's core: with a 1 MiB window it returns
+    // credit in 128 KiB steps, within the limit (as OpenSSH's 96 KiB are).
+    connection_config peer;
+    peer.window.initial_window = 1024 * 1024;
+    connection_pair p(peer, connection_config{}, openssh);
+    p.server->set_rtt(std::chrono::microseconds(400), std::chrono::microseconds(50));
+    p.auto_consume = false;
+    auto [c, s] = p.open_session();
+    CHECK(p.server->info(s).remote_window == 1024 * 1024);
+    // A lone channel has no other channel's data to make room for.
+    CHECK(p.server->send_capacity(s) == 1024 * 1024);
+    p.open_session();
+    CHECK(p.server->send_capacity(s) == short_path_send_floor);
+    bytes chunk(short_path_send_floor, 7);
+    REQUIRE(p.server->send_data(s, chunk).has_value());
+    CHECK(p.server->send_capacity(s) == 0); // the rest of the window waits for the peer
+    p.run();
+    // The peer writes it out and returns the credit: room again.
+    p.client->consumed(c, chunk.size(), p.tp.now);
+    p.run();
+    CHECK(p.server->send_capacity(s) == short_path_send_floor);
+
+    // The same peer on a 30 ms path, and a Longhaul peer on the short one:
+    // the whole window.
+    connection_pair q({}, {}, openssh);
+    q.server->set_rtt(std::chrono::microseconds(30'000), std::chrono::microseconds(25'000));
+    auto [c2, s2] = q.open_session();
+    q.open_session();
+    CHECK(q.server->send_capacity(s2) == 2 * 1024 * 1024);
+    connection_pair r;
+    r.server->set_rtt(std::chrono::microseconds(400), std::chrono::microseconds(50));
+    auto [c3, s3] = r.open_session();
+    r.open_session();
+    CHECK(r.server->send_capacity(s3) == r.server->info(s3).remote_window);
+    CHECK(r.server->send_capacity(s3) > short_path_send_floor);
+}
+
 TEST_CASE("window_report: the metrics file's columns")
 {
     channel_metrics m;
