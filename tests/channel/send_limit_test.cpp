@@ -7,10 +7,10 @@
 using namespace longhaul;
 
 namespace {
-constexpr std::uint64_t kib = 1024;
-constexpr std::uint64_t mib = 1024 * kib;
-constexpr std::uint64_t openssh_window = 2 * mib;
-constexpr std::uint64_t openssh_packet = 32 * kib;
+constexpr std::uint64_t kib_bytes = 1024;
+constexpr std::uint64_t mib_bytes = 1024 * kib_bytes;
+constexpr std::uint64_t openssh_window = 2 * mib_bytes;
+constexpr std::uint64_t openssh_packet = 32 * kib_bytes;
 } // namespace
 
 TEST_CASE("send_limit: a fixed window is used up to the floor until the peer returns credit")
@@ -20,15 +20,15 @@ TEST_CASE("send_limit: a fixed window is used up to the floor until the peer ret
     // Nothing in use: the floor, not the peer's 2 MiB.
     CHECK(s.capacity(openssh_window, openssh_window, openssh_packet) == short_path_send_floor);
     // Part of it in use: the rest of the floor.
-    CHECK(s.capacity(openssh_window, openssh_window - 100 * kib, openssh_packet) == short_path_send_floor - 100 * kib);
+    CHECK(s.capacity(openssh_window, openssh_window - 100 * kib_bytes, openssh_packet) == short_path_send_floor - 100 * kib_bytes);
     // All of it in use: nothing until the peer returns some.
     CHECK(s.capacity(openssh_window, openssh_window - short_path_send_floor, openssh_packet) == 0);
     CHECK(s.capacity(openssh_window, 0, openssh_packet) == 0);
     // Never more than the peer's window itself.
-    CHECK(s.capacity(64 * kib, 64 * kib, openssh_packet) == 64 * kib);
-    CHECK(s.capacity(openssh_window, 10 * kib, openssh_packet) == 0); // 2 MiB - 10 KiB in use
+    CHECK(s.capacity(64 * kib_bytes, 64 * kib_bytes, openssh_packet) == 64 * kib_bytes);
+    CHECK(s.capacity(openssh_window, 10 * kib_bytes, openssh_packet) == 0); // 2 MiB - 10 KiB in use
     // A window above what the peer opened with is not in use at all.
-    CHECK(s.capacity(64 * kib, 128 * kib, openssh_packet) == 128 * kib);
+    CHECK(s.capacity(64 * kib_bytes, 128 * kib_bytes, openssh_packet) == 128 * kib_bytes);
 }
 
 TEST_CASE("send_limit: the floor is above what an OpenSSH receiver holds back before returning credit")
@@ -39,7 +39,7 @@ TEST_CASE("send_limit: the floor is above what an OpenSSH receiver holds back be
     CHECK(short_path_send_floor > 3 * openssh_packet + openssh_packet);
     CHECK(send_limit::floor(openssh_packet) == short_path_send_floor);
     // A peer with larger packets holds back more before it returns credit.
-    CHECK(send_limit::floor(256 * kib) == 5 * 256 * kib);
+    CHECK(send_limit::floor(256 * kib_bytes) == 5 * 256 * kib_bytes);
     CHECK(send_limit::floor(1000) == short_path_send_floor);
 }
 
@@ -49,7 +49,7 @@ TEST_CASE("send_limit: a peer that drains fast earns room beyond the floor, and 
     send_limit s;
     std::uint64_t t = 1'000'000;
     // 10 Gbit/s: 1.25 MB returned per millisecond, in returns of 625 kB.
-    s.on_return(64 * kib, t); // opens the first interval
+    s.on_return(64 * kib_bytes, t); // opens the first interval
     for (std::uint64_t i = 0; i < 4 * iv / 500; ++i) {
         t += 500;
         s.on_return(625'000, t);
@@ -91,11 +91,11 @@ TEST_CASE("send_limit: a channel held at the limit moves what its peer writes ou
         most_in_use = std::max(most_in_use, openssh_window - window);
         if (openssh_window - window > s.limit(openssh_packet))
             over_limit = std::max(over_limit, openssh_window - window - s.limit(openssh_packet));
-        const std::uint64_t w = std::min<std::uint64_t>(at_peer, 16 * kib);
+        const std::uint64_t w = std::min<std::uint64_t>(at_peer, 16 * kib_bytes);
         at_peer -= w;
         written_out += w;
         unreturned += w;
-        if (unreturned > 96 * kib) {
+        if (unreturned > 96 * kib_bytes) {
             window += unreturned;
             s.on_return(unreturned, t);
             unreturned = 0;
@@ -103,8 +103,8 @@ TEST_CASE("send_limit: a channel held at the limit moves what its peer writes ou
     }
     CHECK(over_limit == 0);
     // What 4 ms of the peer's rate returns: far less than its 2 MiB.
-    CHECK(most_in_use < 1 * mib);
+    CHECK(most_in_use < 1 * mib_bytes);
     // Two seconds at 160 MB/s (less what is still in use at the end).
-    CHECK(written_out >= 20'000 * 16 * kib - 2 * short_path_send_floor);
+    CHECK(written_out >= 20'000 * 16 * kib_bytes - 2 * short_path_send_floor);
     CHECK(sent - written_out <= s.limit(openssh_packet));
 }
