@@ -1,5 +1,6 @@
 #include "channel/window_report.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace longhaul {
@@ -84,6 +85,18 @@ std::string metrics_line(const channel_metrics& m)
                       " " + std::to_string(m.tcp_retransmits) + " " +
                       std::to_string(m.tcp_rcv_space);
     return out;
+}
+
+bool window_log_filter::keep(channel_id id, const window_change& c, std::uint64_t now_us)
+{
+    auto [it, first] = last_.try_emplace(id);
+    printed& p = it->second;
+    const std::uint64_t larger = std::max(c.to, p.to);
+    const std::uint64_t moved = c.to > p.to ? c.to - p.to : p.to - c.to;
+    if (!first && moved * 8 < larger && now_us - p.at_us < quiet_us)
+        return false;
+    p = {c.to, now_us};
+    return true;
 }
 
 } // namespace longhaul

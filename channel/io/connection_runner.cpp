@@ -280,7 +280,11 @@ void connection_runner::set_logger(logger* log)
         return;
     }
     conn_.on_window_change = [this](channel_id id, const window_change& c) {
-        if (log_->enabled(log_level::debug1))
+        if (!log_->enabled(log_level::debug1))
+            return;
+        const auto now = std::chrono::duration_cast<std::chrono::microseconds>(
+            std::chrono::steady_clock::now().time_since_epoch());
+        if (window_log_.keep(id, c, static_cast<std::uint64_t>(now.count())))
             log_->debug(describe_window_change(id, c, conn_.budget().limit()));
     };
     conn_.on_rtt_sample = [this](std::uint64_t probe_us, std::uint64_t tcp_us) {
@@ -291,6 +295,7 @@ void connection_runner::set_logger(logger* log)
                                       : std::string(" (no tcp estimate)")));
     };
     conn_.on_channel_released = [this](const channel_summary& s) {
+        window_log_.forget(s.id);
         if (log_->enabled(log_level::verbose))
             log_->verbose(describe_channel_summary(s));
     };

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "channel/connection.hpp"
+#include "channel/window_report.hpp"
 #include "common/io/transport_driver.hpp"
 #include "common/log.hpp"
 
@@ -134,6 +135,7 @@ private:
     transport_driver& driver_;
     connection& conn_;
     logger* log_ = nullptr;
+    window_log_filter window_log_; // which window changes get a -v line
     std::size_t high_water_ = min_output_high_water;
     std::uint64_t last_written_ = 0;
     std::chrono::steady_clock::time_point last_rate_sample_{};
