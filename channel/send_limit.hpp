@@ -9,7 +9,7 @@
 // receive queue, ahead of every other channel's requests. Longhaul's ssh
 // with eight bulk -L channels to Debian's sshd on loopback queued 4 MB in
 // its socket and 2 MB in sshd's, and 64-byte requests beside them waited
-// 35-70 ms (p95) where a Longhaul sshd, whose windows follow the path, kept
+// 29-70 ms (p95) where a Longhaul sshd, whose windows follow the path, kept
 // them at 8-12 ms (docs/PERFORMANCE.md).
 //
 // So on such a path a channel keeps at most limit() of a fixed window in
