@@ -162,6 +162,11 @@ EOF
             printf 'no-port-forwarding,permitopen="host:22",permitlisten="8080",principals="a,b",tunnel="1" %s\n' "$key" | seed "$out"
             printf 'cert-authority %s\n%s\n' "$key" "$(cat "$data/keys/ecdsa256_plain_key.pub")" | seed "$out"
             ;;
+        certificate_fuzz)
+            for f in "$data"/certs/*-cert.pub; do
+                cut -d' ' -f2 "$f" | base64 -d | seed "$out"
+            done
+            ;;
         krl_fuzz)
             for f in "$data"/keys/krl/*.krl; do
                 seed "$out" 0 <"$f"
