@@ -8,6 +8,7 @@
 #include "common/keys/krl.hpp"
 #include "common/keys/revocation.hpp"
 #include "common/keys/revocation_file.hpp"
+#include "ssh/keygen/keygen_cert.hpp"
 #include "ssh/keygen/keygen_files.hpp"
 
 #include <fcntl.h>
@@ -205,6 +206,16 @@ int keygen_fingerprint(const keygen_options& o)
         // known_hosts host list (which then stands in for a missing comment).
         std::string_view first;
         auto key = read_key(line);
+        if (!key) {
+            // A certificate: its key's fingerprint, typed "ED25519-CERT".
+            std::string_view after = line;
+            if (auto cert = keygen::read_certificate(after)) {
+                std::string comment(after.substr(0, after.find_first_of("\r\n")));
+                keygen::print_certificate_fingerprint(*cert, comment, o);
+                any = true;
+                continue;
+            }
+        }
         if (!key) {
             bool quoted = false;
             std::size_t n = 0;

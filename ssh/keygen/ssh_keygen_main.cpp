@@ -1,15 +1,19 @@
 // ssh-keygen: key generation (-t -b -f -N -C -q -a -m), host keys (-A),
 // fingerprints (-l -E -v), public keys (-y), passphrase changes (-p -P -N),
-// public key export (-e -m) and KRL queries (-Q [-l]). Other OpenSSH options
+// public key export (-e -m), KRL queries (-Q [-l]), certificate signing
+// (-s -I -h -n -V -z -O, -t for the CA's signature algorithm) and listing
+// (-L). Other OpenSSH options
 // (KRL generation -k among them) are refused with a message rather than
 // misbehaving.
 #include "common/keys/fingerprint.hpp"
 #include "common/text_parse.hpp"
+#include "ssh/keygen/keygen_cert.hpp"
 #include "ssh/keygen/keygen_commands.hpp"
 
 #include <unistd.h>
 
 #include <climits>
+#include <ctime>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -29,6 +33,9 @@ void usage()
                  "       ssh-keygen -e [-f input_keyfile] [-m key_format]\n"
                  "       ssh-keygen -y [-f input_keyfile]\n"
                  "       ssh-keygen -l [-v] [-E fingerprint_hash] [-f input_keyfile]\n"
+                 "       ssh-keygen -I certificate_identity -s ca_key [-h] [-n principals]\n"
+                 "                  [-O option] [-V validity_interval] [-z serial_number] file ...\n"
+                 "       ssh-keygen -L [-f input_keyfile]\n"
                  "       ssh-keygen -A [-a rounds] [-f prefix_path]\n"
                  "       ssh-keygen -Q [-l] -f krl_file [file ...]\n");
     std::exit(1);
@@ -40,12 +47,15 @@ int main(int argc, char** argv)
 {
     keygen_options o;
     bool gen_all = false, fingerprint = false, print_public = false, change = false, export_key = false;
-    bool check_krl = false;
+    bool check_krl = false, show_cert = false;
+    std::optional<std::string> ca_key; // -s
+    cert_sign_request cert;
+    std::string cert_only; // certificate flags seen, which need -s
     try {
         ::opterr = 0;
         int c;
         // The letters OpenSSH's ssh-keygen takes that this one does not.
-        static const std::string unsupported_flags = "BDFGHIKLMORTUVXYZcghijnorsuwxz";
+        static const std::string unsupported_flags = "BDFGHKMRTXYZcgijoruwx";
         while ((c = ::getopt(argc, argv, ":AC:E:N:P:a:b:ef:lm:pqt:vyBD:F:G:HI:KLM:O:QR:T:UV:XY:Z:cghij:kn:or:s:uw:xz:")) != -1) {
             switch (c) {
             case 'A': gen_all = true; break;
@@ -91,6 +101,19 @@ int main(int argc, char** argv)
             case 't': o.key_type = optarg; break;
             case 'v': o.verbose = true; break;
             case 'y': print_public = true; break;
+            // Certificates (keygen_cert.hpp); -V and -z are read here, as
+            // OpenSSH reads them, and -O is applied after every flag.
+            case 's': ca_key = optarg; break;
+            case 'I': cert.key_id = optarg; cert_only += 'I'; break;
+            case 'h': cert.host = true; cert_only += 'h'; break;
+            case 'n': cert.principals = optarg; cert_only += 'n'; break;
+            case 'O': cert.options.emplace_back(optarg); cert_only += 'O'; break;
+            case 'V': cert.validity = keygen::parse_cert_validity(optarg, std::time(nullptr)); cert_only += 'V'; break;
+            case 'z': cert.serial = keygen::parse_cert_serial(optarg); cert_only += 'z'; break;
+            case 'L': show_cert = true; break;
+            case 'U':
+                throw keygen_exit(1, "ssh-keygen: -U (signing with a CA key held in ssh-agent) is not supported yet; "
+                                     "give -s the CA's private key file");
             case ':':
                 std::fprintf(stderr, "option requires an argument -- %c\n", optopt);
                 usage();
@@ -106,12 +129,26 @@ int main(int argc, char** argv)
                 usage();
             }
         }
-        if (optind < argc && !check_krl) {
+        if (ca_key) {
+            if (optind >= argc) {
+                std::fprintf(stderr, "Too few arguments.\r\n");
+                usage();
+            }
+        } else if (optind < argc && !check_krl) {
             std::fprintf(stderr, "Too many arguments.\n");
             usage();
         }
+        if (!ca_key && !cert_only.empty())
+            throw keygen_exit(1, std::string("ssh-keygen: -") + cert_only[0] +
+                                     " is only supported with -s (certificate signing) by this ssh-keygen");
         int status;
-        if (check_krl)
+        if (ca_key) {
+            cert.ca_path = *ca_key;
+            cert.files.assign(argv + optind, argv + argc);
+            status = keygen_sign(o, cert);
+        } else if (show_cert)
+            status = keygen_show_certificates(o);
+        else if (check_krl)
             status = keygen_check_krl(o, std::vector<std::string>(argv + optind, argv + argc), fingerprint);
         else if (fingerprint)
             status = keygen_fingerprint(o);

@@ -1,0 +1,385 @@
+#include "ssh/keygen/keygen_cert.hpp"
+
+#include "common/file_read.hpp"
+#include "common/keys/base64.hpp"
+#include "common/keys/fingerprint.hpp"
+#include "common/keys/key_file.hpp"
+#include "common/random.hpp"
+#include "common/wire.hpp"
+#include "ssh/keygen/keygen_files.hpp"
+
+#include <fcntl.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <optional>
+
+namespace longhaul {
+
+namespace keygen {
+
+namespace {
+
+// What a certificate file may hold: a few lines of base64; anything far
+// larger is not one (OpenSSH's MAX_KEY_FILE_SIZE for key files).
+constexpr std::size_t max_listing_input = 16 * max_key_file_size;
+
+std::string cert_short_name(key_type t) { return std::string(key_type_short_name(t)) + "-CERT"; }
+
+std::string_view next_token(std::string_view& t)
+{
+    while (!t.empty() && (t.front() == ' ' || t.front() == '\t'))
+        t.remove_prefix(1);
+    std::size_t n = 0;
+    while (n < t.size() && t[n] != ' ' && t[n] != '\t')
+        ++n;
+    auto out = t.substr(0, n);
+    t.remove_prefix(n);
+    return out;
+}
+
+// The whole file (or standard input for "-"), capped; errno on failure.
+bool read_capped(const std::string& path, std::size_t max, std::string& text, int& saved_errno)
+{
+    const int fd = path == "-" ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd == -1) {
+        saved_errno = errno;
+        return false;
+    }
+    saved_errno = read_to_end(fd, max, text);
+    if (fd != STDIN_FILENO)
+        ::close(fd);
+    return saved_errno == 0;
+}
+
+// tilde_expand_filename for the CA and key paths: "~" and "~user".
+std::string expand_tilde(const std::string& path)
+{
+    if (path.empty() || path[0] != '~')
+        return path;
+    const auto slash = path.find('/');
+    const std::string user = path.substr(1, slash == std::string::npos ? std::string::npos : slash - 1);
+    const std::string rest = slash == std::string::npos ? std::string() : path.substr(slash);
+    if (user.empty())
+        return me().home + rest;
+    passwd pw{};
+    passwd* found = nullptr;
+    std::vector<char> buf(16384);
+    if (::getpwnam_r(user.c_str(), &pw, buf.data(), buf.size(), &found) != 0 || found == nullptr)
+        fatal("tilde_expand_filename: No such user " + user);
+    return std::string(pw.pw_dir) + rest;
+}
+
+std::string cert_error_text(errc e)
+{
+    switch (e) {
+    case errc::unsupported: return "unknown or unsupported key type";
+    case errc::signature_invalid: return "incorrect signature";
+    default: return "invalid format";
+    }
+}
+
+struct key_to_certify {
+    public_key key;
+    std::string comment;
+};
+
+// sshkey_try_load_public: the first line holding a key. A certificate
+// there cannot be certified again.
+std::optional<key_to_certify> first_key_in(const std::string& text, const std::string& path)
+{
+    std::string_view rest = text;
+    while (!rest.empty()) {
+        const auto nl = rest.find('\n');
+        std::string_view line = rest.substr(0, nl);
+        rest = nl == std::string_view::npos ? std::string_view{} : rest.substr(nl + 1);
+        while (!line.empty() && (line.front() == ' ' || line.front() == '\t'))
+            line.remove_prefix(1);
+        if (line.empty() || line[0] == '#')
+            continue;
+        if (line.rfind("-----BEGIN", 0) == 0 || line == "SSH PRIVATE KEY FILE")
+            return std::nullopt;
+        std::string_view after = line;
+        if (auto key = read_key(after)) {
+            after = after.substr(0, after.find_first_of("\r\n"));
+            return key_to_certify{std::move(*key), after.empty() ? path : std::string(after)};
+        }
+        after = line;
+        if (auto cert = read_certificate(after))
+            fatal("do_ca_sign: key \"" + path + "\" type " + cert_short_name(cert->key().type()) +
+                  " cannot be certified");
+    }
+    return std::nullopt;
+}
+
+// sshkey_load_public: the file, then file.pub, then the public half of a
+// private key file (which has no comment: OpenSSH then writes "(null)").
+key_to_certify load_key_to_certify(const std::string& path)
+{
+    std::string text;
+    int e = 0;
+    const bool have_file = read_capped(path, max_key_file_size, text, e);
+    if (have_file)
+        if (auto k = first_key_in(text, path))
+            return std::move(*k);
+    std::string pub_text;
+    if (read_capped(path + ".pub", max_key_file_size, pub_text, e))
+        if (auto k = first_key_in(pub_text, path + ".pub"))
+            return std::move(*k);
+    if (have_file)
+        if (auto k = private_key_file_public_key(text))
+            return key_to_certify{std::move(*k), "(null)"};
+    // OpenSSH reports its last attempt's error whatever the cause.
+    fatal("load pubkey \"" + path + "\": " + std::strerror(ENOENT));
+}
+
+void write_certificate(const certificate& cert, const std::string& path, const std::string& comment,
+                       const keygen_options& o)
+{
+    const std::string line =
+        std::string(cert.type_name()) + " " + base64_encode(cert.blob()) + " " + comment + "\n";
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    bool ok = fd != -1;
+    int saved = errno;
+    if (ok) {
+        ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+        saved = errno;
+        if (::close(fd) != 0 && ok) {
+            ok = false;
+            saved = errno;
+        }
+    }
+    // OpenSSH names -f here (usually empty), not the certificate's path.
+    if (!ok)
+        fatal("Unable to save public key to " + o.file.value_or("") + ": " + std::strerror(saved));
+}
+
+// show_options: one line per option, as print_cert shows them.
+std::string describe_options(const std::vector<certificate_option>& options, bool critical)
+{
+    static constexpr const char* known_flags[] = {"permit-X11-forwarding", "permit-agent-forwarding",
+                                                  "permit-port-forwarding", "permit-pty", "permit-user-rc",
+                                                  "no-touch-required"};
+    std::string out;
+    for (const auto& o : options) {
+        out += "                " + o.name;
+        bool known_flag = false;
+        for (const char* f : known_flags)
+            known_flag = known_flag || (!critical && o.name == f);
+        if (known_flag || (critical && o.name == "verify-required")) {
+            // A flag: OpenSSH would stop at data after it ("Option corrupt").
+            if (!o.data.empty())
+                fatal("Option corrupt: extra data at end");
+            out += "\n";
+        } else if (critical && (o.name == "force-command" || o.name == "source-address")) {
+            wire_reader r(o.data);
+            const auto value = r.text(o.data.size());
+            if (!r.ok())
+                fatal("show_options: parse critical: invalid format");
+            if (!r.finish())
+                fatal("Option corrupt: extra data at end");
+            out.append(" ").append(value).append("\n");
+        } else if (!o.data.empty()) {
+            static constexpr char hex[] = "0123456789abcdef";
+            std::string h;
+            for (auto b : o.data) {
+                h += hex[b >> 4];
+                h += hex[b & 15];
+            }
+            out.append(" UNKNOWN OPTION: ").append(h).append(" (len ").append(std::to_string(o.data.size())).append(")\n");
+        } else {
+            out += " UNKNOWN FLAG OPTION\n";
+        }
+    }
+    return out;
+}
+
+} // namespace
+
+std::string certificate_path(const std::string& pub_path)
+{
+    const auto dot = pub_path.rfind('.');
+    if (dot != std::string::npos && pub_path.compare(dot, std::string::npos, ".pub") == 0)
+        return pub_path.substr(0, dot) + "-cert.pub";
+    return pub_path + "-cert.pub";
+}
+
+result<certificate> read_certificate(std::string_view& s)
+{
+    std::string_view t = s;
+    const auto type = next_token(t);
+    if (!certificate_key_type(type))
+        return errc::unsupported;
+    const auto encoded = next_token(t);
+    if (encoded.size() > 2 * max_certificate_blob)
+        return errc::invalid_format;
+    auto blob = base64_decode(encoded);
+    if (!blob)
+        return errc::invalid_format;
+    auto cert = certificate::from_blob(*blob);
+    if (!cert)
+        return cert.error();
+    if (cert->type_name() != type)
+        return errc::invalid_format;
+    // sshkey_read checks the CA's signature whatever its algorithm.
+    static const std::vector<std::string> any_algorithm = {
+        "ssh-ed25519",  "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521",
+        "rsa-sha2-512", "rsa-sha2-256",        "ssh-rsa"};
+    if (!cert->verify_signature(any_algorithm))
+        return errc::signature_invalid;
+    while (!t.empty() && (t.front() == ' ' || t.front() == '\t'))
+        t.remove_prefix(1);
+    s = t;
+    return cert;
+}
+
+std::string describe_certificate(const certificate& cert, fingerprint_hash hash)
+{
+    const auto& f = cert.fields();
+    std::string out;
+    out += "        Type: " + std::string(cert.type_name()) + " " +
+           (cert.kind() == cert_kind::host ? "host" : "user") + " certificate\n";
+    out += "        Public key: " + cert_short_name(cert.key().type()) + " " + key_fingerprint(cert.key(), hash) + "\n";
+    out += "        Signing CA: " + std::string(key_type_short_name(cert.signature_key().type())) + " " +
+           key_fingerprint(cert.signature_key(), hash) + " (using " + cert.signature_algorithm() + ")\n";
+    out += "        Key ID: \"" + f.key_id + "\"\n";
+    out += "        Serial: " + std::to_string(f.serial) + "\n";
+    out += "        Valid: " + format_cert_validity(f.valid_after, f.valid_before) + "\n";
+    out += "        Principals: ";
+    if (f.principals.empty())
+        out += "(none)\n";
+    else {
+        for (const auto& p : f.principals)
+            out += "\n                " + p;
+        out += "\n";
+    }
+    out += "        Critical Options: ";
+    if (f.critical_options.empty())
+        out += "(none)\n";
+    else
+        out.append("\n").append(describe_options(f.critical_options, true));
+    out += "        Extensions: ";
+    if (f.extensions.empty())
+        out += "(none)\n";
+    else
+        out.append("\n").append(describe_options(f.extensions, false));
+    return out;
+}
+
+void print_certificate_fingerprint(const certificate& cert, const std::string& comment, const keygen_options& o)
+{
+    const public_key& key = cert.key();
+    std::printf("%d %s %s (%s)\n", key.bits(), key_fingerprint(key, o.hash).c_str(),
+                comment.empty() ? "no comment" : comment.c_str(), cert_short_name(key.type()).c_str());
+    if (o.verbose)
+        std::printf("%s\n", randomart(key_digest(key, o.hash), cert_short_name(key.type()), key.bits(),
+                                      fingerprint_hash_name(o.hash))
+                                .c_str());
+}
+
+} // namespace keygen
+
+using namespace keygen;
+
+int keygen_sign(const keygen_options& o, const cert_sign_request& r)
+{
+    if (!r.key_id)
+        fatal("Must specify key id (-I) when certifying");
+    cert_option_set options(r.host);
+    for (const auto& opt : r.options)
+        options.add(opt);
+
+    const private_key ca = load_identity(expand_tilde(r.ca_path), o, "Load key");
+    const auto signature = choose_cert_signature(ca.type(), o.key_type);
+
+    certificate_fields fields;
+    fields.kind = r.host ? cert_kind::host : cert_kind::user;
+    fields.key_id = *r.key_id;
+    fields.valid_after = r.validity.from;
+    fields.valid_before = r.validity.to;
+    fields.critical_options = options.critical_options();
+    fields.extensions = options.extensions();
+    fields.serial = r.serial.first;
+    system_random rng;
+    for (const auto& file : r.files) {
+        fields.principals = split_principals(r.principals);
+        const std::string path = expand_tilde(file);
+        const auto loaded = load_key_to_certify(path);
+        if (signature.failure)
+            fatal("Couldn't certify key " + path + ": " + *signature.failure);
+        auto cert = certificate::sign(fields, loaded.key, ca, rng, signature.algorithm);
+        if (!cert)
+            fatal("Couldn't certify key " + path + ": " +
+                  (cert.error() == errc::invalid_argument ? "invalid argument" : "invalid format"));
+        const std::string out = certificate_path(path);
+        write_certificate(*cert, out, loaded.comment, o);
+        if (!o.quiet)
+            std::fprintf(stderr, "Signed %s key %s: id \"%s\" serial %llu%s%s valid %s\r\n",
+                         r.host ? "host" : "user", out.c_str(), fields.key_id.c_str(),
+                         static_cast<unsigned long long>(fields.serial), r.principals ? " for " : "",
+                         r.principals ? r.principals->c_str() : "",
+                         format_cert_validity(fields.valid_after, fields.valid_before).c_str());
+        if (r.serial.auto_increment)
+            ++fields.serial;
+    }
+    return 0;
+}
+
+int keygen_show_certificates(const keygen_options& o)
+{
+    const std::string file = identity_or_ask(o, nullptr);
+    const bool is_stdin = file == "-";
+    const std::string path = is_stdin ? "(stdin)" : file;
+    struct stat st {};
+    if (!is_stdin && ::stat(file.c_str(), &st) == -1)
+        fatal(std::string(progname) + ": " + file + ": " + std::strerror(errno));
+    std::string text;
+    int e = 0;
+    if (!read_capped(file, max_listing_input, text, e))
+        fatal(e == EFBIG ? path + ": file too large" : "fopen " + file + ": " + std::strerror(e));
+    bool ok = false;
+    std::string_view rest = text;
+    unsigned long line_number = 0;
+    while (!rest.empty()) {
+        const auto nl = rest.find('\n');
+        std::string_view line = rest.substr(0, nl);
+        rest = nl == std::string_view::npos ? std::string_view{} : rest.substr(nl + 1);
+        ++line_number;
+        while (!line.empty() && (line.front() == ' ' || line.front() == '\t'))
+            line.remove_prefix(1);
+        // Only '#' lines are skipped: OpenSSH reads a blank one as a key,
+        // and says it is invalid.
+        if (!line.empty() && line[0] == '#')
+            continue;
+        const std::string where = path + ":" + std::to_string(line_number);
+        std::string_view probe = line;
+        if (read_key(probe)) {
+            std::fprintf(stderr, "%s is not a certificate\r\n", where.c_str());
+            continue;
+        }
+        std::string_view cursor = line;
+        auto cert = read_certificate(cursor);
+        std::string_view first = line;
+        if (!cert && cert.error() == errc::unsupported && !certificate_key_type(next_token(first)))
+            cert = errc::invalid_format; // not a key line at all
+        if (!cert) {
+            std::fprintf(stderr, "%s: invalid key: %s\r\n", where.c_str(), cert_error_text(cert.error()).c_str());
+            continue;
+        }
+        ok = true;
+        if (!is_stdin && line_number == 1)
+            std::printf("%s:\n", path.c_str());
+        else
+            std::printf("%s:\n", where.c_str());
+        std::fputs(describe_certificate(*cert, o.hash).c_str(), stdout);
+    }
+    std::fflush(stdout);
+    return ok ? 0 : 1;
+}
+
+} // namespace longhaul
