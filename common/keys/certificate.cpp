@@ -45,12 +45,13 @@ result<std::vector<certificate_option>> read_options(byte_span packed)
     while (r.ok() && r.remaining() > 0) {
         const auto name = r.text(max_cert_text);
         const auto data = r.string();
-        if (!r.ok() || name.empty())
+        if (!r.ok())
             return errc::invalid_format;
-        // OpenSSH writes options sorted and refuses a repeated one; an
-        // out-of-order list cannot come from a conforming CA.
-        if (!out.empty() && !(out.back().name < name))
-            return errc::invalid_format;
+        // Neither order nor uniqueness is checked: OpenSSH's ssh-keygen
+        // writes a name twice when told to (-O extension:permit-pty beside
+        // the default set), and its sshd accepts the certificate. Whoever
+        // reads an option decides what a repeated one means (sshd refuses
+        // a second force-command or source-address, as OpenSSH does).
         out.push_back({std::string(name), bytes(data.begin(), data.end())});
     }
     if (!r.ok())
@@ -60,22 +61,13 @@ result<std::vector<certificate_option>> read_options(byte_span packed)
 
 void write_options(wire_writer& w, std::vector<certificate_option> options)
 {
-    std::sort(options.begin(), options.end(),
+    std::stable_sort(options.begin(), options.end(),
               [](const certificate_option& a, const certificate_option& b) { return a.name < b.name; });
     bytes packed;
     wire_writer p(packed);
     for (const auto& o : options)
         p.string(o.name).string(o.data);
     w.string(packed);
-}
-
-bool has_duplicate_names(std::vector<certificate_option> options)
-{
-    std::sort(options.begin(), options.end(),
-              [](const certificate_option& a, const certificate_option& b) { return a.name < b.name; });
-    return std::adjacent_find(options.begin(), options.end(), [](const auto& a, const auto& b) {
-               return a.name == b.name;
-           }) != options.end();
 }
 
 // The key's fields after its name: what a certificate carries after the nonce.
@@ -230,8 +222,7 @@ result<certificate> certificate::from_blob(byte_span blob)
 result<certificate> certificate::sign(const certificate_fields& fields, const public_key& key, const private_key& ca,
                                       random_source& rng, std::string_view sig_alg)
 {
-    if (key.empty() || fields.principals.size() > max_certificate_principals ||
-        has_duplicate_names(fields.critical_options) || has_duplicate_names(fields.extensions))
+    if (key.empty() || fields.principals.size() > max_certificate_principals)
         return errc::invalid_argument;
     if (sig_alg.empty())
         sig_alg = default_signature_algorithm(ca.type());

@@ -96,17 +96,17 @@ public:
     // Parses a certificate blob: structure, the certified and the CA's key
     // (both as public_key::from_blob checks them; a CA key that is itself a
     // certificate is refused), the type (user or host), at most
-    // max_certificate_principals principals, option names in strictly
-    // ascending order with no duplicates (as OpenSSH writes and checks them),
-    // nothing after the signature. errc::unsupported when the name is not a
+    // max_certificate_principals principals, options as whole (name, data)
+    // pairs (in any order, repeats kept: OpenSSH's sshd accepts what its
+    // ssh-keygen writes), nothing after the signature. errc::unsupported when the name is not a
     // certificate type, invalid_format otherwise. The signature is not
     // checked here.
     static result<certificate> from_blob(byte_span blob);
 
     // Signs `fields` over `key` with `ca`, using `sig_alg` (empty: the CA's
     // default, rsa-sha2-512 for RSA). A 32-byte nonce is drawn from `rng`
-    // when fields.nonce is empty. Options are written sorted by name; two
-    // with the same name are invalid_argument.
+    // when fields.nonce is empty. Options are written sorted by name (a
+    // repeated name kept, as OpenSSH's ssh-keygen does).
     static result<certificate> sign(const certificate_fields& fields, const public_key& key, const private_key& ca,
                                     random_source& rng, std::string_view sig_alg = {});
 

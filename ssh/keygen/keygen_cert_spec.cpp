@@ -342,10 +342,9 @@ std::vector<certificate_option> cert_option_set::critical_options() const
     for (const auto& c : custom_)
         if (c.critical)
             out.push_back({c.name, c.value ? string_data(*c.value) : bytes{}});
-    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
-    for (std::size_t i = 1; i < out.size(); ++i)
-        if (out[i].name == out[i - 1].name)
-            fatal("Duplicate certificate critical option \"" + out[i].name + "\"");
+    // Sorted as OpenSSH's ssh-keygen writes them; a name given twice is
+    // kept twice, as there (its sshd accepts such a certificate).
+    std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
     return out;
 }
 
@@ -358,10 +357,9 @@ std::vector<certificate_option> cert_option_set::extensions() const
     for (const auto& c : custom_)
         if (!c.critical)
             out.push_back({c.name, c.value ? string_data(*c.value) : bytes{}});
-    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
-    for (std::size_t i = 1; i < out.size(); ++i)
-        if (out[i].name == out[i - 1].name)
-            fatal("Duplicate certificate extension \"" + out[i].name + "\"");
+    // Sorted as OpenSSH's ssh-keygen writes them; a name given twice is
+    // kept twice, as there (its sshd accepts such a certificate).
+    std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
     return out;
 }
 
