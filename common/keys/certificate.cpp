@@ -307,7 +307,7 @@ std::optional<std::string> check_authority(const certificate& cert, bool want_ho
 std::optional<std::string> unknown_critical_option(const certificate& cert)
 {
     for (const auto& o : cert.fields().critical_options)
-        if (o.name != "force-command" && o.name != "source-address")
+        if (o.name != "force-command" && o.name != "source-address" && o.name != "verify-required")
             return o.name;
     return std::nullopt;
 }

@@ -152,8 +152,9 @@ private:
 std::optional<std::string> check_authority(const certificate& cert, bool want_host, bool require_principal,
                                            std::uint64_t now, std::string_view name);
 
-// Critical options a server understands (force-command, source-address):
-// any other critical option makes the certificate unusable there.
+// Critical options a server understands (force-command, source-address,
+// verify-required): any other critical option makes the certificate
+// unusable there.
 std::optional<std::string> unknown_critical_option(const certificate& cert);
 
 // "2026-12-06T01:20:00" in local time, as ssh-keygen -L prints a validity

@@ -77,8 +77,9 @@ struct krl {
     std::vector<krl_certificate_authority> authorities; // in order of first appearance
 
     // OpenSSH's ssh_krl_check_key for a plain key: its blob, or the SHA-1
-    // or SHA-256 of its blob, is listed. (Certificate sections only ever
-    // revoke certificates, which Longhaul does not accept yet.)
+    // or SHA-256 of its blob, is listed. (Certificate sections revoke
+    // certificates: their readers check a certificate's serial and key ID
+    // under its CA through `authorities`.)
     bool revokes(const public_key& key) const;
 };
 

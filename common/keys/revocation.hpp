@@ -5,6 +5,7 @@
 #pragma once
 
 #include "common/bytes.hpp"
+#include "common/keys/certificate.hpp"
 #include "common/keys/krl.hpp"
 #include "common/keys/public_key.hpp"
 #include "common/result.hpp"
@@ -25,6 +26,12 @@ public:
     // as sshkey_equal_public does), or listed in the KRL by blob, SHA-1 or
     // SHA-256.
     bool revoked(const public_key& key) const { return contents_.revokes(key); }
+    // Whether a certificate is revoked, as OpenSSH's sshkey_check_revoked
+    // answers for one: its certified key listed; in a KRL also its serial
+    // or key ID under its CA (or in a section for any CA); in a key list
+    // also its CA's key (sshkey_in_file's check_ca). A reader that must
+    // refuse a revoked CA in a KRL as well asks about signature_key().
+    bool revoked(const certificate& cert) const;
 
 private:
     friend result<revocation_list> parse_revocation_list(byte_span file);

@@ -4,6 +4,7 @@
 // a file that cannot be read or parsed revokes every key (fails closed).
 #pragma once
 
+#include "common/keys/certificate.hpp"
 #include "common/keys/public_key.hpp"
 
 #include <cstddef>
@@ -23,5 +24,7 @@ struct revocation_check {
 };
 
 revocation_check check_revocation_file(const std::string& path, const public_key& key);
+// The same for a certificate (revocation_list::revoked(const certificate&)).
+revocation_check check_revocation_file(const std::string& path, const certificate& cert);
 
 } // namespace longhaul

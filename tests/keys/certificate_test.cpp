@@ -2,6 +2,7 @@
 
 #include "common/keys/base64.hpp"
 #include "common/keys/private_key.hpp"
+#include "common/keys/revocation.hpp"
 #include "common/random.hpp"
 #include "common/wire.hpp"
 
@@ -327,4 +328,31 @@ TEST_CASE("certificate: validity times as ssh-keygen -L prints them")
     tzset();
     CHECK(certificate_time(1577836800, true) == "2020-01-01T00:00:00");
     CHECK(certificate_time(2208988800, false) == "2040-01-01T00:00:00");
+}
+
+TEST_CASE("certificate: revocation by KRL serial and key ID, and by key list")
+{
+    auto list_of = [](const std::string& name) {
+        const std::string text = cert_fixture(name);
+        auto l = parse_revocation_list(as_bytes(text));
+        REQUIRE(l.has_value());
+        return *l;
+    };
+    const auto alice = load("user_ed25519-cert.pub"); // serial 42, ca_ed25519
+    const auto rsa = load("user_rsa-cert.pub");       // key ID "rsa user", ca_rsa
+    const auto serial42 = list_of("krl_serial42");
+    CHECK(serial42.revoked(alice));
+    CHECK_FALSE(serial42.revoked(rsa));
+    // Serial 42 of another CA is another certificate.
+    CHECK_FALSE(serial42.revoked(load("host_ed25519-cert.pub")));
+    const auto rsa_id = list_of("krl_id_rsa_user");
+    CHECK(rsa_id.revoked(rsa));
+    CHECK_FALSE(rsa_id.revoked(alice));
+    // A key list: the certified key, or the CA's key (check_ca).
+    const auto ca_listed = list_of("ca_rsa.pub");
+    CHECK(ca_listed.revoked(rsa));
+    CHECK(ca_listed.revoked(load("user_sha1-cert.pub")));
+    CHECK_FALSE(ca_listed.revoked(alice));
+    CHECK(list_of("user_ed25519.pub").revoked(alice));
+    CHECK(list_of("user_ed25519.pub").revoked(load("user_expired-cert.pub")));
 }

@@ -4,7 +4,7 @@
 # Re-running makes new keys: the tests compare against what these files say.
 set -e
 cd "$(dirname "$0")"
-rm -f ca_* user_* host_* *.L
+rm -f ca_* user_* host_* krl_* *.L
 ssh-keygen -q -t ed25519 -N '' -C "longhaul test CA" -f ca_ed25519
 ssh-keygen -q -t rsa -b 2048 -N '' -C "longhaul test RSA CA" -f ca_rsa
 ssh-keygen -q -t ecdsa -b 384 -N '' -C "longhaul test ECDSA CA" -f ca_ecdsa384
@@ -29,3 +29,7 @@ cp user_ed25519.pub user_sha1.pub
 ssh-keygen -q -s ca_rsa -t ssh-rsa -I sha1 -n alice user_sha1.pub
 rm -f user_expired.pub user_sha1.pub
 for c in *-cert.pub; do TZ=UTC ssh-keygen -L -f "$c" > "${c%.pub}.L"; done
+# KRLs: serial 42 under ca_ed25519, key ID "rsa user" under ca_rsa.
+printf 'serial: 42\n' > krl.spec && ssh-keygen -q -k -f krl_serial42 -s ca_ed25519.pub krl.spec
+printf 'id: rsa user\n' > krl.spec && ssh-keygen -q -k -f krl_id_rsa_user -s ca_rsa.pub krl.spec
+rm -f krl.spec
