@@ -1,8 +1,12 @@
 // Fuzzes authorized_keys evaluation: whole files checked for a fixed key
-// (seed with lines holding it, options in front), the options parser and
-// expiry-time on their own. Nothing may crash, and a match must come from a
-// line that really holds the key.
+// (seed with lines holding it, options in front) and for a fixed user
+// certificate (cert-authority lines), the same text read as an
+// AuthorizedPrincipalsFile and a TrustedUserCAKeys file, the options parser
+// and expiry-time on their own. Nothing may crash, and a match must come
+// from a line that really holds the key (for the certificate: a
+// cert-authority line).
 #include "sshd/authorized_keys.hpp"
+#include "sshd/certificate_auth.hpp"
 
 #include "common/keys/base64.hpp"
 
@@ -21,6 +25,18 @@ const longhaul::public_key& fixed_key()
         return *longhaul::public_key::from_blob(*blob);
     }();
     return k;
+}
+
+// tests/data/certs/user_ed25519-cert.pub: principals alice and bob, both
+// critical options, the default extensions, signed by ca_ed25519.
+const longhaul::certificate& fixed_certificate()
+{
+    static const longhaul::certificate c = [] {
+        auto blob = longhaul::base64_decode(
+            "AAAAIHNzaC1lZDI1NTE5LWNlcnQtdjAxQG9wZW5zc2guY29tAAAAIDZQ4og0o/kdksATVBJjiwS0GYHsLDVI9F5SP9gt6KMlAAAAIP7UUIc5BbE3/YU7Ii5Yxp4sp/SPLoP3AH5M8QAHjBRbAAAAAAAAACoAAAABAAAADmFsaWNlQGxvbmdoYXVsAAAAEAAAAAVhbGljZQAAAANib2IAAAAAXgvhAAAAAACDqn6AAAAATAAAAA1mb3JjZS1jb21tYW5kAAAADQAAAAkvYmluL3RydWUAAAAOc291cmNlLWFkZHJlc3MAAAAUAAAAEDEyNy4wLjAuMS8zMiw6OjEAAACCAAAAFXBlcm1pdC1YMTEtZm9yd2FyZGluZwAAAAAAAAAXcGVybWl0LWFnZW50LWZvcndhcmRpbmcAAAAAAAAAFnBlcm1pdC1wb3J0LWZvcndhcmRpbmcAAAAAAAAACnBlcm1pdC1wdHkAAAAAAAAADnBlcm1pdC11c2VyLXJjAAAAAAAAAAAAAAAzAAAAC3NzaC1lZDI1NTE5AAAAIDDj6l9lKLwNyWpYax5hxQs+hb59pe/4deIOvBivwR9QAAAAUwAAAAtzc2gtZWQyNTUxOQAAAECK0dwnuqfdF+tNVQLGyIrGNZy1sSPojfyg0FMEMBv/11ZOtgotBOA7aAAHL9gQSuL8TXn0XeX9HG9PF5kAhtcA");
+        return *longhaul::certificate::from_blob(*blob);
+    }();
+    return c;
 }
 
 } // namespace
@@ -48,6 +64,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (r.match->options.cert_authority)
             std::abort();
     }
+
+    const auto cr = check_authorized_keys(text, "fuzz", fixed_certificate(), ctx);
+    if (cr.match && (!cr.match->options.cert_authority || cr.match->location.rfind("fuzz:", 0) != 0))
+        std::abort();
+    std::vector<log_message> log;
+    if (auto p = check_authorized_principals(text, "fuzz", fixed_certificate(), log))
+        if (p->location.rfind("fuzz:", 0) != 0)
+            std::abort();
+    (void)ca_key_listed(text, fixed_certificate().signature_key());
 
     const std::string_view first = text.substr(0, text.find('\n'));
     std::string reason;

@@ -161,6 +161,13 @@ EOF
             printf '# comment\n\nrestrict,pty,command="echo \\"hi\\"",from="192.0.2.0/24,!192.0.2.7",environment="LANG=C",expiry-time="20991231" %s\n' "$key" | seed "$out"
             printf 'no-port-forwarding,permitopen="host:22",permitlisten="8080",principals="a,b",tunnel="1" %s\n' "$key" | seed "$out"
             printf 'cert-authority %s\n%s\n' "$key" "$(cat "$data/keys/ecdsa256_plain_key.pub")" | seed "$out"
+            # The CA of the target's fixed certificate (tests/data/certs), on
+            # cert-authority lines and as a principals file's lines.
+            local ca
+            ca=$(cut -d' ' -f1,2 "$data/certs/ca_ed25519.pub")
+            printf 'cert-authority %s\n' "$ca" | seed "$out"
+            printf 'cert-authority,principals="alice,carol",from="192.0.2.0/24" %s\n' "$ca" | seed "$out"
+            printf 'restrict,pty alice\nbob\n' | seed "$out"
             ;;
         certificate_fuzz)
             for f in "$data"/certs/*-cert.pub; do

@@ -2,6 +2,7 @@
 
 #include "common/crypto/compression.hpp"
 #include "common/crypto/packet_cipher.hpp"
+#include "common/keys/certificate.hpp"
 #include "common/keys/public_key.hpp"
 #include "common/match.hpp"
 #include "common/name_list.hpp"
@@ -43,6 +44,19 @@ constexpr std::string_view openssh_keys =
 constexpr std::string_view our_key_types = "ssh-ed25519,ecdsa-sha2-nistp256,ecdsa-sha2-nistp384,ecdsa-sha2-nistp521,ssh-rsa";
 constexpr std::string_view our_signatures = "ssh-ed25519,ecdsa-sha2-nistp256,ecdsa-sha2-nistp384,ecdsa-sha2-nistp521,"
                                             "ssh-rsa,rsa-sha2-256,rsa-sha2-512";
+// PubkeyAcceptedAlgorithms: our signatures and the user certificates the
+// client offers (common/auth/client_certificates), in OpenSSH's listing
+// order; the default is OpenSSH 9.2's without security keys.
+constexpr std::string_view our_pubkey_algorithms =
+    "ssh-ed25519,ssh-ed25519-cert-v01@openssh.com,ecdsa-sha2-nistp256,ecdsa-sha2-nistp256-cert-v01@openssh.com,"
+    "ecdsa-sha2-nistp384,ecdsa-sha2-nistp384-cert-v01@openssh.com,ecdsa-sha2-nistp521,"
+    "ecdsa-sha2-nistp521-cert-v01@openssh.com,ssh-rsa,ssh-rsa-cert-v01@openssh.com,rsa-sha2-256,"
+    "rsa-sha2-256-cert-v01@openssh.com,rsa-sha2-512,rsa-sha2-512-cert-v01@openssh.com";
+constexpr std::string_view default_pubkey_algorithms =
+    "ssh-ed25519-cert-v01@openssh.com,ecdsa-sha2-nistp256-cert-v01@openssh.com,"
+    "ecdsa-sha2-nistp384-cert-v01@openssh.com,ecdsa-sha2-nistp521-cert-v01@openssh.com,"
+    "rsa-sha2-512-cert-v01@openssh.com,rsa-sha2-256-cert-v01@openssh.com,ssh-ed25519,ecdsa-sha2-nistp256,"
+    "ecdsa-sha2-nistp384,ecdsa-sha2-nistp521,rsa-sha2-512,rsa-sha2-256";
 
 template <class Pred>
 std::vector<std::string> filter(std::string_view list, Pred keep)
@@ -104,12 +118,18 @@ std::string all_macs() { return join(filter(openssh_macs, supported_mac)); }
 std::string all_kex_algorithms() { return join(filter(openssh_kex, supported_kex)); }
 std::string all_key_algorithms() { return std::string(our_signatures); }
 std::string all_signature_algorithms() { return std::string(our_signatures); }
+std::string all_pubkey_algorithms() { return std::string(our_pubkey_algorithms); }
 
 std::string default_client_ciphers() { return default_ciphers(); }
 std::string default_client_macs() { return default_macs(); }
 std::string default_client_kex_algorithms() { return default_kex_algorithms(); }
 std::string default_client_key_algorithms() { return default_host_key_algorithms(); }
 std::string default_ca_signature_algorithms() { return default_host_key_algorithms(); }
+std::string default_client_pubkey_algorithms() { return std::string(default_pubkey_algorithms); }
+// HostKeyAlgorithms: the same names as PubkeyAcceptedAlgorithms (OpenSSH's
+// KEX_DEFAULT_PK_ALG serves both), host certificates first.
+std::string all_host_key_algorithms() { return std::string(our_pubkey_algorithms); }
+std::string default_client_host_key_algorithms() { return std::string(default_pubkey_algorithms); }
 
 bool cipher_list_valid(std::string_view list) { return exact_names_valid(list, openssh_ciphers, nullptr); }
 bool mac_list_valid(std::string_view list) { return exact_names_valid(list, openssh_macs, nullptr); }
@@ -162,13 +182,24 @@ std::optional<std::vector<std::string>> query_algorithms(std::string_view what)
         return split(all_macs());
     if (what == "kex" || ieq("KexAlgorithms"))
         return split(all_kex_algorithms());
-    if (what == "key" || what == "key-plain")
-        return split(our_key_types);
-    if (what == "key-cert")
-        return std::vector<std::string>{}; // certificates are not supported
+    // Key types, each followed by its certificate type, as OpenSSH lists
+    // them (key), or one of the two kinds alone.
+    if (what == "key" || what == "key-plain" || what == "key-cert") {
+        std::vector<std::string> out;
+        for (auto& name : split(our_key_types)) {
+            auto cert = std::string(certificate_type_name(*key_type_from_name(name)));
+            if (what != "key-cert")
+                out.push_back(std::move(name));
+            if (what != "key-plain")
+                out.push_back(std::move(cert));
+        }
+        return out;
+    }
     if (what == "key-sig" || ieq("PubkeyAcceptedKeyTypes") || ieq("PubkeyAcceptedAlgorithms") ||
-        ieq("HostKeyAlgorithms") || ieq("HostbasedKeyTypes") || ieq("HostbasedAcceptedKeyTypes") ||
-        ieq("HostbasedAcceptedAlgorithms"))
+        ieq("HostKeyAlgorithms"))
+        return split(our_pubkey_algorithms);
+    // Host-based authentication is not implemented: no certificates there.
+    if (ieq("HostbasedKeyTypes") || ieq("HostbasedAcceptedKeyTypes") || ieq("HostbasedAcceptedAlgorithms"))
         return split(our_signatures);
     if (what == "sig")
         return split(our_signatures);

@@ -28,6 +28,7 @@ std::string all_macs();
 std::string all_kex_algorithms();
 std::string all_key_algorithms();       // host key / pubkey algorithms
 std::string all_signature_algorithms(); // CASignatureAlgorithms
+std::string all_pubkey_algorithms();    // PubkeyAcceptedAlgorithms: keys and user certificates
 
 // The client's default lists (OpenSSH 9.2's, restricted to this build).
 std::string default_client_ciphers();
@@ -35,6 +36,9 @@ std::string default_client_macs();
 std::string default_client_kex_algorithms();
 std::string default_client_key_algorithms(); // HostKey/PubkeyAccepted/HostbasedAccepted
 std::string default_ca_signature_algorithms();
+std::string default_client_pubkey_algorithms(); // PubkeyAcceptedAlgorithms, certificates first
+std::string all_host_key_algorithms();            // HostKeyAlgorithms: keys and host certificates
+std::string default_client_host_key_algorithms(); // HostKeyAlgorithms, certificates first
 
 // Validation as OpenSSH's ciphers_valid/mac_valid/kex_names_valid (exact
 // names, empty elements skipped, at least one name) and

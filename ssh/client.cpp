@@ -4,6 +4,7 @@
 #include "common/physical_memory.hpp"
 #include "common/text.hpp"
 #include "ssh/detail/ssh_client.hpp"
+#include "ssh/algorithm_names.hpp"
 #include "ssh/host_key_check.hpp"
 #include "ssh/known_hosts.hpp"
 #include "ssh/prompt.hpp"
@@ -129,7 +130,7 @@ transport_config ssh_client::make_transport_config()
             known.load_file(name, f, sink_);
         for (const auto& f : cfg_.global_known_hosts_files)
             known.load_file(name, f, sink_);
-        tc.host_key_algorithms = order_host_key_algorithms(default_host_key_algorithms(), known);
+        tc.host_key_algorithms = order_host_key_algorithms(default_client_host_key_algorithms(), known);
     }
     tc.compression = cfg_.compression.value_or(false) ? "zlib@openssh.com,zlib,none" : "none";
     if (cfg_.rekey_limit && *cfg_.rekey_limit > 0)
@@ -370,8 +371,10 @@ void ssh_client::report_disconnect(const transport_event& ev)
 
 void ssh_client::on_host_key(const public_key& key)
 {
-    log_.debug("Server host key: " + std::string(key.type_name()) + " " +
-               key_fingerprint_text(key, cfg_.fingerprint_hash.value_or(key_fingerprint_hash::sha256)));
+    // verify_host_key logs "Server host key: ..." (or "Server host
+    // certificate: ..."), once, as OpenSSH does.
+    const auto& server_cert = core_->server_host_certificate();
+    const certificate* cert = server_cert ? &*server_cert : nullptr;
     host_key_target target;
     target.hostname = host_;
     target.port = port_;
@@ -381,7 +384,7 @@ void ssh_client::on_host_key(const public_key& key)
     }
     host_key_prompter ui;
     ui.read_line = [](const std::string& prompt) { return read_line(prompt); };
-    host_key_verdict v = verify_host_key(cfg_, target, key, *inv_.env, ui, rng_, sink_);
+    host_key_verdict v = verify_host_key(cfg_, target, key, cert, *inv_.env, ui, rng_, sink_);
     if (!v.fatal.empty())
         log_.error(v.fatal);
     if (!v.accepted) {

@@ -4,6 +4,7 @@
 // drives the machine; this answers what only the program can.
 #include "ssh/detail/ssh_client.hpp"
 
+#include "common/auth/client_certificates.hpp"
 #include "common/keys/key_file.hpp"
 #include "common/text.hpp"
 #include "ssh/client_agent_forwarding.hpp"
@@ -28,6 +29,45 @@ void ssh_client::log_algorithms()
                " compression: " + a.compression_c2s);
 }
 
+namespace {
+
+// OpenSSH's key type numbers (sshkey.h's KEY_*), which its "certificate
+// file PATH type N" debug line prints: -1 when nothing was read.
+int openssh_cert_type_number(key_type t)
+{
+    switch (t) {
+    case key_type::rsa: return 4;     // KEY_RSA_CERT
+    case key_type::ed25519: return 7; // KEY_ED25519_CERT
+    default: return 6;                // KEY_ECDSA_CERT
+    }
+}
+
+// A user certificate from `path` (or `path`.pub), or nullopt with the reason
+// at debug level (a CertificateFile's line as OpenSSH prints it; a missing
+// "<identity>-cert.pub" is the usual case, not news). A host certificate
+// is skipped as OpenSSH skips it.
+std::optional<certificate> load_user_certificate(logger& log, const std::string& path, const std::string& name,
+                                                 bool explicit_file)
+{
+    auto cert = load_certificate_file(path);
+    if (explicit_file)
+        log.debug("certificate file " + path + " type " +
+                  std::to_string(cert ? openssh_cert_type_number(cert->key().type()) : -1));
+    if (!cert) {
+        if (cert.error() != errc::io_error)
+            log.debug("load_public_identity_files: " + path + ": " + std::string(to_string(cert.error())) +
+                      (cert.error() == errc::unsupported ? " (not a certificate)" : ""));
+        return std::nullopt;
+    }
+    if (cert->kind() != cert_kind::user) {
+        log.debug("pubkey_prepare: ignoring certificate " + name + ": not a user certificate");
+        return std::nullopt;
+    }
+    return std::move(*cert);
+}
+
+} // namespace
+
 agent_binding ssh_client::agent_binding_of() const
 {
     agent_binding b;
@@ -45,6 +85,22 @@ std::vector<client_identity> ssh_client::collect_identities()
     std::vector<client_identity> files;
     if (cfg_.pubkey_authentication.value_or(pubkey_authentication::all) == pubkey_authentication::no)
         return files;
+    // CertificateFile entries come first, before agent keys, each signed by
+    // the identity holding its key; without any, every identity file's
+    // "<path>-cert.pub" is offered after the file's own key (OpenSSH's
+    // load_public_identity_files and pubkey_prepare).
+    std::vector<client_identity> certs;
+    for (const auto& f : cfg_.certificate_files) {
+        std::string path;
+        try {
+            path = expand_identity_path(f.path, cfg_, *inv_.env);
+        } catch (const std::exception& e) {
+            log_.error(e.what());
+            continue;
+        }
+        if (auto cert = load_user_certificate(log_, path, path, true))
+            certs.push_back(identity_from_certificate(std::move(*cert), path, f.user_provided, nullptr));
+    }
     for (const auto& f : cfg_.identity_files) {
         std::string path;
         try {
@@ -64,12 +120,17 @@ std::vector<client_identity> ssh_client::collect_identities()
             }
             return inner(passphrase);
         };
+        auto load = id.load;
         files.push_back(std::move(id));
+        if (!cfg_.certificate_files.empty())
+            continue;
+        if (auto cert = load_user_certificate(log_, path + "-cert", path, false))
+            files.push_back(identity_from_certificate(std::move(*cert), path, f.user_provided, std::move(load)));
     }
     // OpenSSH's pubkey_prepare: agent keys first (file keys the agent holds
     // are used through it), then the remaining files; IdentitiesOnly drops
     // agent keys that no IdentityFile names.
-    std::vector<client_identity> out;
+    std::vector<client_identity> out = std::move(certs);
     const std::string sock = agent_socket_path(cfg_);
     if (!sock.empty()) {
         auto a = agent_client::connect(sock);
@@ -81,19 +142,29 @@ std::vector<client_identity> ssh_client::collect_identities()
             auto ids = agent_->request_identities();
             if (ids) {
                 for (const auto& id : *ids) {
-                    if (!id.key)
+                    // Keys, and the user certificates ssh-add loaded with
+                    // them; other types are skipped.
+                    std::optional<client_identity> ci;
+                    if (id.key)
+                        ci = identity_from_agent(id);
+                    else
+                        ci = identity_from_agent_certificate(id);
+                    if (!ci)
                         continue;
+                    // A certificate matches only itself, a key only the
+                    // plain key (OpenSSH's sshkey_equal).
                     auto match = std::find_if(files.begin(), files.end(), [&](const client_identity& f) {
-                        return f.key && *f.key == *id.key;
+                        if (ci->cert)
+                            return f.cert && f.cert->blob() == ci->cert->blob();
+                        return !f.cert && f.key && *f.key == *ci->key;
                     });
                     if (match != files.end()) {
-                        client_identity ci = identity_from_agent(id);
-                        ci.name = match->name;
-                        ci.user_provided = match->user_provided;
+                        ci->name = match->name;
+                        ci->user_provided = match->user_provided;
                         files.erase(match);
-                        out.push_back(std::move(ci));
+                        out.push_back(std::move(*ci));
                     } else if (!cfg_.identities_only.value_or(false)) {
-                        out.push_back(identity_from_agent(id));
+                        out.push_back(std::move(*ci));
                     }
                 }
             }

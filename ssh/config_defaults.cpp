@@ -149,14 +149,14 @@ void fill_default_options(client_config& c)
              fill_error("kex_algorithms"));
     assemble(c.hostbased_accepted_algorithms, default_client_key_algorithms(), all_key_algorithms(),
              openssh_key_algorithm_names(), fill_error("hostbased_accepted_algos"));
-    assemble(c.pubkey_accepted_algorithms, default_client_key_algorithms(), all_key_algorithms(),
+    assemble(c.pubkey_accepted_algorithms, default_client_pubkey_algorithms(), all_pubkey_algorithms(),
              openssh_key_algorithm_names(), fill_error("pubkey_accepted_algos"));
     assemble(c.ca_signature_algorithms, default_ca_signature_algorithms(), all_signature_algorithms(),
              openssh_key_algorithm_names(), fill_error("ca_sign_algorithms"));
     if (c.host_key_algorithms) {
         // Left unset otherwise: the connection orders the defaults by the
         // key types known for the host.
-        assemble(c.host_key_algorithms, default_client_key_algorithms(), all_key_algorithms(),
+        assemble(c.host_key_algorithms, default_client_host_key_algorithms(), all_host_key_algorithms(),
                  openssh_key_algorithm_names(), "ssh_kex2: kex_assemble_namelist: invalid argument");
     }
 

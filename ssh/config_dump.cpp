@@ -156,7 +156,7 @@ std::string dump_config(const client_config& o)
     d.string("bindinterface", o.bind_interface);
     d.string("ciphers", o.ciphers);
     d.string("controlpath", o.control_path);
-    d.line("hostkeyalgorithms", o.host_key_algorithms.value_or(default_client_key_algorithms()));
+    d.line("hostkeyalgorithms", o.host_key_algorithms.value_or(default_client_host_key_algorithms()));
     d.string("hostkeyalias", o.host_key_alias);
     d.string("hostbasedacceptedalgorithms", o.hostbased_accepted_algorithms);
     d.string("identityagent", o.identity_agent);

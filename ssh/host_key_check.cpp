@@ -2,9 +2,12 @@
 
 #include "common/keys/revocation_file.hpp"
 #include "common/text_parse.hpp"
+#include "ssh/algorithm_names.hpp"
 #include "ssh/detail/config_values.hpp"
+#include "ssh/host_key_check_cert.hpp"
 
 #include <algorithm>
+#include <ctime>
 
 namespace longhaul {
 
@@ -16,9 +19,9 @@ std::string cut(std::string_view s, std::size_t n) { return std::string(s.substr
 
 class checker {
 public:
-    checker(client_config& cfg, const host_key_target& target, const public_key& key, const config_environment& env,
-            const host_key_prompter& ui, random_source& rng, const log_sink& log)
-        : cfg_(cfg), target_(target), key_(key), env_(env), ui_(ui), rng_(rng), log_(log)
+    checker(client_config& cfg, const host_key_target& target, const public_key& key, const certificate* cert,
+            const config_environment& env, const host_key_prompter& ui, random_source& rng, const log_sink& log)
+        : cfg_(cfg), target_(target), key_(key), cert_(cert), env_(env), ui_(ui), rng_(rng), log_(log)
     {
     }
 
@@ -31,7 +34,7 @@ public:
             v.accepted = v.trusted = true;
             return v;
         }
-        v.accepted = check(target_.port, mode::read_write, false, v.trusted);
+        v.accepted = check(target_.port, mode::read_write, false, v.trusted, cert_);
         v.fatal = std::move(fatal_);
         if (!v.fatal.empty())
             v.accepted = false;
@@ -79,7 +82,24 @@ private:
         return e != nullptr && std::find(g.begin(), g.end(), e->file) != g.end();
     }
 
-    bool check(int port, mode m, bool clobber_port, bool& trusted)
+    // With a certificate that no CA in known_hosts vouches for (or that
+    // check_host_cert refuses), OpenSSH retries with the key it certifies,
+    // as a plain key; a revoked one is not retried.
+    bool check(int port, mode m, bool clobber_port, bool& trusted, const certificate* cert)
+    {
+        host_key_status status = host_key_status::not_found;
+        if (check_with(port, m, clobber_port, trusted, cert, cert == nullptr, status))
+            return true;
+        if (cert == nullptr || status == host_key_status::revoked)
+            return false;
+        emit(log_level::debug1, "No matching CA found. Retry with plain key");
+        // The address is not looked up after the downgrade either (OpenSSH
+        // loads its keys only when the first try is not a certificate).
+        return check_with(port, m, clobber_port, trusted, nullptr, false, status);
+    }
+
+    bool check_with(int port, mode m, bool clobber_port, bool& trusted, const certificate* cert, bool ip_allowed,
+                    host_key_status& status_out)
     {
         const bool via_proxy = !target_.address.has_value();
         const std::string host = known_hosts_name(target_.hostname, clobber_port ? 0 : port, cfg_.host_key_alias);
@@ -94,22 +114,24 @@ private:
             host_known.load_file(host, f, log_);
         for (const auto& f : cfg_.global_known_hosts_files)
             host_known.load_file(host, f, log_);
-        if (check_ip) {
+        if (check_ip && ip_allowed) {
             for (const auto& f : cfg_.user_known_hosts_files)
                 ip_known.load_file(ip, f, log_);
             for (const auto& f : cfg_.global_known_hosts_files)
                 ip_known.load_file(ip, f, log_);
         }
 
-        const std::string type(key_type_label(key_));
+        const std::string type = cert != nullptr ? certificate_type_label(*cert) : std::string(key_type_label(key_));
         const known_host_entry* host_found = nullptr;
         const known_host_entry* ip_found = nullptr;
-        const host_key_status host_status = host_known.check(key_, &host_found);
+        const host_key_status host_status =
+            cert != nullptr ? host_known.check_certificate(*cert, &host_found) : host_known.check(key_, &host_found);
+        status_out = host_status;
         if (m == mode::read_write && cfg_.user_known_hosts_files.empty())
             m = mode::read_only;
         host_key_status ip_status = host_status;
         bool host_ip_differ = false;
-        if (check_ip) {
+        if (check_ip && ip_allowed) {
             ip_status = ip_known.check(key_, &ip_found);
             if (host_status == host_key_status::changed &&
                 (ip_status != host_key_status::changed ||
@@ -122,8 +144,19 @@ private:
 
         switch (host_status) {
         case host_key_status::ok:
-            emit(log_level::debug1, "Host '" + cut(host, 200) + "' is known and matches the " + type + " host key.");
-            emit(log_level::debug1, "Found key in " + host_found->file + ":" + std::to_string(host_found->line));
+            emit(log_level::debug1, "Host '" + cut(host, 200) + "' is known and matches the " + type + " host " +
+                                        (cert != nullptr ? "certificate." : "key."));
+            emit(log_level::debug1, std::string(cert != nullptr ? "Found CA key in " : "Found key in ") +
+                                        host_found->file + ":" + std::to_string(host_found->line));
+            if (cert != nullptr) {
+                // The name is the one given (or HostKeyAlias), never [host]:port.
+                const std::string name = cfg_.host_key_alias.value_or(target_.hostname);
+                const std::string ca_algs = cfg_.ca_signature_algorithms.value_or(default_ca_signature_algorithms());
+                if (auto problem = check_host_certificate(*cert, name, ca_algs, now_)) {
+                    emit(problem->level, problem->message);
+                    return false;
+                }
+            }
             if (*cfg_.update_hostkeys != yes_no_ask::no &&
                 (in_system_files(host_found) || (ip_status == host_key_status::ok && in_system_files(ip_found)))) {
                 cfg_.update_hostkeys = yes_no_ask::no;
@@ -150,12 +183,12 @@ private:
             if (!cfg_.host_key_alias && port != 0 && port != 22 && !clobber_port) {
                 emit(log_level::debug1, "checking without port identifier");
                 bool inner_trusted = false;
-                if (check(0, mode::read_quiet, true, inner_trusted)) {
+                if (check(0, mode::read_quiet, true, inner_trusted, cert)) {
                     emit(log_level::debug1, "found matching key w/out port");
                     break;
                 }
             }
-            if (m != mode::read_write)
+            if (m != mode::read_write || cert != nullptr)
                 return false;
             if (strict == strict_host_key_checking::yes) {
                 emit(log_level::error, "No " + type + " host key is known for " + cut(host, 200) +
@@ -333,6 +366,8 @@ private:
     client_config& cfg_;
     const host_key_target& target_;
     const public_key& key_;
+    const certificate* cert_;
+    const std::uint64_t now_ = static_cast<std::uint64_t>(std::time(nullptr));
     const config_environment& env_;
     const host_key_prompter& ui_;
     random_source& rng_;
@@ -346,16 +381,30 @@ host_key_verdict verify_host_key(client_config& cfg, const host_key_target& targ
                                  const config_environment& env, const host_key_prompter& ui, random_source& rng,
                                  const log_sink& log)
 {
-    const std::string fp = key_fingerprint_text(key, cfg.fingerprint_hash.value_or(key_fingerprint_hash::sha256));
-    if (log)
-        log(log_level::debug1, "Server host key: " + std::string(key.type_name()) + " " + fp);
+    return verify_host_key(cfg, target, key, nullptr, env, ui, rng, log);
+}
+
+host_key_verdict verify_host_key(client_config& cfg, const host_key_target& target, const public_key& key,
+                                 const certificate* cert, const config_environment& env, const host_key_prompter& ui,
+                                 random_source& rng, const log_sink& log)
+{
+    const auto hash = cfg.fingerprint_hash.value_or(key_fingerprint_hash::sha256);
+    const std::string fp = key_fingerprint_text(key, hash);
+    if (log) {
+        if (cert != nullptr)
+            log(log_level::debug1, server_host_certificate_line(*cert, hash));
+        else
+            log(log_level::debug1, "Server host key: " + std::string(key.type_name()) + " " + fp);
+    }
     // RevokedHostKeys comes before everything else, even the loopback
     // exemption, and a file that cannot be read refuses every host key.
     // OpenSSH 9.2 uses the path as written (no ~ or % expansion).
     if (cfg.revoked_host_keys) {
-        const auto check = check_revocation_file(*cfg.revoked_host_keys, key);
+        const auto check = cert != nullptr ? check_certificate_revocation(*cfg.revoked_host_keys, *cert)
+                                           : check_revocation_file(*cfg.revoked_host_keys, key);
         if (check.result != revocation_check::status::not_revoked) {
-            const std::string what = std::string(key_type_label(key)) + " " + fp;
+            const std::string what =
+                (cert != nullptr ? certificate_type_label(*cert) : std::string(key_type_label(key))) + " " + fp;
             if (log) {
                 if (check.result == revocation_check::status::revoked)
                     log(log_level::error, "Host key " + what + " revoked by file " + *cfg.revoked_host_keys);
@@ -366,7 +415,7 @@ host_key_verdict verify_host_key(client_config& cfg, const host_key_target& targ
             return {};
         }
     }
-    return checker(cfg, target, key, env, ui, rng, log).run();
+    return checker(cfg, target, key, cert, env, ui, rng, log).run();
 }
 
 std::string unknown_host_prompt(std::string_view host_name, std::string_view ip_name, std::string_view type_label,

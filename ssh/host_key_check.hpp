@@ -5,6 +5,7 @@
 // OpenSSH's prompts and warnings word for word.
 #pragma once
 
+#include "common/keys/certificate.hpp"
 #include "common/keys/public_key.hpp"
 #include "common/random.hpp"
 #include "ssh/client_config.hpp"
@@ -58,6 +59,19 @@ struct host_key_verdict {
 host_key_verdict verify_host_key(client_config& cfg, const host_key_target& target, const public_key& key,
                                  const config_environment& env, const host_key_prompter& ui, random_source& rng,
                                  const log_sink& log);
+// The same when the server presented a host certificate `cert` (nullptr:
+// a plain key) certifying `key`, as OpenSSH's verify_host_key and
+// check_host_key do: "Server host certificate: ..." at debug level;
+// RevokedHostKeys checked for the key, its CA and (in a KRL) the
+// certificate; then a @cert-authority entry for the host (or its
+// [host]:port name) must hold the CA key and check_host_cert must pass
+// (host certificate, valid now, HostKeyAlias or the host name among its
+// principals, CASignatureAlgorithms). Otherwise "No matching CA found.
+// Retry with plain key" and `key` is checked as a plain key (so
+// StrictHostKeyChecking decides, and a new key is filed as a plain one).
+host_key_verdict verify_host_key(client_config& cfg, const host_key_target& target, const public_key& key,
+                                 const certificate* cert, const config_environment& env, const host_key_prompter& ui,
+                                 random_source& rng, const log_sink& log);
 
 // The texts, for callers that build their own flow.
 

@@ -1,5 +1,7 @@
 #include "ssh/known_hosts.hpp"
 
+#include "common/transport/host_key_algorithms.hpp"
+
 #include "common/file_read.hpp"
 #include "common/crypto/hash.hpp"
 #include "common/keys/base64.hpp"
@@ -178,6 +180,29 @@ host_key_status host_keys::check(const public_key& key, const known_host_entry**
     return status;
 }
 
+host_key_status host_keys::check_certificate(const certificate& cert, const known_host_entry** found) const
+{
+    host_key_status status = host_key_status::not_found;
+    const known_host_entry* hit = nullptr;
+    for (const auto& e : entries_) {
+        if (e.marker == known_hosts_marker::cert_authority && e.key == cert.signature_key()) {
+            status = host_key_status::ok;
+            hit = &e;
+            break;
+        }
+    }
+    for (const auto& e : entries_) {
+        if (e.marker == known_hosts_marker::revoked && (e.key == cert.key() || e.key == cert.signature_key())) {
+            status = host_key_status::revoked;
+            hit = nullptr;
+            break;
+        }
+    }
+    if (found != nullptr)
+        *found = hit;
+    return status;
+}
+
 const known_host_entry* host_keys::find_type(key_type type) const
 {
     for (const auto& e : entries_)
@@ -235,15 +260,20 @@ std::string order_host_key_algorithms(std::string_view algorithms, const host_ke
             break;
         start = comma + 1;
     }
+    // A certificate algorithm counts as its plain key type here (ssh falls
+    // back from a certificate to its key when no CA vouches for it).
     auto known_type = [&](std::string_view alg) {
-        auto t = key_type_for_signature_algorithm(alg);
+        auto t = host_key_type_for_algorithm(alg);
         return t && known.find_type(*t) != nullptr;
     };
     if (algs.empty() || known_type(algs.front()))
         return std::string(algorithms);
+    // Any @cert-authority line for the host puts every certificate
+    // algorithm first, as OpenSSH's order_hostkeyalgs does.
+    const bool have_ca = known.has_cert_authority();
     std::string first, last;
     for (auto a : algs) {
-        std::string& to = known_type(a) ? first : last;
+        std::string& to = known_type(a) || (have_ca && is_certificate_algorithm(a)) ? first : last;
         if (!to.empty())
             to.push_back(',');
         to.append(a);

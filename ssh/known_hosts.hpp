@@ -5,6 +5,7 @@
 // host key against them; and appending new keys.
 #pragma once
 
+#include "common/keys/certificate.hpp"
 #include "common/keys/key_lines.hpp"
 #include "common/keys/public_key.hpp"
 #include "common/random.hpp"
@@ -61,6 +62,12 @@ public:
     // @revoked entry holds this key. `found` gets the matching entry (ok) or
     // the last non-matching one (changed).
     host_key_status check(const public_key& key, const known_host_entry** found = nullptr) const;
+    // The same for a host certificate (check_key_in_hostkeys with a
+    // certificate): ok when a @cert-authority entry holds its CA key, else
+    // not_found (never changed: a CA for other hosts is not a conflict);
+    // revoked, overriding, when an @revoked entry holds the certified key
+    // or the CA key. `found` gets the CA entry (ok).
+    host_key_status check_certificate(const certificate& cert, const known_host_entry** found = nullptr) const;
     // The first unmarked entry of this key type (ECDSA curves are distinct types).
     const known_host_entry* find_type(key_type type) const;
     bool has_cert_authority() const;
@@ -78,8 +85,10 @@ std::vector<std::string> other_names_for_key(const public_key& key, std::string_
                                              const log_sink& log = {});
 
 // OpenSSH's order_hostkeyalgs(): with HostKeyAlgorithms not configured,
-// the algorithms whose key types are known for the host go first (all of
-// `algorithms` unchanged when the first one's type is known).
+// the algorithms whose key types are known for the host go first, and
+// every certificate algorithm when a @cert-authority line matches the host
+// (all of `algorithms` unchanged when the first one's plain key type is
+// known).
 std::string order_host_key_algorithms(std::string_view algorithms, const host_keys& known);
 
 // The key type word of messages: "ED25519", "ECDSA", "RSA".

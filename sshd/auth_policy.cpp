@@ -52,6 +52,7 @@ server_auth_settings sshd_auth_policy::settings_for(const server_config& c) cons
     s.authentication_methods = c.authentication_methods;
     s.max_auth_tries = c.max_auth_tries;
     s.pubkey_accepted_algorithms = c.pubkey_accepted_algorithms;
+    s.ca_signature_algorithms = c.ca_signature_algorithms;
     if (!c.banner.empty() && c.banner != "none") {
         std::ifstream f(c.banner);
         std::stringstream ss;
@@ -119,6 +120,44 @@ user_lookup sshd_auth_policy::lookup(std::string_view user)
     return out;
 }
 
+authorized_keys_context sshd_auth_policy::keys_context() const
+{
+    const server_config& c = *user_config_;
+    authorized_keys_context ctx;
+    ctx.user = account_ ? account_->name : std::string();
+    ctx.remote_address = facts_.remote_address;
+    ctx.remote_host = facts_.remote_host;
+    ctx.now = std::time(nullptr);
+    ctx.fingerprint = c.fingerprint;
+    ctx.permit_user_environment = c.permit_user_environment;
+    ctx.permit_user_environment_patterns = c.permit_user_environment_patterns;
+    return ctx;
+}
+
+std::optional<authorized_key_match> sshd_auth_policy::find_in_authorized_keys(const keys_file_check& check)
+{
+    std::vector<log_message> notes;
+    std::optional<authorized_key_match> found;
+    {
+        // Read as the user, not as root (OpenSSH's temporarily_use_uid).
+        temporary_identity as_user(*account_, groups_);
+        for (const auto& path : authorized_keys_paths(*user_config_, *account_, notes)) {
+            auto file = read_user_file(path, *account_, user_config_->strict_modes);
+            log_all(file.log);
+            if (!file.contents)
+                continue;
+            auto r = check(*file.contents, path);
+            log_all(r.log);
+            if (r.match) {
+                found = std::move(r.match);
+                break;
+            }
+        }
+    }
+    log_all(notes);
+    return found;
+}
+
 key_decision sshd_auth_policy::key_allowed(std::string_view, const public_key& key, bool)
 {
     key_decision d;
@@ -139,33 +178,11 @@ key_decision sshd_auth_policy::key_allowed(std::string_view, const public_key& k
         if (revoked.refused)
             return d;
     }
-    authorized_keys_context ctx;
-    ctx.user = account_->name;
-    ctx.remote_address = facts_.remote_address;
-    ctx.remote_host = facts_.remote_host;
-    ctx.now = std::time(nullptr);
-    ctx.fingerprint = c.fingerprint;
-    ctx.permit_user_environment = c.permit_user_environment;
-    ctx.permit_user_environment_patterns = c.permit_user_environment_patterns;
-    std::vector<log_message> notes;
-    std::optional<authorized_key_match> found;
-    {
-        // Read as the user, not as root (OpenSSH's temporarily_use_uid).
-        temporary_identity as_user(*account_, groups_);
-        for (const auto& path : authorized_keys_paths(c, *account_, notes)) {
-            auto file = read_user_file(path, *account_, c.strict_modes);
-            log_all(file.log);
-            if (!file.contents)
-                continue;
-            auto r = check_authorized_keys(*file.contents, path, key, ctx);
-            log_all(r.log);
-            if (r.match) {
-                found = std::move(r.match);
-                break;
-            }
-        }
-    }
-    log_all(notes);
+    const authorized_keys_context ctx = keys_context();
+    std::optional<authorized_key_match> found = find_in_authorized_keys(
+        [&](std::string_view contents, const std::string& path) {
+            return check_authorized_keys(contents, path, key, ctx);
+        });
     if (!found && !c.authorized_keys_command.empty() && c.authorized_keys_command != "none") {
         keys_command_request req;
         req.command = c.authorized_keys_command;
@@ -198,6 +215,9 @@ server_auth_policy sshd_auth_policy::make_policy()
     p.lookup_user = [this](std::string_view user) { return lookup(user); };
     p.key_allowed = [this](std::string_view user, const public_key& key, bool sig) {
         return key_allowed(user, key, sig);
+    };
+    p.certificate_allowed = [this](std::string_view user, const certificate& cert, bool sig) {
+        return certificate_allowed(user, cert, sig);
     };
     return p;
 }

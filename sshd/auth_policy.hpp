@@ -1,7 +1,8 @@
 // sshd's answers to the authentication machine's questions: who a user is
 // (AllowUsers/DenyUsers/AllowGroups/DenyGroups, shells, Match settings,
 // account expiry), whether a key is in their authorized_keys (read with the
-// user's identity, StrictModes applied) or AuthorizedKeysCommand output.
+// user's identity, StrictModes applied) or AuthorizedKeysCommand output,
+// and for user certificates TrustedUserCAKeys and AuthorizedPrincipalsFile.
 #pragma once
 
 #include "common/auth/server_auth.hpp"
@@ -44,6 +45,19 @@ public:
 private:
     user_lookup lookup(std::string_view user);
     key_decision key_allowed(std::string_view user, const public_key& key, bool with_signature);
+    // User certificates (auth_policy_certificate.cpp): RevokedKeys, then
+    // cert-authority lines in the authorized keys files, then
+    // TrustedUserCAKeys with AuthorizedPrincipalsFile, as OpenSSH's
+    // user_key_allowed() orders them.
+    key_decision certificate_allowed(std::string_view user, const certificate& cert, bool with_signature);
+    std::optional<authorized_key_match> trusted_ca_match(const certificate& cert, const authorized_keys_context& ctx);
+    authorized_keys_context keys_context() const;
+    // The first match in the user's AuthorizedKeysFile files, read as the
+    // user, each file's contents given to `check` (a plain key's or a
+    // certificate's check_authorized_keys).
+    using keys_file_check =
+        std::function<authorized_keys_result(std::string_view contents, const std::string& path)>;
+    std::optional<authorized_key_match> find_in_authorized_keys(const keys_file_check& check);
     bool allowed_user(const user_account& u, const user_groups& g);
     void log_all(const std::vector<log_message>& msgs);
 

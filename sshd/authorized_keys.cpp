@@ -4,6 +4,7 @@
 #include "common/match.hpp"
 #include "common/percent_expand.hpp"
 #include "common/text_parse.hpp"
+#include "sshd/certificate_auth.hpp"
 #include "sshd/sshd_config_keywords.hpp"
 
 #include <cctype>
@@ -80,6 +81,24 @@ bool unterminated_options(std::string_view line)
 }
 
 } // namespace
+
+int match_cidr_list(std::string_view address, std::string_view list)
+{
+    // OpenSSH's addr_match_cidr_list: CIDR blocks and addresses only (no
+    // patterns, no negation); any other entry makes the list invalid.
+    int result = 0;
+    while (true) {
+        const auto comma = list.find(',');
+        const std::string_view entry = list.substr(0, comma);
+        if (entry.empty() || entry.size() > 46 + 3 || !valid_cidr(entry))
+            return -1;
+        if (!address.empty() && addr_match_list(address, entry) == addr_list_result::positive)
+            result = 1;
+        if (comma == std::string_view::npos)
+            return result;
+        list.remove_prefix(comma + 1);
+    }
+}
 
 std::optional<std::uint64_t> parse_expiry_time(std::string_view s)
 {
@@ -227,11 +246,57 @@ std::vector<std::string> permitted_user_environment(const std::vector<std::strin
     return out;
 }
 
-authorized_keys_result check_authorized_keys(std::string_view contents, std::string_view source,
-                                             const public_key& key, const authorized_keys_context& ctx)
+bool authorise_key_options(const authorized_key_options& opts, bool allow_cert_authority, std::string_view where,
+                           const authorized_keys_context& ctx, std::vector<log_message>& out)
+{
+    auto log = [&](syslog_level level, std::string text) { out.push_back({level, std::move(text)}); };
+    const std::string loc(where);
+    if (opts.valid_before && ctx.now > 0 && *opts.valid_before < static_cast<std::uint64_t>(ctx.now)) {
+        log(syslog_level::debug1, loc + ": entry expired at " + format_time(*opts.valid_before));
+        return false;
+    }
+    if (opts.principals && !opts.cert_authority) {
+        log(syslog_level::debug1, loc + ": principals on non-CA key");
+        return false;
+    }
+    if (!allow_cert_authority && opts.cert_authority) {
+        log(syslog_level::debug1, loc + ": cert-authority flag invalid here");
+        return false;
+    }
+    if (opts.required_from) {
+        const int m = match_host_and_ip(ctx.remote_host, ctx.remote_address, *opts.required_from);
+        if (m != 1) {
+            if (m < 0)
+                log(syslog_level::debug1, loc + ": invalid from criteria");
+            log(syslog_level::info, loc + ": Authentication tried for " + ctx.user.substr(0, 100) +
+                                        " with correct key but not from a permitted host (host=" +
+                                        ctx.remote_host.substr(0, 200) + ", ip=" + ctx.remote_address.substr(0, 200) +
+                                        ", required=" + opts.required_from->substr(0, 200) + ").");
+            return false;
+        }
+    }
+    if (opts.required_from_cert) {
+        const int m = match_cidr_list(ctx.remote_address, *opts.required_from_cert);
+        if (m != 1) {
+            if (m < 0)
+                log(syslog_level::error, loc + ": Certificate source-address invalid");
+            log(syslog_level::info, loc + ": Authentication tried for " + ctx.user.substr(0, 100) +
+                                        " with valid certificate but not from a permitted source address (" +
+                                        ctx.remote_address.substr(0, 200) + ").");
+            return false;
+        }
+    }
+    return true;
+}
+
+namespace {
+
+// Reads every line of an authorized_keys file or command output, as
+// OpenSSH does, and hands each key line to `check` until one matches.
+template <typename Check>
+authorized_keys_result scan_authorized_keys(std::string_view contents, std::string_view source, Check check)
 {
     authorized_keys_result r;
-    auto log = [&](syslog_level level, std::string text) { r.log.push_back({level, std::move(text)}); };
     std::size_t line_number = 0;
     while (!contents.empty()) {
         const auto nl = contents.find('\n');
@@ -248,57 +313,68 @@ authorized_keys_result check_authorized_keys(std::string_view contents, std::str
             while (!trimmed.empty() && (trimmed.front() == ' ' || trimmed.front() == '\t'))
                 trimmed.remove_prefix(1);
             if (unterminated_options(trimmed))
-                log(syslog_level::error, "invalid key option string");
+                r.log.push_back({syslog_level::error, "invalid key option string"});
             continue;
         }
-        if (!(parsed->key == key))
-            continue;
+        check(*parsed, loc, r);
+    }
+    return r;
+}
+
+} // namespace
+
+authorized_keys_result check_authorized_keys(std::string_view contents, std::string_view source,
+                                             const public_key& key, const authorized_keys_context& ctx)
+{
+    return scan_authorized_keys(contents, source, [&](const public_key_line& parsed, const std::string& loc,
+                                                      authorized_keys_result& r) {
+        auto log = [&](syslog_level level, std::string text) { r.log.push_back({level, std::move(text)}); };
+        if (!(parsed.key == key))
+            return;
         std::string reason;
-        auto opts = parse_authorized_key_options(parsed->options, reason);
+        auto opts = parse_authorized_key_options(parsed.options, reason);
         if (!opts) {
             log(syslog_level::debug1, loc + ": bad key options: " + reason);
-            continue;
+            return;
         }
         // A plain key on a cert-authority line is not a match.
         if (opts->cert_authority)
-            continue;
+            return;
         const std::string fp = fingerprint_of(key, ctx.fingerprint);
         const std::string type(key_type_short_name(key.type()));
         log(syslog_level::debug1, loc + ": matching key found: " + type + " " + fp);
-
-        bool refused = false;
-        if (opts->valid_before && ctx.now > 0 && *opts->valid_before < static_cast<std::uint64_t>(ctx.now)) {
-            log(syslog_level::debug1, loc + ": entry expired at " + format_time(*opts->valid_before));
-            refused = true;
-        } else if (opts->principals) {
-            log(syslog_level::debug1, loc + ": principals on non-CA key");
-            refused = true;
-        } else if (opts->required_from) {
-            const int m = match_host_and_ip(ctx.remote_host, ctx.remote_address, *opts->required_from);
-            if (m != 1) {
-                if (m < 0)
-                    log(syslog_level::debug1, loc + ": invalid from criteria");
-                log(syslog_level::info, loc + ": Authentication tried for " + ctx.user.substr(0, 100) +
-                                            " with correct key but not from a permitted host (host=" +
-                                            ctx.remote_host.substr(0, 200) + ", ip=" +
-                                            ctx.remote_address.substr(0, 200) + ", required=" +
-                                            opts->required_from->substr(0, 200) + ").");
-                refused = true;
-            }
-        }
-        if (refused) {
+        if (!authorise_key_options(*opts, true, loc, ctx, r.log)) {
             log(syslog_level::error, "Refused by key options");
-            continue;
+            return;
         }
         log(syslog_level::verbose, "Accepted key " + type + " " + fp + " found at " + loc);
         authorized_key_match m;
         m.location = loc;
-        m.environment =
-            permitted_user_environment(opts->environment, ctx.permit_user_environment, ctx.permit_user_environment_patterns);
+        m.environment = permitted_user_environment(opts->environment, ctx.permit_user_environment,
+                                                   ctx.permit_user_environment_patterns);
         m.options = std::move(*opts);
         r.match = std::move(m);
-    }
-    return r;
+    });
+}
+
+authorized_keys_result check_authorized_keys(std::string_view contents, std::string_view source,
+                                             const certificate& cert, const authorized_keys_context& ctx)
+{
+    return scan_authorized_keys(contents, source, [&](const public_key_line& parsed, const std::string& loc,
+                                                      authorized_keys_result& r) {
+        // Only the CA's key can match, and only on a cert-authority line.
+        if (!(parsed.key == cert.signature_key()))
+            return;
+        std::string reason;
+        auto opts = parse_authorized_key_options(parsed.options, reason);
+        if (!opts) {
+            r.log.push_back({syslog_level::debug1, loc + ": bad key options: " + reason});
+            return;
+        }
+        if (!opts->cert_authority)
+            return;
+        r.match = check_certificate_authority_line(cert, *opts, loc, ctx, r.log);
+    });
 }
 
 result<std::string> expand_authorized_keys_path(std::string_view pattern, const user_account& user, std::string& error)
@@ -363,6 +439,7 @@ std::optional<authorized_key_match> merge_key_options(const authorized_key_match
     // Lists and the rest prefer the primary (cert_authority and principals
     // are cleared, as OpenSSH clears them).
     o.required_from = a.required_from ? a.required_from : b.required_from;
+    o.required_from_cert = a.required_from_cert ? a.required_from_cert : b.required_from_cert;
     o.force_tunnel_device = a.force_tunnel_device ? a.force_tunnel_device : b.force_tunnel_device;
     o.environment = !a.environment.empty() ? a.environment : b.environment;
     o.permit_open = !a.permit_open.empty() ? a.permit_open : b.permit_open;

@@ -1,10 +1,12 @@
 // authorized_keys: finding the line that authorises a presented public key
 // and evaluating its options as OpenSSH's auth-options.c and
 // auth2-pubkeyfile.c do, with OpenSSH's log lines. The same code serves
-// files and AuthorizedKeysCommand output. Certificates are not supported
-// yet: cert-authority lines never match a plain key.
+// files and AuthorizedKeysCommand output. cert-authority lines never match
+// a plain key; they authorise user certificates signed by their key
+// (certificate_auth.hpp).
 #pragma once
 
+#include "common/keys/certificate.hpp"
 #include "common/keys/public_key.hpp"
 #include "sshd/sshd_config.hpp"
 #include "sshd/user_account.hpp"
@@ -32,6 +34,7 @@ struct authorized_key_options {
     std::optional<std::string> force_command;  // command="..."
     std::optional<std::string> principals;     // principals="..." (certificates)
     std::optional<std::string> required_from;  // from="..."
+    std::optional<std::string> required_from_cert; // a certificate's source-address
     std::optional<std::uint64_t> valid_before; // expiry-time="...", seconds since the epoch
     std::vector<std::string> environment;      // environment="NAME=value", first per name
     std::vector<std::string> permit_open;      // permitopen="host:port"
@@ -43,6 +46,11 @@ struct authorized_key_options {
 // OpenSSH's words ("unknown key option", "multiple \"command\" clauses",
 // "invalid expires time", "invalid environment string", ...).
 result<authorized_key_options> parse_authorized_key_options(std::string_view options, std::string& reason);
+
+// OpenSSH's addr_match_cidr_list, for a certificate's source-address: 1
+// when `address` is in one of the comma-separated CIDR blocks, 0 when not,
+// -1 when the list is not one of CIDR blocks (empty `address`: syntax only).
+int match_cidr_list(std::string_view address, std::string_view list);
 
 // expiry-time values: YYYYMMDD[HHMM[SS]] in local time, or UTC with a "Z"
 // (or "UTC") suffix.
@@ -81,6 +89,25 @@ struct authorized_keys_result {
 //   VERBOSE "Accepted key ED25519 SHA256:... found at <source>:<n>"
 authorized_keys_result check_authorized_keys(std::string_view contents, std::string_view source,
                                              const public_key& key, const authorized_keys_context& ctx);
+// The same for a user certificate (auth_check_authkey_line): a line counts
+// when it is marked cert-authority and its key is the certificate's CA;
+// then the line's options, the certificate's options, principals= (else
+// the user's name must be a principal) and the validity are checked, and
+// the options merged. The certificate's CA signature is the caller's to
+// check first.
+//   VERBOSE "Accepted certificate ID \"alice\" (serial 42) signed by CA
+//            ED25519 SHA256:... found at <source>:<n>"
+//   ERROR   "Certificate invalid: expired" (and OpenSSH's other reasons)
+authorized_keys_result check_authorized_keys(std::string_view contents, std::string_view source,
+                                             const certificate& cert, const authorized_keys_context& ctx);
+
+// OpenSSH's auth_authorise_keyopts: whether options found for a key (a
+// line's, a principals line's or a certificate's) let this connection in:
+// expiry-time, principals= only with cert-authority, cert-authority only
+// where `allow_cert_authority`, from= and a certificate's source-address.
+// Logs as OpenSSH does, with `loc` ("file:line", "cert", "principals").
+bool authorise_key_options(const authorized_key_options& opts, bool allow_cert_authority, std::string_view loc,
+                           const authorized_keys_context& ctx, std::vector<log_message>& log);
 
 // The options of two keys that both authenticated the user
 // (AuthenticationMethods publickey,publickey), merged as OpenSSH's

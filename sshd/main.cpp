@@ -2,6 +2,7 @@
 // Longhaul's protocol core.
 #include "common/keys/key_file.hpp"
 #include "common/log.hpp"
+#include "sshd/host_certificates.hpp"
 #include "sshd/listener.hpp"
 #include "sshd/auth_policy.hpp"
 #include "sshd/moduli_provider.hpp"
@@ -71,9 +72,7 @@ options parse_args(int argc, char** argv)
         case '4': o.family = AF_INET; break;
         case '6': o.family = AF_INET6; break;
         case 'C': o.test_spec = optarg; break;
-        case 'c':
-            std::cerr << "sshd: host certificates (-c) are not supported yet\n";
-            std::exit(1);
+        case 'c': o.option_lines.push_back(std::string("HostCertificate ") + optarg); break;
         case 'D': o.no_detach = true; break;
         case 'd': ++o.debug; break;
         case 'E': o.log_file = optarg; break;
@@ -395,6 +394,13 @@ int main(int argc, char** argv)
         log.error("sshd: no hostkeys available -- exiting.");
         return 1;
     }
+    // Public files, read again by each connection process; the listener
+    // reports their problems once.
+    ctx.host_certificates = load_host_certificates(
+        global.host_certificate_files, ctx.host_keys, [&](log_level level, std::string_view text) {
+            if (!rexec || level >= log_level::debug1)
+                log.log(level, text);
+        });
     // The pre-authentication sandbox's user and directory (as root), or
     // OpenSSH's fatal message when the system lacks them.
     {

@@ -29,7 +29,8 @@ void monitor_verdicts::child_line(log_level level, std::string_view text)
 }
 
 void monitor_verdicts::attempt(std::string_view verdict, std::string_view method, std::string_view submethod,
-                               const public_key* key, bool authenticated, const server_auth_settings& s)
+                               const public_key* key, bool authenticated, const server_auth_settings& s,
+                               const certificate* cert)
 {
     auth_attempt_record a;
     a.verdict = verdict;
@@ -40,6 +41,7 @@ void monitor_verdicts::attempt(std::string_view verdict, std::string_view method
     a.remote_ip = remote_ip_;
     a.remote_port = remote_port_;
     a.key = key;
+    a.cert = cert;
     out_(to_log_level(auth_attempt_level(a, authenticated, failures_, s.max_auth_tries)), auth_attempt_line(a));
     if (verdict != "Failed")
         return;
@@ -49,33 +51,35 @@ void monitor_verdicts::attempt(std::string_view verdict, std::string_view method
 }
 
 void monitor_verdicts::failed(std::string_view method, std::string_view submethod, const public_key* key,
-                              const server_auth_settings& s)
+                              const server_auth_settings& s, const certificate* cert)
 {
-    attempt("Failed", method, submethod, key, false, s);
+    attempt("Failed", method, submethod, key, false, s, cert);
 }
 
 void monitor_verdicts::succeeded(std::string_view method, std::string_view submethod, const public_key* key,
                                  bool is_root, permit_root_login root_rule, bool root_permitted, bool methods_complete,
-                                 const server_auth_settings& s)
+                                 const server_auth_settings& s, const certificate* cert)
 {
     if (is_root && !root_permitted) {
         out_(log_level::info, root_refused_line(remote_ip_, remote_port_));
-        attempt("Failed", method, submethod, key, false, s);
+        attempt("Failed", method, submethod, key, false, s, cert);
         return;
     }
     if (is_root && root_rule == permit_root_login::forced_commands_only)
         out_(log_level::info, "Root login accepted for forced command.");
     if (!methods_complete) {
-        attempt("Partial", method, submethod, key, false, s);
+        attempt("Partial", method, submethod, key, false, s, cert);
         return;
     }
     if (use_pam_) {
-        accept_pending_ = pending{std::string(method), std::string(submethod), std::nullopt};
+        accept_pending_ = pending{std::string(method), std::string(submethod), std::nullopt, std::nullopt};
         if (key != nullptr)
             accept_pending_->key = *key;
+        if (cert != nullptr)
+            accept_pending_->cert = *cert;
         return;
     }
-    attempt("Accepted", method, submethod, key, true, s);
+    attempt("Accepted", method, submethod, key, true, s, cert);
 }
 
 void monitor_verdicts::account(bool allowed, const server_auth_settings& s)
@@ -84,7 +88,8 @@ void monitor_verdicts::account(bool allowed, const server_auth_settings& s)
         return;
     const pending p = std::move(*accept_pending_);
     accept_pending_.reset();
-    attempt(allowed ? "Accepted" : "Failed", p.method, p.submethod, p.key ? &*p.key : nullptr, allowed, s);
+    attempt(allowed ? "Accepted" : "Failed", p.method, p.submethod, p.key ? &*p.key : nullptr, allowed, s,
+            p.cert ? &*p.cert : nullptr);
 }
 
 void monitor_verdicts::timeout()

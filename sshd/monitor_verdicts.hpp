@@ -32,15 +32,16 @@ public:
     void child_line(log_level level, std::string_view text);
     // An attempt the monitor refused (a key not allowed, a bad signature or
     // password, a failed conversation).
+    // A certificate, when given, is named in place of `key` (its certified key).
     void failed(std::string_view method, std::string_view submethod, const public_key* key,
-                const server_auth_settings& s);
+                const server_auth_settings& s, const certificate* cert = nullptr);
     // An attempt the monitor verified, judged as the child's machine judges
     // it: PermitRootLogin (`root_permitted`, for root), then
     // AuthenticationMethods (`methods_complete`), then with UsePAM the
     // account check, which the child asks for next: "Accepted" waits for it.
     void succeeded(std::string_view method, std::string_view submethod, const public_key* key, bool is_root,
                    permit_root_login root_rule, bool root_permitted, bool methods_complete,
-                   const server_auth_settings& s);
+                   const server_auth_settings& s, const certificate* cert = nullptr);
     // PAM's account management answered (after a success that waited for it).
     void account(bool allowed, const server_auth_settings& s);
     void timeout();
@@ -52,7 +53,7 @@ public:
 
 private:
     void attempt(std::string_view verdict, std::string_view method, std::string_view submethod, const public_key* key,
-                 bool authenticated, const server_auth_settings& s);
+                 bool authenticated, const server_auth_settings& s, const certificate* cert = nullptr);
 
     std::string remote_ip_;
     int remote_port_;
@@ -64,6 +65,7 @@ private:
     struct pending {
         std::string method, submethod;
         std::optional<public_key> key;
+        std::optional<certificate> cert;
     };
     std::optional<pending> accept_pending_;
 };

@@ -115,14 +115,22 @@ server_auth_policy preauth_child::make_policy()
         // The key's options stay with the monitor, which applies them.
         return key_decision{r->allowed, r->forced_command, nullptr};
     };
+    // A certificate goes to the monitor as the client sent it; the monitor
+    // parses and checks it again itself before it reads any file for it.
+    p.certificate_allowed = [this](std::string_view, const certificate& cert, bool with_signature) {
+        auto r = decode_key_allowed_reply(call(encode(key_allowed_request{cert.blob(), with_signature})));
+        if (!r)
+            monitor_failed();
+        return key_decision{r->allowed, r->forced_command, nullptr};
+    };
     p.account_check = [this](std::string_view) {
         auto r = decode_account_reply(call(encode_empty(monitor_type::account_check)));
         if (!r)
             monitor_failed();
         return account_decision{r->allowed, r->message};
     };
-    p.verify_signature = [this](const public_key& key, std::string_view alg, byte_span data, byte_span sig) {
-        verify_pubkey_request q{key.blob(), std::string(alg), to_bytes(data), to_bytes(sig)};
+    p.verify_signature = [this](byte_span key_blob, std::string_view alg, byte_span data, byte_span sig) {
+        verify_pubkey_request q{to_bytes(key_blob), std::string(alg), to_bytes(data), to_bytes(sig)};
         auto r = decode_verdict(monitor_type::verify_pubkey, call(encode(q)));
         if (!r)
             monitor_failed();

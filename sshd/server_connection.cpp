@@ -38,6 +38,13 @@ transport_config server_connection::make_transport_config()
     tc.macs = cfg_.macs;
     tc.compression = cfg_.compression == compression_mode::delayed ? "none,zlib@openssh.com" : "none";
     tc.host_keys = ctx_.host_keys;
+    // Certificates are offered only when HostCertificate gave some, next
+    // to the keys they certify (OpenSSH's order) and as HostKeyAlgorithms
+    // allows.
+    if (!ctx_.host_certificates.empty() && !cfg_.host_certificate_algorithms.empty()) {
+        tc.host_certificates = ctx_.host_certificates;
+        tc.host_key_algorithms = cfg_.host_certificate_algorithms + "," + cfg_.host_key_algorithms;
+    }
     if (ctx_.moduli)
         tc.gex_groups = make_gex_group_provider(ctx_.moduli, rng_, [this](const log_message& m) {
             log_.log(to_log_level(m.level), m.text);

@@ -7,6 +7,7 @@
 // and runs the channels and sessions.
 #pragma once
 
+#include "common/keys/certificate.hpp"
 #include "common/keys/private_key.hpp"
 #include "common/log.hpp"
 #include "sshd/auth_policy.hpp"
@@ -26,6 +27,9 @@ namespace longhaul {
 struct server_context {
     const sshd_config* config = nullptr;
     std::vector<std::shared_ptr<const private_key>> host_keys;
+    // HostCertificate: certificates of keys in host_keys (public, so every
+    // process of the connection keeps them).
+    std::vector<certificate> host_certificates;
     std::shared_ptr<const moduli_groups> moduli;
     logger* log = nullptr;
     std::string pam_service = "sshd";

@@ -14,6 +14,7 @@
 #include "common/text.hpp"
 #include "common/transport/transport_state.hpp"
 #include "common/wire.hpp"
+#include "sshd/certificate_auth.hpp"
 #include "sshd/preauth_child.hpp"
 
 #include <sys/wait.h>
@@ -38,15 +39,6 @@ constexpr std::size_t max_banner_size = 128 * 1024;
 // Requests an honest child cannot need before authentication (a client may
 // ask about many keys without failing: PK_OK queries do not count).
 constexpr int max_monitor_requests = 1000;
-
-// Whether some accepted signature algorithm signs with this key type.
-bool key_type_accepted(std::string_view accepted, key_type type)
-{
-    for (std::string_view alg : split_name_list(accepted))
-        if (auto t = key_type_for_signature_algorithm(alg); t && *t == type)
-            return true;
-    return false;
-}
 
 } // namespace
 
@@ -207,6 +199,19 @@ bool server_connection::serve_monitor(monitor_channel& mon)
     }
 }
 
+bool server_connection::bound_to_our_host_key(byte_span host_blob) const
+{
+    // The key the monitor signed the session with, or (when a certificate
+    // algorithm was negotiated, which the monitor does not see: it signs
+    // with the plain algorithm) that key's HostCertificate.
+    if (to_bytes(host_blob) == mon_.host_key_blob)
+        return true;
+    for (const auto& c : ctx_.host_certificates)
+        if (c.key().blob() == mon_.host_key_blob && c.blob() == to_bytes(host_blob))
+            return true;
+    return false;
+}
+
 monitor_answer server_connection::monitor_sign(byte_span msg)
 {
     auto q = decode_sign_request(msg);
@@ -290,21 +295,23 @@ monitor_answer server_connection::monitor_key_allowed(byte_span msg)
         return violation();
     if (!monitor_attempt(false))
         return violation();
-    auto key = public_key::from_blob(q->key_blob);
+    auto [cert, key] = parse_presented_key(q->key_blob);
     const server_auth_settings s = policy_.settings_for(policy_.user_config());
     // What the child's machine checks first, checked again here so that
     // no authorized_keys file or command is consulted for a key the
     // settings refuse anyway (OpenSSH's mm_answer_keyallowed()).
     if (!key || mon_.lookup.status != user_status::valid || !s.pubkey_authentication ||
-        !key_type_accepted(s.pubkey_accepted_algorithms, key->type()))
+        !key_type_accepted(s.pubkey_accepted_algorithms, key->type(), cert.has_value()))
         return reply(encode(key_allowed_reply{}));
-    key_decision d = mon_.backend.key_allowed(mon_.user, *key, q->with_signature);
+    key_decision d = cert ? mon_.backend.certificate_allowed(mon_.user, *cert, q->with_signature)
+                          : mon_.backend.key_allowed(mon_.user, *key, q->with_signature);
     if (!d.allowed)
-        mon_.verdicts->failed(method_publickey, "", &*key, s);
+        mon_.verdicts->failed(method_publickey, "", &*key, s, cert ? &*cert : nullptr);
     if (d.allowed && q->with_signature) {
         // One entry per key, however often it is asked about.
-        std::erase_if(mon_.allowed_keys, [&](const monitor_state::allowed_key& k) { return k.blob == key->blob(); });
-        mon_.allowed_keys.push_back({key->blob(), d.options, d.forced_command});
+        const bytes& blob = cert ? cert->blob() : key->blob();
+        std::erase_if(mon_.allowed_keys, [&](const monitor_state::allowed_key& k) { return k.blob == blob; });
+        mon_.allowed_keys.push_back({blob, d.options, d.forced_command});
     }
     return reply(encode(key_allowed_reply{d.allowed, d.forced_command}));
 }
@@ -321,11 +328,17 @@ monitor_answer server_connection::monitor_verify_pubkey(byte_span msg)
     for (const auto& k : mon_.allowed_keys)
         if (k.blob == q->key_blob)
             allowed = &k;
-    auto key = public_key::from_blob(q->key_blob);
+    auto [cert, key] = parse_presented_key(q->key_blob);
+    const certificate* cert_ptr = cert ? &*cert : nullptr;
     const bool used = std::find(mon_.used_keys.begin(), mon_.used_keys.end(), q->key_blob) != mon_.used_keys.end();
     const server_auth_settings settings = policy_.settings_for(policy_.user_config());
-    if (allowed == nullptr || !key || used || !name_list_contains(settings.pubkey_accepted_algorithms, q->algorithm)) {
-        mon_.verdicts->failed(method_publickey, "", key ? &*key : nullptr, settings);
+    // A certificate signs with its key's plain algorithm; the request names
+    // the certificate algorithm, which must be one for a certificate.
+    const auto sig_alg =
+        cert ? certificate_signature_algorithm(q->algorithm) : std::optional(std::string_view(q->algorithm));
+    if (allowed == nullptr || !key || used || !sig_alg ||
+        !name_list_contains(settings.pubkey_accepted_algorithms, q->algorithm)) {
+        mon_.verdicts->failed(method_publickey, "", key ? &*key : nullptr, settings, cert_ptr);
         return monitor_attempt(true) ? reply(encode_verdict(monitor_type::verify_pubkey, false)) : violation();
     }
     wire_reader r(q->signed_data);
@@ -343,13 +356,13 @@ monitor_answer server_connection::monitor_verify_pubkey(byte_span msg)
     const bool shape_ok = r.finish() && equal_constant_time(sid, mon_.session_id) && type == 50 &&
                           user == mon_.user && service == "ssh-connection" &&
                           (method == method_publickey || hostbound) && has_signature && alg == q->algorithm &&
-                          to_bytes(blob) == q->key_blob && (!hostbound || to_bytes(host_blob) == mon_.host_key_blob);
+                          to_bytes(blob) == q->key_blob && (!hostbound || bound_to_our_host_key(host_blob));
     if (!shape_ok) {
         log_.error("monitor: publickey signed data does not match this session [preauth]");
         return violation();
     }
-    if (!key->verify(q->algorithm, q->signed_data, q->signature)) {
-        mon_.verdicts->failed(method_publickey, "", &*key, settings);
+    if (!key->verify(*sig_alg, q->signed_data, q->signature)) {
+        mon_.verdicts->failed(method_publickey, "", &*key, settings, cert_ptr);
         return monitor_attempt(true) ? reply(encode_verdict(monitor_type::verify_pubkey, false)) : violation();
     }
     mon_.used_keys.push_back(q->key_blob);
@@ -357,6 +370,7 @@ monitor_answer server_connection::monitor_verify_pubkey(byte_span msg)
     m.method = std::string(method_publickey);
     m.key = *key;
     m.key_options = allowed->options;
+    m.cert = std::move(cert);
     mon_.successes.push_back(std::move(m));
     mon_.forced_command.push_back(allowed->forced_command);
     monitor_log_success();
@@ -480,7 +494,7 @@ void server_connection::monitor_log_success(std::string_view shown_method)
     mon_.verdicts->succeeded(shown_method.empty() ? std::string_view(m.method) : shown_method, m.submethod,
                              m.key ? &*m.key : nullptr, mon_.lookup.is_root, s.root_login,
                              root_login_permitted(s.root_login, m.method == method_publickey, mon_.forced_command.back()),
-                             monitor_methods(s) != methods_state::incomplete, s);
+                             monitor_methods(s) != methods_state::incomplete, s, m.cert ? &*m.cert : nullptr);
 }
 
 // The child says the client is authenticated: true only if the methods

@@ -1,6 +1,7 @@
 #include "sshd/sshd_algorithms.hpp"
 
 #include "common/crypto/packet_cipher.hpp"
+#include "common/keys/certificate.hpp"
 #include "common/match.hpp"
 #include "common/name_list.hpp"
 #include "common/transport/algorithms.hpp"
@@ -151,6 +152,19 @@ std::string sshd_supported_only(sshd_algorithm_list kind, std::string_view list)
     for (auto n : split_name_list(list))
         if (name_list_contains(supported, n))
             kept.push_back(n);
+    return join_name_list(kept);
+}
+
+std::string sshd_supported_pubkey_algorithms(std::string_view list)
+{
+    const std::string plain = supported_list(sshd_algorithm_list::key);
+    std::vector<std::string_view> kept;
+    for (auto n : split_name_list(list)) {
+        const auto sig = certificate_signature_algorithm(n);
+        // A certificate algorithm is verified as its plain algorithm is.
+        if (name_list_contains(plain, sig ? *sig : n))
+            kept.push_back(n);
+    }
     return join_name_list(kept);
 }
 

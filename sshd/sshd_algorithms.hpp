@@ -39,4 +39,11 @@ result<std::string> sshd_assemble_algorithms(sshd_algorithm_list kind, std::stri
 // lists keep the signature algorithms the transport can verify).
 std::string sshd_supported_only(sshd_algorithm_list kind, std::string_view list);
 
+// PubkeyAcceptedAlgorithms narrowed to what sshd verifies in user
+// authentication: the plain signature algorithms of sshd_supported_only()
+// and the user certificate algorithms of those key types (Ed25519, ECDSA,
+// RSA with rsa-sha2-256/512, and ssh-rsa-cert-v01@openssh.com only where
+// the list names it, as OpenSSH's default does not).
+std::string sshd_supported_pubkey_algorithms(std::string_view list);
+
 } // namespace longhaul

@@ -108,6 +108,10 @@ struct server_config {
     std::string macs;
     std::string kex_algorithms;
     std::string host_key_algorithms;
+    // The certificate algorithms HostKeyAlgorithms allows (in its order),
+    // kept apart so that host_key_algorithms and `sshd -T` stay as before:
+    // offered only for keys with a HostCertificate.
+    std::string host_certificate_algorithms;
     std::string pubkey_accepted_algorithms;
     std::string hostbased_accepted_algorithms;
     std::string ca_signature_algorithms;

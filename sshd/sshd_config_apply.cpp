@@ -448,11 +448,14 @@ bool line_applier::run()
             accumulate(cfg_.host_key_files, derelativise_path(arg));
         break;
     }
-    case k::host_certificate:
-        // Clients would be shown a plain key where the administrator
-        // configured a certificate.
-        (void)required("missing file name.");
-        not_supported(kw_);
+    case k::host_certificate: {
+        // As OpenSSH's servconf_add_hostcert: a path relative to the
+        // configuration's directory, each line adding one.
+        const std::string& arg = required("missing file name.");
+        if (active())
+            accumulate(cfg_.host_certificate_files, derelativise_path(arg));
+        break;
+    }
     case k::host_key_agent:
         (void)required("missing socket name.");
         not_supported(kw_);

@@ -4,6 +4,7 @@
 #include "sshd/sshd_config_internal.hpp"
 
 #include "common/name_list.hpp"
+#include "common/transport/host_key_algorithms.hpp"
 #include "common/text_parse.hpp"
 #include "sshd/sshd_algorithms.hpp"
 
@@ -35,6 +36,17 @@ std::string assemble(const spec_origin& origin, sshd_algorithm_list kind, bool s
         log.fatal((origin.where.empty() ? std::string("[default]") : origin.where) + ": none of the " + keyword +
                   " in '" + *list + "' is implemented by this server");
     return ours;
+}
+
+// The certificate algorithms of an assembled HostKeyAlgorithms list that
+// the transport implements, in the list's order.
+std::string host_certificate_algorithms_of(std::string_view list)
+{
+    std::vector<std::string_view> out;
+    for (auto n : split_name_list(list))
+        if (supported_certificate_host_key_algorithm(n))
+            out.push_back(n);
+    return join_name_list(out);
 }
 
 void add_addresses(server_config& cfg, const std::string& host, int port, const std::string& rdomain, parse_log& log)
@@ -91,8 +103,15 @@ void finalize_draft(config_draft& d, bool resolve, parse_log& log)
     c.macs = assemble(d.macs, sshd_algorithm_list::mac, true, "MACs", log);
     c.kex_algorithms = assemble(d.kex, sshd_algorithm_list::kex, true, "KexAlgorithms", log);
     c.host_key_algorithms = assemble(d.host_key_algorithms, sshd_algorithm_list::key, true, "HostKeyAlgorithms", log);
-    c.pubkey_accepted_algorithms =
-        assemble(d.pubkey_algorithms, sshd_algorithm_list::key, true, "PubkeyAcceptedAlgorithms", log);
+    c.host_certificate_algorithms = host_certificate_algorithms_of(
+        assemble(d.host_key_algorithms, sshd_algorithm_list::key, false, "HostKeyAlgorithms", log));
+    // User certificates are verified here, so their algorithms stay in.
+    c.pubkey_accepted_algorithms = sshd_supported_pubkey_algorithms(
+        assemble(d.pubkey_algorithms, sshd_algorithm_list::key, false, "PubkeyAcceptedAlgorithms", log));
+    if (c.pubkey_accepted_algorithms.empty())
+        log.fatal((d.pubkey_algorithms.where.empty() ? std::string("[default]") : d.pubkey_algorithms.where) +
+                  ": none of the PubkeyAcceptedAlgorithms in '" + d.pubkey_algorithms.spec +
+                  "' is implemented by this server");
     c.hostbased_accepted_algorithms =
         assemble(d.hostbased_algorithms, sshd_algorithm_list::key, false, "HostbasedAcceptedAlgorithms", log);
     c.ca_signature_algorithms = assemble(d.ca_algorithms, sshd_algorithm_list::ca_sig, false, "CASignatureAlgorithms", log);
@@ -129,10 +148,11 @@ std::vector<std::string> unsupported_settings(const server_config& c)
         note("X11Forwarding yes", "treated as no");
     if (c.permit_tunnel != tunnel_mode::no)
         note("PermitTunnel " + std::string(detail::tunnel_name(c.permit_tunnel)), "treated as no");
-    if (!c.trusted_user_ca_keys.empty())
-        note("TrustedUserCAKeys", "user certificates are refused");
-    if (!c.authorized_principals_file.empty() || !c.authorized_principals_command.empty())
-        note("AuthorizedPrincipalsFile/AuthorizedPrincipalsCommand", "ignored");
+    if (!c.authorized_principals_command.empty())
+        note("AuthorizedPrincipalsCommand", "not run: certificates only it would authorise are refused");
+    if (!c.authorized_keys_command.empty())
+        note("AuthorizedKeysCommand for user certificates",
+             "not run for them (certificates it would authorise are refused)");
     if (c.hostbased_authentication)
         note("HostbasedAuthentication yes", "treated as no");
     if (c.gssapi_authentication || c.gssapi_key_exchange)

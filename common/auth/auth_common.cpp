@@ -72,6 +72,12 @@ std::string describe_key(const public_key& key)
     return s;
 }
 
+std::string describe_certificate(const certificate& cert)
+{
+    return std::string(key_type_short_name(cert.key().type())) + "-CERT " + cert.key().fingerprint_sha256() + " ID " +
+           sanitize_peer_text(cert.key_id(), false) + " (serial " + std::to_string(cert.serial()) + ") CA " + describe_key(cert.signature_key());
+}
+
 std::string auth_attempt_line(const auth_attempt_record& a)
 {
     std::string line(a.verdict);
@@ -88,7 +94,9 @@ std::string auth_attempt_line(const auth_attempt_record& a)
     line += " from ";
     line += truncated(a.remote_ip, 200);
     line += " port " + std::to_string(a.remote_port) + " ssh2";
-    if (a.key != nullptr)
+    if (a.cert != nullptr)
+        line += ": " + describe_certificate(*a.cert);
+    else if (a.key != nullptr)
         line += ": " + describe_key(*a.key);
     return line;
 }

@@ -3,6 +3,7 @@
 // peer text safe for a terminal or a log.
 #pragma once
 
+#include "common/keys/certificate.hpp"
 #include "common/keys/public_key.hpp"
 #include "common/log.hpp"
 
@@ -43,6 +44,9 @@ bool key_type_allowed(const public_key& key, std::string_view accepted);
 
 // "ED25519 SHA256:...", as OpenSSH's logs name a key.
 std::string describe_key(const public_key& key);
+// A user certificate as sshd's logs name it: "ED25519-CERT SHA256:<key>
+// ID alice@example (serial 42) CA ED25519 SHA256:<CA>".
+std::string describe_certificate(const certificate& cert);
 
 // One authentication attempt as sshd's auth_log() writes it: "Accepted
 // publickey for alice from 192.0.2.1 port 50000 ssh2: ED25519 SHA256:...".
@@ -55,6 +59,7 @@ struct auth_attempt_record {
     std::string_view remote_ip;
     int remote_port = 0;
     const public_key* key = nullptr;
+    const certificate* cert = nullptr; // when set, named instead of `key`
 };
 std::string auth_attempt_line(const auth_attempt_record& a);
 // sshd raises the line from VERBOSE to INFO for a success, an invalid user,

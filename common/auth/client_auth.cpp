@@ -30,6 +30,9 @@ client_auth_session client_auth_session_from(const transport& t)
         s.hostbound_offered = it->second == "0";
     if (t.server_host_key())
         s.host_key_blob = t.server_host_key()->blob();
+    // A host certificate: OpenSSH's publickey-hostbound names it.
+    if (const auto& cert = t.server_host_certificate())
+        s.host_key_blob = cert->blob();
     return s;
 }
 

@@ -3,7 +3,9 @@
 // ssh: methods in PreferredAuthentications order among those the server
 // allows, identities tried one by one (query first, private key loaded
 // only when the server accepts the public one), RSA signatures with
-// rsa-sha2-512/256, password and keyboard-interactive prompts, partial
+// rsa-sha2-512/256, user certificates (client_certificates.hpp: offered
+// with their *-cert-v01@openssh.com algorithm, signed by the identity that
+// holds their key), password and keyboard-interactive prompts, partial
 // success, and -v output in OpenSSH's words.
 //
 // The machine owns no terminal, socket or agent connection: prompts,
@@ -40,6 +42,7 @@
 
 namespace longhaul {
 
+class certificate;
 class transport;
 
 // One key to try, in the order the program decided (agent keys, then
@@ -57,6 +60,11 @@ struct client_identity {
     std::optional<public_key> key;
     // A private key already in memory.
     std::shared_ptr<const private_key> loaded;
+    // A user certificate for `key` (which then holds the certified key):
+    // offered with the certificate blob and algorithm, signed by this
+    // identity's private key or, as OpenSSH does, by another identity
+    // holding the same key (client_certificates.hpp).
+    std::shared_ptr<const certificate> cert;
     // Loads the private key from its file, with the passphrase the user
     // typed (nullopt on the first try). Errors: passphrase_required or
     // wrong_passphrase ask again; anything else skips the identity.
@@ -77,6 +85,12 @@ struct identity;
 // comment, signed through `sign` events. The identity must have a key.
 client_identity identity_from_agent(const agent::identity& id);
 
+// OpenSSH 9.x's client default PubkeyAcceptedAlgorithms restricted to what
+// this build implements: the certificate algorithms first, then the plain
+// ones (no security keys). (The server's default is
+// default_pubkey_accepted_algorithms().)
+std::string default_client_pubkey_accepted_algorithms();
+
 // ssh_config keywords that drive authentication, and who we are talking to.
 struct client_auth_config {
     std::string user; // the remote user name
@@ -95,7 +109,7 @@ struct client_auth_config {
     std::string kbd_interactive_devices; // KbdInteractiveDevices, sent as submethods
     int number_of_password_prompts = 3;
     bool batch_mode = false; // no prompts: password and keyboard-interactive are skipped
-    std::string pubkey_accepted_algorithms = default_pubkey_accepted_algorithms();
+    std::string pubkey_accepted_algorithms = default_client_pubkey_accepted_algorithms();
     // Use publickey-hostbound-v00@openssh.com when the server offers it.
     bool hostbound = true;
     std::vector<client_identity> identities;
@@ -212,9 +226,11 @@ private:
     started run_publickey();
     void handle_pk_ok(byte_span payload);
     started sign_and_send(std::size_t i);
+    std::size_t certificate_signer(std::size_t i);
     started sign_loaded(std::size_t i);
     started send_signed(byte_span signature);
     started load_identity(std::size_t i);
+    started load_signer();
     started try_load(std::optional<std::string_view> passphrase);
     void resume(started s);
     // password and keyboard-interactive (client_interactive.cpp)
@@ -263,7 +279,8 @@ private:
     bool prepared_ = false;
     std::deque<std::size_t> queue_; // identities in trying order (tried ones move to the back)
     std::vector<id_state> ids_;
-    std::size_t sign_id_ = 0;       // identity being loaded or signed with
+    std::size_t sign_id_ = 0;       // identity being offered with a signature
+    std::size_t signer_id_ = 0;     // identity whose private key signs (another one for a certificate)
     int load_attempt_ = 0;
     std::shared_ptr<const private_key> load_result_;
     std::string sign_alg_;

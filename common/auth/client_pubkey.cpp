@@ -1,9 +1,12 @@
 // publickey on the client, as OpenSSH's sshconnect2.c does it: identities
 // filtered by PubkeyAcceptedAlgorithms and server-sig-algs, each offered
 // with a query, the private half loaded (passphrase asked) only after
-// PK_OK, signatures made in memory or by the agent through an event.
+// PK_OK, signatures made in memory or by the agent through an event. A
+// certificate identity offers the certificate blob and algorithm and signs
+// with the private key of the identity holding its key (certificate_signer).
 #include "common/auth/agent_protocol.hpp"
 #include "common/auth/client_auth.hpp"
+#include "common/auth/client_certificates.hpp"
 
 #include "common/keys/key_file.hpp"
 #include "common/keys/key_lines.hpp"
@@ -47,6 +50,40 @@ client_identity identity_from_key_file(const std::filesystem::path& path, bool u
     return id;
 }
 
+namespace {
+
+// What an identity is offered as: its certificate when it has one (the
+// identity's key is then the certified key, for fingerprints and signing).
+std::string_view offered_type_name(const client_identity& id)
+{
+    return id.cert ? id.cert->type_name() : id.key->type_name();
+}
+
+const bytes& offered_blob(const client_identity& id) { return id.cert ? id.cert->blob() : id.key->blob(); }
+
+// OpenSSH's sshkey_type(): "ED25519", "RSA-CERT".
+std::string type_label(const client_identity& id)
+{
+    std::string s(key_type_short_name(id.key->type()));
+    if (id.cert)
+        s += "-CERT";
+    return s;
+}
+
+bool offer_allowed(const client_identity& id, std::string_view accepted)
+{
+    return id.cert ? certificate_allowed(*id.cert, accepted) : key_type_allowed(*id.key, accepted);
+}
+
+std::optional<std::string> offer_algorithm(const client_identity& id, std::string_view accepted,
+                                           const std::optional<std::string>& server_sig_algs)
+{
+    return id.cert ? choose_certificate_algorithm(*id.cert, accepted, server_sig_algs)
+                   : choose_signature_algorithm(*id.key, accepted, server_sig_algs);
+}
+
+} // namespace
+
 client_identity identity_from_agent(const agent::identity& a)
 {
     client_identity id;
@@ -62,7 +99,7 @@ std::string client_auth::format_identity(std::size_t i) const
     const client_identity& id = config_.identities[i];
     std::string s = id.name + " ";
     if (id.key)
-        s += std::string(key_type_short_name(id.key->type())) + " " + id.key->fingerprint_sha256();
+        s += type_label(id) + " " + id.key->fingerprint_sha256();
     if (id.user_provided)
         s += " explicit";
     if (id.agent)
@@ -76,14 +113,14 @@ void client_auth::prepare_identities()
     for (std::size_t i = 0; i < config_.identities.size(); ++i) {
         const client_identity& id = config_.identities[i];
         if (id.key) {
-            const std::string ssh_name(id.key->type_name());
-            if (!key_type_allowed(*id.key, config_.pubkey_accepted_algorithms)) {
+            const std::string ssh_name(offered_type_name(id));
+            if (!offer_allowed(id, config_.pubkey_accepted_algorithms)) {
                 log(auth_log_level::debug1, "Skipping " + ssh_name + " key " + id.name +
                                                 " - corresponding algorithm not in PubkeyAcceptedAlgorithms");
                 continue;
             }
             if (session_.server_sig_algs &&
-                !choose_signature_algorithm(*id.key, config_.pubkey_accepted_algorithms, session_.server_sig_algs)) {
+                !offer_algorithm(id, config_.pubkey_accepted_algorithms, session_.server_sig_algs)) {
                 log(auth_log_level::debug1,
                     "Skipping " + ssh_name + " key " + id.name + " - corresponding algorithm not supported by server");
                 continue;
@@ -114,14 +151,14 @@ client_auth::started client_auth::run_publickey()
         started s;
         if (id.key) {
             log(auth_log_level::debug1, "Offering public key: " + format_identity(i));
-            auto alg = choose_signature_algorithm(*id.key, config_.pubkey_accepted_algorithms, session_.server_sig_algs);
+            auto alg = offer_algorithm(id, config_.pubkey_accepted_algorithms, session_.server_sig_algs);
             if (!alg) {
                 log(auth_log_level::debug1, "send_pubkey_test: no mutual signature algorithm");
                 s = started::not_sent;
             } else {
                 userauth_publickey_data d;
                 d.algorithm = *alg;
-                d.key_blob = id.key->blob();
+                d.key_blob = offered_blob(id);
                 send(userauth_request{config_.user, config_.service, std::string(method_publickey), std::move(d)}
                          .encode());
                 s = started::sent;
@@ -144,39 +181,55 @@ void client_auth::handle_pk_ok(byte_span payload)
         return;
     }
     const auto done = [&](started s) { resume(s); };
-    auto type = key_type_for_signature_algorithm(ok->algorithm);
+    // A certificate algorithm names the certified key's type through its
+    // plain signature algorithm (rsa-sha2-512-cert-v01@openssh.com: RSA).
+    const auto cert_sig = certificate_signature_algorithm(ok->algorithm);
+    auto type = key_type_for_signature_algorithm(cert_sig ? *cert_sig : std::string_view(ok->algorithm));
     if (!type) {
         log(auth_log_level::debug1, "input_userauth_pk_ok: server sent unknown pkalg " +
                                         sanitize_peer_text(ok->algorithm, false));
         done(started::not_sent);
         return;
     }
-    auto key = public_key::from_blob(ok->key_blob);
+    std::optional<certificate> cert;
+    std::optional<public_key> key;
+    if (cert_sig) {
+        if (auto c = certificate::from_blob(ok->key_blob)) {
+            key = c->key();
+            cert.emplace(std::move(*c));
+        }
+    } else if (auto k = public_key::from_blob(ok->key_blob)) {
+        key.emplace(std::move(*k));
+    }
     if (!key) {
         log(auth_log_level::debug1, "input_userauth_pk_ok: no key from blob. pkalg " +
                                         sanitize_peer_text(ok->algorithm, false));
         done(started::not_sent);
         return;
     }
+    const std::string received(cert ? cert->type_name() : key->type_name());
     if (key->type() != *type) {
-        log(auth_log_level::error, "input_userauth_pk_ok: type mismatch for decoded key (received " +
-                                       std::string(key->type_name()) + ", expected " +
-                                       sanitize_peer_text(ok->algorithm, false) + ")");
+        log(auth_log_level::error, "input_userauth_pk_ok: type mismatch for decoded key (received " + received +
+                                       ", expected " + sanitize_peer_text(ok->algorithm, false) + ")");
         done(started::not_sent);
         return;
     }
     // The key just offered is at the back of the queue: search from there,
-    // which also settles duplicates.
+    // which also settles duplicates. A certificate matches only itself, a
+    // plain key only a plain identity (OpenSSH's sshkey_equal).
     std::optional<std::size_t> found;
     for (auto it = queue_.rbegin(); it != queue_.rend(); ++it) {
         const auto& id = config_.identities[*it];
-        if (id.key && *id.key == *key) {
+        const bool same = cert ? id.cert && id.cert->blob() == cert->blob() : !id.cert && id.key && *id.key == *key;
+        if (same) {
             found = *it;
             break;
         }
     }
     if (!found) {
-        log(auth_log_level::error, "input_userauth_pk_ok: server replied with unknown key: " + describe_key(*key));
+        log(auth_log_level::error, "input_userauth_pk_ok: server replied with unknown key: " +
+                                       std::string(key_type_short_name(key->type())) + (cert ? "-CERT " : " ") +
+                                       key->fingerprint_sha256());
         done(started::not_sent);
         return;
     }
@@ -184,28 +237,66 @@ void client_auth::handle_pk_ok(byte_span payload)
     done(sign_and_send(*found));
 }
 
+// OpenSSH's sign_and_send_pubkey: a certificate is signed by another
+// identity holding its key (a key file or an agent key; the first in the
+// current trying order), else by a key-less identity whose file name is
+// the certificate's (id_filename_matches), else by its own loader.
+std::size_t client_auth::certificate_signer(std::size_t i)
+{
+    const client_identity& id = config_.identities[i];
+    std::optional<std::size_t> found;
+    for (auto j : queue_) {
+        const auto& other = config_.identities[j];
+        if (j != i && !other.cert && other.key && *other.key == *id.key) {
+            found = j;
+            break;
+        }
+    }
+    if (!found && !id.agent) {
+        for (auto j : queue_) {
+            const auto& other = config_.identities[j];
+            if (!other.key && certificate_name_matches(id.name, other.name)) {
+                found = j;
+                break;
+            }
+        }
+    }
+    if (!found) {
+        log(auth_log_level::debug1, "sign_and_send_pubkey: no separate private key for certificate \"" + id.name + "\"");
+        return i;
+    }
+    // (OpenSSH names the certificate's identity here, not the signer's.)
+    log(auth_log_level::debug2, "sign_and_send_pubkey: using private key \"" + id.name + "\"" +
+                                    (id.agent ? " from agent" : "") + " for certificate");
+    return *found;
+}
+
 client_auth::started client_auth::sign_and_send(std::size_t i)
 {
     const client_identity& id = config_.identities[i];
     sign_id_ = i;
+    signer_id_ = id.cert ? certificate_signer(i) : i;
     retried_sigtype_ = false;
     load_result_.reset();
-    if (!id.loaded && !id.agent && id.load)
-        return load_identity(i);
+    const client_identity& signer = config_.identities[signer_id_];
+    if (!signer.loaded && !signer.agent && signer.load)
+        return load_signer();
     return sign_loaded(i);
 }
 
 client_auth::started client_auth::sign_loaded(std::size_t i)
 {
     const client_identity& id = config_.identities[i];
-    const private_key* priv = id.loaded ? id.loaded.get() : load_result_.get();
+    const client_identity& signer = config_.identities[signer_id_];
+    const private_key* priv = signer.loaded ? signer.loaded.get() : load_result_.get();
     if (priv == nullptr && !id.key)
         return started::not_sent;
     const public_key& pub = id.key ? *id.key : priv->public_part();
     // A second try after an agent returned the wrong signature type
     // ignores server-sig-algs, as OpenSSH's fallback does.
-    auto alg = choose_signature_algorithm(pub, config_.pubkey_accepted_algorithms,
-                                          retried_sigtype_ ? std::nullopt : session_.server_sig_algs);
+    const auto server_sig_algs = retried_sigtype_ ? std::nullopt : session_.server_sig_algs;
+    auto alg = id.cert ? choose_certificate_algorithm(*id.cert, config_.pubkey_accepted_algorithms, server_sig_algs)
+                       : choose_signature_algorithm(pub, config_.pubkey_accepted_algorithms, server_sig_algs);
     if (!alg) {
         log(auth_log_level::error, "sign_and_send_pubkey: no mutual signature supported");
         return started::not_sent;
@@ -215,35 +306,41 @@ client_auth::started client_auth::sign_loaded(std::size_t i)
     d.hostbound = hostbound;
     d.has_signature = true;
     d.algorithm = *alg;
-    d.key_blob = pub.blob();
+    d.key_blob = id.cert ? id.cert->blob() : pub.blob();
     if (hostbound)
         d.host_key_blob = session_.host_key_blob;
     signed_request_ = userauth_request{config_.user, config_.service,
                                        std::string(hostbound ? method_publickey_hostbound : method_publickey),
                                        std::move(d)};
-    sign_alg_ = *alg;
+    // The request names the certificate algorithm; the signature is the
+    // certified key's own (rsa-sha2-512-cert-v01@openssh.com signs with
+    // rsa-sha2-512), as OpenSSH's sshkey_sign makes it.
+    const auto plain = id.cert ? certificate_signature_algorithm(*alg) : std::optional<std::string_view>(*alg);
+    if (!plain)
+        return started::not_sent;
+    sign_alg_ = std::string(*plain);
     bytes data = publickey_signed_data(session_.session_id, signed_request_);
     log(auth_log_level::debug3, "sign_and_send_pubkey: signing using " + *alg + " " + pub.fingerprint_sha256());
 
-    if (priv == nullptr && id.agent) {
+    if (priv == nullptr && signer.agent) {
         client_auth_event ev;
         ev.type = client_auth_event_type::sign;
-        ev.identity = &id;
-        ev.identity_index = i;
-        ev.algorithm = *alg;
+        ev.identity = &signer;
+        ev.identity_index = signer_id_;
+        ev.algorithm = sign_alg_;
         ev.data = std::move(data);
-        ev.agent_flags = agent::sign_flags_for(*alg);
+        ev.agent_flags = agent::sign_flags_for(sign_alg_);
         events_.push_back(std::move(ev));
         phase_ = phase::signing;
         return started::waiting;
     }
     if (priv == nullptr)
         return started::not_sent;
-    auto sig = priv->sign(*alg, data);
+    auto sig = priv->sign(sign_alg_, data);
     load_result_.reset(); // keep decrypted keys no longer than needed
     if (!sig) {
         log(auth_log_level::error, "sign_and_send_pubkey: signing failed for " +
-                                       std::string(key_type_short_name(pub.type())) + " \"" + id.name +
+                                       std::string(key_type_short_name(pub.type())) + " \"" + signer.name +
                                        "\": " + std::string(to_string(sig.error())));
         return started::not_sent;
     }
@@ -269,7 +366,8 @@ void client_auth::answer_signature(byte_span signature_blob)
     const std::string_view got = r.text(max_auth_name);
     started s;
     if (!r.ok() || got != sign_alg_) {
-        log(auth_log_level::info, "agent key " + describe_key(*id.key) + " returned incorrect signature type");
+        log(auth_log_level::info,
+            "agent key " + type_label(id) + " " + id.key->fingerprint_sha256() + " returned incorrect signature type");
         if (!retried_sigtype_) {
             retried_sigtype_ = true;
             s = sign_loaded(sign_id_);
@@ -289,9 +387,10 @@ void client_auth::signature_failed(std::string_view why)
         return;
     phase_ = phase::waiting;
     const client_identity& id = config_.identities[sign_id_];
+    const client_identity& signer = config_.identities[signer_id_];
     log(auth_log_level::error, "sign_and_send_pubkey: signing failed for " +
-                                   std::string(key_type_short_name(id.key->type())) + " \"" + id.name +
-                                   "\" from agent: " + std::string(why));
+                                   std::string(key_type_short_name(signer.key->type())) + " \"" + signer.name + "\"" +
+                                   (id.agent ? " from agent" : "") + ": " + std::string(why));
     continue_method();
     drain_queue();
 }
@@ -301,6 +400,12 @@ void client_auth::signature_failed(std::string_view why)
 client_auth::started client_auth::load_identity(std::size_t i)
 {
     sign_id_ = i;
+    signer_id_ = i;
+    return load_signer();
+}
+
+client_auth::started client_auth::load_signer()
+{
     load_attempt_ = 0;
     load_result_.reset();
     return try_load(std::nullopt);
@@ -308,7 +413,7 @@ client_auth::started client_auth::load_identity(std::size_t i)
 
 client_auth::started client_auth::try_load(std::optional<std::string_view> passphrase)
 {
-    const client_identity& id = config_.identities[sign_id_];
+    const client_identity& id = config_.identities[signer_id_];
     if (!id.load)
         return started::not_sent;
     auto key = id.load(passphrase);

@@ -25,6 +25,9 @@ bytes server_host_key_blob(const transport& t)
     // The key the first exchange was signed with, which the core keeps
     // whether it held the private key or a signer elsewhere did.
     const auto& key = t.server_host_key();
+    // A host certificate was presented: OpenSSH binds to it, not the key.
+    if (const auto& cert = t.server_host_certificate(); cert && key)
+        return cert->blob();
     return key ? key->blob() : bytes{};
 }
 
@@ -357,6 +360,7 @@ void server_auth::log_attempt(const char* verdict, bool authenticated)
     a.remote_ip = config_.remote_ip;
     a.remote_port = config_.remote_port;
     a.key = current_.key ? &*current_.key : nullptr;
+    a.cert = current_.cert ? &*current_.cert : nullptr;
     std::string line = auth_attempt_line(a);
     // Postponed attempts are logged by sshd's unprivileged child.
     if (postponed)
@@ -382,7 +386,8 @@ void server_auth::finish(bool authenticated, bool server_caused_failure)
     log_attempt(partial ? "Partial" : authenticated ? "Accepted" : "Failed", authenticated);
 
     if (authenticated || partial)
-        done_methods_.push_back({current_.method, current_.submethod, current_.key, current_.decision.options});
+        done_methods_.push_back(
+            {current_.method, current_.submethod, current_.key, current_.decision.options, current_.cert});
 
     if (!account.allowed) {
         if (!account.message.empty())

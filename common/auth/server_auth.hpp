@@ -25,6 +25,7 @@
 #include "common/auth/auth_common.hpp"
 #include "common/auth/messages.hpp"
 #include "common/auth/methods_list.hpp"
+#include "common/keys/certificate.hpp"
 
 #include <chrono>
 #include <deque>
@@ -49,6 +50,11 @@ struct server_auth_settings {
     std::vector<std::string> authentication_methods;
     int max_auth_tries = 6;
     std::string pubkey_accepted_algorithms = default_pubkey_accepted_algorithms();
+    // CASignatureAlgorithms: what a user certificate's CA may have signed
+    // it with (OpenSSH's default, restricted to the key types this build
+    // implements, leaves out ssh-rsa).
+    std::string ca_signature_algorithms =
+        "ssh-ed25519,ecdsa-sha2-nistp256,ecdsa-sha2-nistp384,ecdsa-sha2-nistp521,rsa-sha2-512,rsa-sha2-256";
     // Banner file contents (the program reads the file); empty: no banner.
     std::string banner;
     // The keyboard-interactive device, logged as "keyboard-interactive/pam";
@@ -91,13 +97,21 @@ struct server_auth_policy {
     // AuthorizedKeysCommand). Called for queries and again for signed
     // requests, only for valid users.
     std::function<key_decision(std::string_view user, const public_key& key, bool with_signature)> key_allowed;
+    // Whether a user certificate (publickey with a *-cert-v01@openssh.com
+    // algorithm; parsed and its CA signature checked by the machine) may
+    // authenticate `user` (TrustedUserCAKeys, cert-authority lines). Unset:
+    // certificates are refused.
+    std::function<key_decision(std::string_view user, const certificate& cert, bool with_signature)>
+        certificate_allowed;
     // Optional: account checks after a method succeeded (PAM account).
     std::function<account_decision(std::string_view user)> account_check;
     // Optional: checks a publickey signature in place of the machine, for
     // sshd's privilege separation, where the privileged monitor verifies
     // it itself so that a compromised pre-authentication child cannot
-    // claim a login. `signed_data` is what the signature covers.
-    std::function<bool(const public_key& key, std::string_view algorithm, byte_span signed_data, byte_span signature)>
+    // claim a login. `key_blob` is the key or certificate as the client
+    // sent it, `algorithm` the request's (a certificate algorithm for a
+    // certificate) and `signed_data` what the signature covers.
+    std::function<bool(byte_span key_blob, std::string_view algorithm, byte_span signed_data, byte_span signature)>
         verify_signature;
 };
 
@@ -133,8 +147,9 @@ enum class server_auth_event_type {
 struct authenticated_method {
     std::string method;
     std::string submethod;
-    std::optional<public_key> key;
+    std::optional<public_key> key; // a certificate's certified key
     std::shared_ptr<const void> key_options;
+    std::optional<certificate> cert; // publickey with a certificate
 };
 
 struct server_auth_event {
@@ -218,6 +233,7 @@ private:
         std::string submethod; // "pam" for keyboard-interactive
         bool log = false;      // sshd's monitor decided, so the result is logged
         std::optional<public_key> key;
+        std::optional<certificate> cert; // when `key` came in a certificate
         key_decision decision;
     };
 
@@ -227,6 +243,9 @@ private:
     bool setup_user(const std::string& user, const std::string& service);
     outcome run_none(attempt& a);
     outcome run_publickey(const userauth_request& req, attempt& a);
+    // A certificate's checks before any policy is asked (parse, type, CA
+    // signature, CASignatureAlgorithms); nullopt, logged, when refused.
+    std::optional<certificate> presented_certificate(const userauth_publickey_data& d);
     outcome run_password(const userauth_request& req, attempt& a);
     outcome run_kbdint(const userauth_request& req, attempt& a);
     void handle_info_response(byte_span payload, std::uint32_t seq);

@@ -94,15 +94,39 @@ void server_auth::answer_password(bool ok)
     drain_queue();
 }
 
+std::optional<certificate> server_auth::presented_certificate(const userauth_publickey_data& d)
+{
+    // Parsed here, in sshd's sandboxed child, before anything privileged
+    // sees the blob; the monitor parses it again itself.
+    if (d.key_blob.size() > max_certificate_blob) {
+        log(auth_log_level::error, "userauth_pubkey: parse key: invalid format [preauth]");
+        return std::nullopt;
+    }
+    auto cert = certificate::from_blob(d.key_blob);
+    if (!cert) {
+        log(auth_log_level::error, "userauth_pubkey: parse key: invalid format [preauth]");
+        return std::nullopt;
+    }
+    // The CA's signature, whatever its algorithm (as OpenSSH's parser), then
+    // the algorithm against CASignatureAlgorithms (sshkey_check_cert_sigtype).
+    if (!cert->verify_signature({cert->signature_algorithm()})) {
+        log(auth_log_level::error, "userauth_pubkey: parse key: incorrect signature [preauth]");
+        return std::nullopt;
+    }
+    return std::move(*cert);
+}
+
 server_auth::outcome server_auth::run_publickey(const userauth_request& req, attempt& a)
 {
     const auto& d = std::get<userauth_publickey_data>(req.data);
     if (d.hostbound) {
         auto ours = public_key::from_blob(config_.host_key_blob);
         auto theirs = public_key::from_blob(d.host_key_blob);
-        if (!ours)
+        if (config_.host_key_blob.empty())
             return outcome::failed; // no host key recorded: the method is not offered
-        if (!theirs || !(*ours == *theirs)) {
+        // A host certificate (not a plain key blob) must come back as sent.
+        const bool same = ours ? theirs && *ours == *theirs : config_.host_key_blob == d.host_key_blob;
+        if (!same) {
             log(auth_log_level::error, "userauth_pubkey: " + std::string(method_publickey_hostbound) +
                                            " packet contained wrong host key [preauth]");
             disconnect(disconnect_reason::protocol_error,
@@ -110,31 +134,53 @@ server_auth::outcome server_auth::run_publickey(const userauth_request& req, att
             return outcome::pending;
         }
     }
-    auto alg_type = key_type_for_signature_algorithm(d.algorithm);
+    // A certificate signs with its certified key's plain algorithm
+    // ("rsa-sha2-512" for rsa-sha2-512-cert-v01@openssh.com).
+    const bool is_cert = is_certificate_algorithm(d.algorithm);
+    const auto plain_alg =
+        is_cert ? certificate_signature_algorithm(d.algorithm) : std::optional(std::string_view(d.algorithm));
+    auto alg_type = plain_alg ? key_type_for_signature_algorithm(*plain_alg) : result<key_type>(errc::unsupported);
     if (!alg_type) {
         log(auth_log_level::verbose, "userauth_pubkey: unsupported public key algorithm: " + d.algorithm + " [preauth]");
         return outcome::failed;
     }
-    auto key = public_key::from_blob(d.key_blob);
-    if (!key) {
+    std::optional<certificate> cert;
+    std::optional<public_key> key;
+    if (is_cert) {
+        cert = presented_certificate(d);
+        if (!cert)
+            return outcome::failed;
+        key = cert->key();
+    } else if (auto k = public_key::from_blob(d.key_blob)) {
+        key = std::move(*k);
+    } else {
         log(auth_log_level::error, "userauth_pubkey: cannot decode key: " + d.algorithm + " [preauth]");
         return outcome::failed;
     }
+    const std::string short_name = std::string(key_type_short_name(key->type())) + (is_cert ? "-CERT" : "");
     if (key->type() != *alg_type) {
         log(auth_log_level::error, "userauth_pubkey: type mismatch for decoded key (received " +
-                                       std::string(key->type_name()) + ", expected " + d.algorithm + ") [preauth]");
+                                       std::string(is_cert ? cert->type_name() : key->type_name()) + ", expected " +
+                                       d.algorithm + ") [preauth]");
         return outcome::failed;
     }
+    // A certificate is a key of its own: the same key plain, or in another
+    // certificate, counts as a different one (OpenSSH's sshkey_equal).
+    const bytes& presented = is_cert ? cert->blob() : key->blob();
     for (const auto& used : used_keys_) {
-        if (used == key->blob()) {
-            log(auth_log_level::info,
-                "refusing previously-used " + std::string(key_type_short_name(key->type())) + " key [preauth]");
+        if (used == presented) {
+            log(auth_log_level::info, "refusing previously-used " + short_name + " key [preauth]");
             return outcome::failed;
         }
     }
     if (!name_list_contains(settings_.pubkey_accepted_algorithms, d.algorithm)) {
         log(auth_log_level::info,
             "userauth_pubkey: signature algorithm " + d.algorithm + " not in PubkeyAcceptedAlgorithms [preauth]");
+        return outcome::failed;
+    }
+    if (cert && !name_list_contains(settings_.ca_signature_algorithms, cert->signature_algorithm())) {
+        log(auth_log_level::info, "userauth_pubkey: certificate signature algorithm " + cert->signature_algorithm() +
+                                      ": signature algorithm not supported [preauth]");
         return outcome::failed;
     }
     // Invalid users get the same FAILURE a refused key gets: no PK_OK,
@@ -144,32 +190,37 @@ server_auth::outcome server_auth::run_publickey(const userauth_request& req, att
         return outcome::failed;
     }
     key_decision decision;
-    if (policy_.key_allowed)
+    if (cert) {
+        if (policy_.certificate_allowed)
+            decision = policy_.certificate_allowed(user_, *cert, d.has_signature);
+    } else if (policy_.key_allowed) {
         decision = policy_.key_allowed(user_, *key, d.has_signature);
-
-    if (!d.has_signature) {
-        if (!decision.allowed) {
-            a.log = true;
-            a.key = *key;
-            return outcome::failed;
-        }
-        send(userauth_pk_ok{d.algorithm, d.key_blob}.encode());
-        return outcome::postponed;
     }
 
     a.log = true;
     a.key = *key;
+    a.cert = cert;
+    if (!d.has_signature) {
+        if (!decision.allowed)
+            return outcome::failed;
+        a.log = false;
+        a.key.reset();
+        a.cert.reset();
+        send(userauth_pk_ok{d.algorithm, d.key_blob}.encode());
+        return outcome::postponed;
+    }
+
     if (!decision.allowed)
         return outcome::failed;
     const bytes signed_data = publickey_signed_data(config_.session_id, req);
     const bool verified = policy_.verify_signature
-                              ? policy_.verify_signature(*key, d.algorithm, signed_data, d.signature)
-                              : static_cast<bool>(key->verify(d.algorithm, signed_data, d.signature));
+                              ? policy_.verify_signature(d.key_blob, d.algorithm, signed_data, d.signature)
+                              : static_cast<bool>(key->verify(*plain_alg, signed_data, d.signature));
     if (!verified)
         return outcome::failed;
     // A key that proved itself may not count twice towards
     // AuthenticationMethods ("publickey,publickey" needs two keys).
-    used_keys_.push_back(key->blob());
+    used_keys_.push_back(presented);
     a.decision = std::move(decision);
     return outcome::succeeded;
 }

@@ -3,6 +3,7 @@
 #include "common/crypto/packet_cipher.hpp"
 #include "common/match.hpp"
 #include "common/name_list.hpp"
+#include "common/transport/host_key_algorithms.hpp"
 #include "common/transport/messages.hpp"
 #include "common/wire.hpp"
 
@@ -200,7 +201,7 @@ bool is_mac(std::string_view n) { return find_mac(n) != nullptr; }
 bool is_compression(std::string_view n) { return n == "none" || n == "zlib" || n == "zlib@openssh.com"; }
 bool is_host_key(std::string_view n)
 {
-    return name_list_contains(supported_host_key_algorithms(), n);
+    return name_list_contains(supported_host_key_algorithms(), n) || supported_certificate_host_key_algorithm(n);
 }
 
 } // namespace

@@ -2,7 +2,9 @@
 
 #include "common/crypto/hash.hpp"
 #include "common/crypto/moduli.hpp"
+#include "common/transport/host_key_algorithms.hpp"
 #include "common/transport/messages.hpp"
+#include "common/name_list.hpp"
 #include "common/wire.hpp"
 
 #include <algorithm>
@@ -29,6 +31,15 @@ secret_bytes encode_shared_secret(kex_family family, const secret_bytes& k)
 bool public_values_are_strings(kex_family family) noexcept
 {
     return family == kex_family::ecdh || family == kex_family::hybrid_kem;
+}
+
+// A name-list as the separate names certificate::verify_signature takes.
+std::vector<std::string> split_algorithms(std::string_view list)
+{
+    std::vector<std::string> out;
+    for (auto n : split_name_list(list))
+        out.emplace_back(n);
+    return out;
 }
 
 } // namespace
@@ -215,12 +226,29 @@ result<bool> key_exchange::client_reply(byte_span payload)
         failure_ = "malformed key exchange reply";
         return errc::malformed;
     }
-    auto key = public_key::from_blob(host_blob);
+    // A certificate algorithm: K_S is the certificate, the exchange hash
+    // is signed by the key it certifies. Its CA signature is checked here,
+    // with any algorithm the CA key can make (OpenSSH's cert_parse does the
+    // same); CASignatureAlgorithms and the CA's trust are the caller's.
+    std::optional<certificate> cert;
+    if (is_certificate_algorithm(ctx_.host_key_algorithm)) {
+        auto c = certificate::from_blob(host_blob);
+        if (!c) {
+            failure_ = "server host certificate could not be parsed";
+            return c.error();
+        }
+        if (!c->verify_signature(split_algorithms(supported_host_key_algorithms()))) {
+            failure_ = "server host certificate: invalid CA signature";
+            return errc::signature_invalid;
+        }
+        cert = std::move(*c);
+    }
+    auto key = cert ? result<public_key>(cert->key()) : public_key::from_blob(host_blob);
     if (!key) {
         failure_ = "server host key could not be parsed";
         return key.error();
     }
-    auto want = key_type_for_signature_algorithm(ctx_.host_key_algorithm);
+    auto want = host_key_type_for_algorithm(ctx_.host_key_algorithm);
     if (!want || *want != key->type()) {
         failure_ = "server host key type " + std::string(key->type_name()) + " does not match negotiated " +
                    ctx_.host_key_algorithm;
@@ -233,11 +261,13 @@ result<bool> key_exchange::client_reply(byte_span payload)
     }
     outcome_.shared_secret = encode_shared_secret(method_.family, *k);
     outcome_.exchange_hash = exchange_hash(host_blob, agreement_->public_value(), server_public);
-    if (auto v = key->verify(ctx_.host_key_algorithm, outcome_.exchange_hash, signature); !v) {
+    if (auto v = key->verify(host_key_signature_algorithm(ctx_.host_key_algorithm), outcome_.exchange_hash, signature);
+        !v) {
         failure_ = "incorrect signature on the key exchange hash";
         return errc::signature_invalid;
     }
     outcome_.host_key = std::move(*key);
+    outcome_.host_certificate = std::move(cert);
     outcome_.host_key_signature.assign(signature.begin(), signature.end());
     agreement_.reset();
     expect_ = 0;
@@ -290,9 +320,9 @@ result<bool> key_exchange::server_init(byte_span payload, std::vector<bytes>& ou
         return k.error();
     }
     outcome_.shared_secret = encode_shared_secret(method_.family, *k);
-    const bytes& host_blob = host_key_.blob();
+    const bytes& host_blob = ctx_.server_host_key_blob.empty() ? host_key_.blob() : ctx_.server_host_key_blob;
     outcome_.exchange_hash = exchange_hash(host_blob, client_public, agreement_->public_value());
-    auto sig = sign_(ctx_.host_key_algorithm, outcome_.exchange_hash);
+    auto sig = sign_(host_key_signature_algorithm(ctx_.host_key_algorithm), outcome_.exchange_hash);
     if (!sig) {
         failure_ = "cannot sign with the host key";
         return sig.error();

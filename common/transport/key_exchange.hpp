@@ -5,6 +5,7 @@
 
 #include "common/bytes.hpp"
 #include "common/crypto/key_agreement.hpp"
+#include "common/keys/certificate.hpp"
 #include "common/keys/private_key.hpp"
 #include "common/keys/public_key.hpp"
 #include "common/result.hpp"
@@ -34,7 +35,12 @@ using host_key_sign_function = std::function<result<bytes>(std::string_view sig_
 struct kex_context {
     std::string v_c, v_s; // identification lines without CR LF
     bytes i_c, i_s;       // KEXINIT payloads
+    // A certificate algorithm ("rsa-sha2-512-cert-v01@openssh.com") signs
+    // with its plain algorithm ("rsa-sha2-512") and the certified key.
     std::string host_key_algorithm;
+    // Server: K_S when it is not the signing key's own blob (the
+    // certificate of a HostCertificate key).
+    bytes server_host_key_blob;
     std::size_t we_need = 0; // OpenSSH's kex->we_need (bytes): sizes the DH private exponent
     std::size_t dh_need = 0; // OpenSSH's kex->dh_need (bytes): sizes the requested GEX group
 };
@@ -46,6 +52,10 @@ struct kex_outcome {
     bytes exchange_hash;
     // The server's host key: client, verified; server, the one it signed with.
     std::optional<public_key> host_key;
+    // Client, for a certificate algorithm: the certificate the server sent
+    // (its CA signature checked; host_key is the key it certifies). Whether
+    // to trust its CA is the caller's decision.
+    std::optional<certificate> host_certificate;
     // Client: the server's signature of the exchange hash, as sent (string
     // algorithm, string signature), for an agent's session-bind@openssh.com.
     bytes host_key_signature;

@@ -267,36 +267,6 @@ transport_event transport::handle_ext_info(byte_span payload)
 
 // ---------------------------------------------------------------- key exchange
 
-std::string transport::our_host_key_algorithms() const
-{
-    if (is_client())
-        return config_.host_key_algorithms;
-    std::vector<std::string_view> out;
-    for (auto alg : split_name_list(config_.host_key_algorithms))
-        if (host_key_for(alg).key != nullptr)
-            out.push_back(alg);
-    return join_name_list(out);
-}
-
-transport::host_key_ref transport::host_key_for(std::string_view alg) const
-{
-    auto type = key_type_for_signature_algorithm(alg);
-    if (!type)
-        return {};
-    // A signer elsewhere replaces the local keys altogether: the sandboxed
-    // child has none, and must not offer what it cannot have signed.
-    if (config_.host_key_signer) {
-        for (const auto& k : config_.host_public_keys)
-            if (!k.empty() && k.type() == *type)
-                return {&k, nullptr};
-        return {};
-    }
-    for (const auto& k : config_.host_keys)
-        if (k && k->type() == *type)
-            return {&k->public_part(), k.get()};
-    return {};
-}
-
 namespace {
 
 // `list` with `first` moved to its front (unchanged when absent).
@@ -496,6 +466,8 @@ transport_event transport::handle_kexinit(const received_packet& pkt)
                 // No moduli file: sshd's built-in fallback groups.
                 return choose_gex_group({}, min, preferred, max, rng_).group;
             };
+        if (key.cert != nullptr)
+            ctx.server_host_key_blob = key.cert->blob();
         run = key_exchange::server(*method, std::move(ctx), *key.key, std::move(sign), std::move(groups));
     }
     if (!run)
@@ -553,15 +525,26 @@ transport_event transport::after_exchange_hash()
     if (is_client()) {
         if (!host_key_) {
             host_key_ = outcome.host_key;
+            host_certificate_ = outcome.host_certificate;
             awaiting_host_key_ = true;
-            return {.type = transport_event_type::host_key, .host_key = &*host_key_};
+            return {.type = transport_event_type::host_key,
+                    .host_key = &*host_key_,
+                    .host_certificate = host_certificate_ ? &*host_certificate_ : nullptr};
         }
-        if (!(*outcome.host_key == *host_key_))
+        // A re-exchange must show what the caller accepted: the same key,
+        // and the same certificate or none, as OpenSSH's check against its
+        // initial host key.
+        const bool same_cert = outcome.host_certificate.has_value() == host_certificate_.has_value() &&
+                               (!host_certificate_ || outcome.host_certificate->blob() == host_certificate_->blob());
+        if (!(*outcome.host_key == *host_key_) || !same_cert)
             return fail(errc::host_key_rejected, "server host key changed during key re-exchange");
     } else if (!host_key_) {
         // Kept for a hand-off (transport_state::host_key) and for
-        // authentication that binds to it (publickey-hostbound).
+        // authentication that binds to it (publickey-hostbound, which names
+        // the certificate when one was sent).
         host_key_ = outcome.host_key;
+        if (const certificate* cert = host_key_for(kex_.algs.host_key).cert)
+            host_certificate_ = *cert;
     }
     send_newkeys();
     return {};

@@ -12,6 +12,7 @@
 #pragma once
 
 #include "common/buffer.hpp"
+#include "common/keys/certificate.hpp"
 #include "common/keys/private_key.hpp"
 #include "common/random.hpp"
 #include "common/transport/algorithms.hpp"
@@ -56,6 +57,13 @@ struct transport_config {
     // exchange here.
     std::vector<public_key> host_public_keys;
     std::function<result<bytes>(const public_key& key, std::string_view sig_alg, byte_span data)> host_key_signer;
+    // Server: certificates of the host keys (sshd's HostCertificate). A
+    // certificate whose key is one of the host keys adds its certificate
+    // algorithms (as allowed by host_key_algorithms) to the offer, in
+    // OpenSSH's order; when one is negotiated, K_S is the certificate and
+    // the certified key signs with the plain algorithm. Empty: nothing
+    // about the offer changes.
+    std::vector<certificate> host_certificates;
     // Server: groups for diffie-hellman-group-exchange; empty means the
     // built-in RFC 3526 groups (what sshd falls back to without a moduli file).
     gex_group_provider gex_groups;
@@ -102,6 +110,9 @@ struct transport_event {
     bool local = false;
     bool always_display = false;
     const public_key* host_key = nullptr;
+    // host_key: the server's certificate when a certificate algorithm was
+    // negotiated (host_key is then the key it certifies), else nullptr.
+    const certificate* host_certificate = nullptr;
 };
 
 class transport {
@@ -205,6 +216,11 @@ public:
     // The server's host key of the first key exchange (later ones must use
     // it): the client's accepted one, or the one the server signed with.
     const std::optional<public_key>& server_host_key() const noexcept { return host_key_; }
+    // The certificate the server presented in the first key exchange (a
+    // certificate algorithm was negotiated; server: the one it sent), else
+    // empty. publickey-hostbound and session-bind name it rather than the
+    // key, as OpenSSH's initial_hostkey.
+    const std::optional<certificate>& server_host_certificate() const noexcept { return host_certificate_; }
     // Client: the server's signature of the first exchange hash (the
     // session id), as sent: with the key and the session id it lets an
     // agent check which host a connection authenticates to
@@ -273,10 +289,13 @@ private:
     struct host_key_ref {
         const public_key* key = nullptr;
         const private_key* local = nullptr;
+        // For a certificate algorithm: the certificate sent as K_S.
+        const certificate* cert = nullptr;
     };
     std::string our_host_key_algorithms() const;
     kex_context make_kex_context(const negotiated_algorithms& algs, bytes our_kexinit, bytes peer_kexinit) const;
     host_key_ref host_key_for(std::string_view alg) const;
+    std::vector<const public_key*> host_key_list() const; // the server's keys, in order
     void import_state(transport_state& state);
     std::pair<errc, std::string_view> export_blocker() const noexcept;
 
@@ -312,6 +331,7 @@ private:
     std::uint64_t rekey_limit_in_ = ~std::uint64_t(0);
     bytes session_id_;
     std::optional<public_key> host_key_;
+    std::optional<certificate> host_certificate_;
     bytes server_signature_;
     std::map<std::string, std::string> peer_extensions_;
     std::uint32_t ext_info_received_ = 0; // EXT_INFO messages taken from the peer

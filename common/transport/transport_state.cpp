@@ -1,6 +1,7 @@
 #include "common/transport/transport_state.hpp"
 
 #include "common/crypto/compression.hpp"
+#include "common/transport/host_key_algorithms.hpp"
 #include "common/transport/version.hpp"
 #include "common/wire.hpp"
 
@@ -101,7 +102,8 @@ result<void> validate_transport_state(const transport_state& s)
     const auto& a = s.algorithms;
     if (find_kex_method(a.kex) == nullptr)
         return errc::unsupported;
-    auto host_type = key_type_for_signature_algorithm(a.host_key);
+    // A certificate algorithm: the state holds the key it certifies.
+    auto host_type = host_key_type_for_algorithm(a.host_key);
     if (!host_type)
         return errc::unsupported;
     if (!s.host_key || s.host_key->empty() || s.host_key->type() != *host_type)

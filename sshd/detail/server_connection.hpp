@@ -102,6 +102,9 @@ private:
     bool run_preauth();
     bool serve_monitor(privsep::monitor_channel& mon);
     monitor_answer monitor_sign(byte_span msg);
+    // Whether a publickey-hostbound request names the host key the monitor
+    // signed with (or its certificate).
+    bool bound_to_our_host_key(byte_span host_blob) const;
     monitor_answer monitor_log(byte_span msg);
     monitor_answer monitor_lookup_user(byte_span msg);
     monitor_answer monitor_key_allowed(byte_span msg);

@@ -14,7 +14,9 @@ constexpr std::size_t max_name = 256;
 // "Last login: " with ctime's 24 characters, " from " and a lastlog host.
 constexpr std::size_t max_login_message = 512;
 constexpr std::size_t max_sign_data = 64;
-constexpr std::size_t max_signed_data = 3 * max_blob;
+// A publickey key blob may be a certificate (certificate.hpp's bound).
+constexpr std::size_t max_key_blob = max_certificate_blob;
+constexpr std::size_t max_signed_data = max_key_blob + 2 * max_blob;
 constexpr std::size_t max_secret = 1024;
 constexpr std::size_t max_log_text = max_log_line;
 constexpr std::uint32_t max_responses = 100;
@@ -88,6 +90,7 @@ void put_settings(wire_writer& w, const server_auth_settings& s)
         w.string(l);
     w.u32(static_cast<std::uint32_t>(s.max_auth_tries))
         .string(s.pubkey_accepted_algorithms)
+        .string(s.ca_signature_algorithms)
         .string(s.banner)
         .string(s.kbdint_device);
 }
@@ -114,6 +117,7 @@ server_auth_settings get_settings(wire_reader& r)
         r.fail(errc::malformed);
     s.max_auth_tries = static_cast<int>(tries);
     s.pubkey_accepted_algorithms = std::string(r.text(max_setting_text));
+    s.ca_signature_algorithms = std::string(r.text(max_setting_text));
     s.banner = std::string(r.text(max_banner_text));
     s.kbdint_device = std::string(r.text(max_name));
     return s;
@@ -254,7 +258,7 @@ result<key_allowed_request> decode_key_allowed_request(byte_span msg)
 {
     auto r = fields(msg, monitor_type::key_allowed);
     key_allowed_request m;
-    m.key_blob = copy(r.string(max_blob));
+    m.key_blob = copy(r.string(max_key_blob));
     m.with_signature = flag(r);
     return finished(r, std::move(m));
 }
@@ -286,7 +290,7 @@ result<verify_pubkey_request> decode_verify_pubkey_request(byte_span msg)
 {
     auto r = fields(msg, monitor_type::verify_pubkey);
     verify_pubkey_request m;
-    m.key_blob = copy(r.string(max_blob));
+    m.key_blob = copy(r.string(max_key_blob));
     m.algorithm = clean_text(r, max_name);
     m.signed_data = copy(r.string(max_signed_data));
     m.signature = copy(r.string(max_blob));

@@ -424,8 +424,11 @@ TEST_CASE("ssh_config: algorithm lists with + - ^")
     CHECK(*cfg.macs == "hmac-sha2-256-etm@openssh.com,hmac-sha2-512-etm@openssh.com,hmac-sha2-256,hmac-sha2-512");
     // A name OpenSSH knows but this build lacks is accepted and left out.
     CHECK(cfg.kex_algorithms->find("group1-sha1") == std::string::npos);
-    CHECK(*cfg.host_key_algorithms == "ssh-ed25519,rsa-sha2-256,rsa-sha2-512");
-    CHECK(*cfg.pubkey_accepted_algorithms == "ssh-ed25519,rsa-sha2-512,rsa-sha2-256");
+    // As OpenSSH 9.2's ssh -G: the pattern takes the certificate names too.
+    CHECK(*cfg.host_key_algorithms ==
+          "ssh-ed25519,rsa-sha2-256,rsa-sha2-256-cert-v01@openssh.com,rsa-sha2-512,rsa-sha2-512-cert-v01@openssh.com");
+    CHECK(*cfg.pubkey_accepted_algorithms == "ssh-ed25519-cert-v01@openssh.com,rsa-sha2-512-cert-v01@openssh.com,"
+                                             "rsa-sha2-256-cert-v01@openssh.com,ssh-ed25519,rsa-sha2-512,rsa-sha2-256");
     CHECK(cfg.ca_signature_algorithms->ends_with(",ssh-rsa"));
 
     // Unset HostKeyAlgorithms stays unset (ordered per host at connect time).

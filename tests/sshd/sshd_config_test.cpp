@@ -77,7 +77,10 @@ std::string normalise_openssh_dump(const std::string& text)
             std::string value = line.substr(sp + 1);
             if (*kind == sshd_algorithm_list::kex)
                 value = longhaul::test::with_openssh99_kex_default(value);
-            line = key + " " + sshd_supported_only(*kind, value);
+            // User certificates are accepted: their algorithms stay.
+            line = key + " " +
+                   (key == "pubkeyacceptedalgorithms" ? sshd_supported_pubkey_algorithms(value)
+                                                      : sshd_supported_only(*kind, value));
         }
         out += line + "\n";
     }
@@ -556,7 +559,6 @@ TEST_CASE("sshd_config: settings this server cannot enforce are refused, never i
         {"LogVerbose kex.c:*:1000\n", "test.cfg line 1: LogVerbose is not supported yet"},
         {"ExposeAuthInfo yes\n", "test.cfg line 1: ExposeAuthInfo yes is not supported yet"},
         {"HostKeyAgent /run/agent.sock\n", "test.cfg line 1: HostKeyAgent is not supported yet"},
-        {"HostCertificate /etc/ssh/host-cert.pub\n", "test.cfg line 1: HostCertificate is not supported yet"},
         {"PerSourcePenalties yes\n", "test.cfg line 1: PerSourcePenalties yes is not supported yet"},
         {"PerSourcePenalties authfail:30s\n", "test.cfg line 1: PerSourcePenalties authfail:30s is not supported yet"},
         {"PerSourcePenaltyExemptList 10.0.0.0/8\n", "test.cfg line 1: PerSourcePenaltyExemptList is not supported yet"},
@@ -577,6 +579,23 @@ TEST_CASE("sshd_config: settings this server cannot enforce are refused, never i
         CAPTURE(ok);
         CHECK(error_of(ok) == "(no error)");
     }
+}
+
+TEST_CASE("sshd_config: HostCertificate accumulates, as OpenSSH's servconf_add_hostcert")
+{
+    const auto loaded = parse("HostCertificate /etc/ssh/a-cert.pub\nHostCertificate /etc/ssh/b-cert.pub\n");
+    CHECK(loaded.global().host_certificate_files ==
+          std::vector<std::string>{"/etc/ssh/a-cert.pub", "/etc/ssh/b-cert.pub"});
+    // The certificate algorithms HostKeyAlgorithms allows are kept apart
+    // (offered only with a certificate); host_key_algorithms is unchanged.
+    CHECK(loaded.global().host_certificate_algorithms ==
+          "ssh-ed25519-cert-v01@openssh.com,ecdsa-sha2-nistp256-cert-v01@openssh.com,"
+          "ecdsa-sha2-nistp384-cert-v01@openssh.com,ecdsa-sha2-nistp521-cert-v01@openssh.com,"
+          "rsa-sha2-512-cert-v01@openssh.com,rsa-sha2-256-cert-v01@openssh.com");
+    CHECK(loaded.global().host_key_algorithms.find("cert") == std::string::npos);
+    CHECK(parse("HostKeyAlgorithms ssh-ed25519,rsa-sha2-256-cert-v01@openssh.com\n").global().host_certificate_algorithms ==
+          "rsa-sha2-256-cert-v01@openssh.com");
+    CHECK(parse("HostKeyAlgorithms -*-cert-v01@openssh.com\n").global().host_certificate_algorithms.empty());
 }
 
 TEST_CASE("sshd_config: enforced settings of defect 10 parse into what the server uses")

@@ -139,7 +139,7 @@ TEST_CASE("monitor messages: types, replies and bounds from a hostile child are 
     // A request decoded as the wrong type.
     CHECK_FALSE(decode_sign_request(encode(lookup_user_request{"a"})));
     // Over-long fields: a host key signature over more than a hash, a user
-    // name past a packet, a key blob past 4 KiB, a log line past 8 KiB.
+    // name past a packet, a key blob past 16 KiB, a log line past 8 KiB.
     // (A long user name within a packet is the monitor's to call invalid.)
     CHECK_FALSE(decode_sign_request(encode(sign_request{text_bytes("b"), "ssh-ed25519", bytes(65, 0)})));
     CHECK(decode_lookup_user_request(encode(lookup_user_request{std::string(300, 'u')})));
@@ -147,7 +147,9 @@ TEST_CASE("monitor messages: types, replies and bounds from a hostile child are 
     // NUL inside a name or a log line: C code would read it shorter.
     CHECK_FALSE(decode_lookup_user_request(encode(lookup_user_request{std::string("root\0junk", 9)})));
     CHECK_FALSE(decode_log_request(encode(log_request{log_level::info, std::string("a\0b", 3)})));
-    CHECK_FALSE(decode_key_allowed_request(encode(key_allowed_request{bytes(4097, 1), false})));
+    // (A key blob may be a user certificate: up to max_certificate_blob.)
+    CHECK(decode_key_allowed_request(encode(key_allowed_request{bytes(max_certificate_blob, 1), false})));
+    CHECK_FALSE(decode_key_allowed_request(encode(key_allowed_request{bytes(max_certificate_blob + 1, 1), false})));
     CHECK_FALSE(decode_log_request(encode(log_request{log_level::info, std::string(8193, 'x')})));
     // Levels and enums out of range.
     bytes quiet = encode(log_request{log_level::info, "x"});
