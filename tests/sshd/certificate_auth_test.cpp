@@ -51,7 +51,7 @@ public_key key_of(const std::string& name)
     REQUIRE(k);
     return *k;
 }
-std::string pub_line(const std::string& name) { return read_whole_file(certs + name); }
+std::string cert_pub_line(const std::string& name) { return read_whole_file(certs + name); }
 
 // user_ed25519-cert.pub: ID "alice@longhaul", serial 42, principals alice
 // and bob, valid 2020-2040, force-command /bin/true, source-address
@@ -63,7 +63,7 @@ const certificate& alice_cert()
 }
 constexpr std::string_view ca_fp = "SHA256:bvaGjqhPq8hJczYEmhYlQ0/3XmEPpf6yiVcxddg2AJc";
 
-authorized_keys_context ctx(std::string user = "alice", std::string ip = "127.0.0.1")
+authorized_keys_context cert_ctx(std::string user = "alice", std::string ip = "127.0.0.1")
 {
     authorized_keys_context c;
     c.user = std::move(user);
@@ -73,7 +73,7 @@ authorized_keys_context ctx(std::string user = "alice", std::string ip = "127.0.
     return c;
 }
 
-bool logged(const std::vector<log_message>& log, syslog_level level, const std::string& text)
+bool cert_logged(const std::vector<log_message>& log, syslog_level level, const std::string& text)
 {
     return std::any_of(log.begin(), log.end(), [&](const log_message& m) { return m.level == level && m.text == text; });
 }
@@ -150,30 +150,30 @@ TEST_CASE("certificate options: an unknown or malformed critical option refuses 
     CHECK(certificate_options(make_cert({{"verify-required", {}}}), log));
     log.clear();
     CHECK_FALSE(certificate_options(make_cert({{"frobnicate", string_data("x")}}), log));
-    CHECK(logged(log, syslog_level::error, "Certificate critical option \"frobnicate\" is not supported"));
+    CHECK(cert_logged(log, syslog_level::error, "Certificate critical option \"frobnicate\" is not supported"));
     log.clear();
     CHECK_FALSE(certificate_options(make_cert({{"source-address", string_data("10.0.0.0/8,example.com")}}), log));
-    CHECK(logged(log, syslog_level::error, "Certificate source-address contents invalid"));
+    CHECK(cert_logged(log, syslog_level::error, "Certificate source-address contents invalid"));
     log.clear();
     bytes extra = string_data("/bin/true");
     extra.push_back(0);
     CHECK_FALSE(certificate_options(make_cert({{"force-command", extra}}), log));
-    CHECK(logged(log, syslog_level::error, "Certificate option \"force-command\" corrupt (extra data)"));
+    CHECK(cert_logged(log, syslog_level::error, "Certificate option \"force-command\" corrupt (extra data)"));
 
     // A force-command or source-address given twice.
     log.clear();
     CHECK_FALSE(certificate_options(
         make_cert({{"force-command", string_data("/bin/true")}, {"force-command", string_data("/bin/false")}}), log));
-    CHECK(logged(log, syslog_level::error, "Certificate has multiple force-command options"));
+    CHECK(cert_logged(log, syslog_level::error, "Certificate has multiple force-command options"));
     log.clear();
     CHECK_FALSE(certificate_options(
         make_cert({{"source-address", string_data("10.0.0.0/8")}, {"source-address", string_data("::1")}}), log));
-    CHECK(logged(log, syslog_level::error, "Certificate has multiple source-address options"));
+    CHECK(cert_logged(log, syslog_level::error, "Certificate has multiple source-address options"));
 
     // And nothing accepts it: TrustedUserCAKeys refuses with OpenSSH's reason.
-    auto r = check_trusted_user_ca(make_cert({{"frobnicate", string_data("x")}}), "/ca", false, std::nullopt, ctx());
+    auto r = check_trusted_user_ca(make_cert({{"frobnicate", string_data("x")}}), "/ca", false, std::nullopt, cert_ctx());
     CHECK_FALSE(r.match);
-    CHECK(logged(r.log, syslog_level::error, "Invalid certificate options"));
+    CHECK(cert_logged(r.log, syslog_level::error, "Invalid certificate options"));
 }
 
 TEST_CASE("source-address: CIDR lists as addr_match_cidr_list reads them")
@@ -192,53 +192,53 @@ TEST_CASE("TrustedUserCAKeys: principals, validity, source-address and force-com
 {
     SUBCASE("the user is a principal: accepted with the certificate's options")
     {
-        auto r = check_trusted_user_ca(alice_cert(), "/etc/ssh/user_ca", false, std::nullopt, ctx());
+        auto r = check_trusted_user_ca(alice_cert(), "/etc/ssh/user_ca", false, std::nullopt, cert_ctx());
         INFO(dump(r.log));
         REQUIRE(r.match);
         CHECK(r.match->options.force_command == "/bin/true");
         CHECK(r.match->options.permit_pty);
-        CHECK(logged(r.log, syslog_level::verbose,
+        CHECK(cert_logged(r.log, syslog_level::verbose,
                      "Accepted certificate ID \"alice@longhaul\" (serial 42) signed by ED25519 CA " + std::string(ca_fp) +
                          " via /etc/ssh/user_ca"));
     }
     SUBCASE("another user")
     {
-        auto r = check_trusted_user_ca(alice_cert(), "/ca", false, std::nullopt, ctx("carol"));
+        auto r = check_trusted_user_ca(alice_cert(), "/ca", false, std::nullopt, cert_ctx("carol"));
         CHECK_FALSE(r.match);
-        CHECK(logged(r.log, syslog_level::error, "Certificate invalid: name is not a listed principal"));
+        CHECK(cert_logged(r.log, syslog_level::error, "Certificate invalid: name is not a listed principal"));
     }
     SUBCASE("expired and not yet valid")
     {
-        auto late = ctx();
+        auto late = cert_ctx();
         late.now = 2240000000; // 2040-12-25
         auto r = check_trusted_user_ca(alice_cert(), "/ca", false, std::nullopt, late);
         CHECK_FALSE(r.match);
-        CHECK(logged(r.log, syslog_level::error, "Certificate invalid: expired"));
-        auto early = ctx();
+        CHECK(cert_logged(r.log, syslog_level::error, "Certificate invalid: expired"));
+        auto early = cert_ctx();
         early.now = 1500000000; // 2017
         r = check_trusted_user_ca(alice_cert(), "/ca", false, std::nullopt, early);
-        CHECK(logged(r.log, syslog_level::error, "Certificate invalid: not yet valid"));
-        r = check_trusted_user_ca(cert_of("user_expired-cert.pub"), "/ca", false, std::nullopt, ctx());
-        CHECK(logged(r.log, syslog_level::error, "Certificate invalid: expired"));
+        CHECK(cert_logged(r.log, syslog_level::error, "Certificate invalid: not yet valid"));
+        r = check_trusted_user_ca(cert_of("user_expired-cert.pub"), "/ca", false, std::nullopt, cert_ctx());
+        CHECK(cert_logged(r.log, syslog_level::error, "Certificate invalid: expired"));
     }
     SUBCASE("a certificate without principals")
     {
-        auto r = check_trusted_user_ca(cert_of("user_ecdsa256-cert.pub"), "/ca", false, std::nullopt, ctx());
+        auto r = check_trusted_user_ca(cert_of("user_ecdsa256-cert.pub"), "/ca", false, std::nullopt, cert_ctx());
         CHECK_FALSE(r.match);
-        CHECK(logged(r.log, syslog_level::error, "Certificate lacks principal list"));
+        CHECK(cert_logged(r.log, syslog_level::error, "Certificate lacks principal list"));
     }
     SUBCASE("source-address not matching the client")
     {
-        auto r = check_trusted_user_ca(alice_cert(), "/ca", false, std::nullopt, ctx("alice", "192.0.2.7"));
+        auto r = check_trusted_user_ca(alice_cert(), "/ca", false, std::nullopt, cert_ctx("alice", "192.0.2.7"));
         CHECK_FALSE(r.match);
-        CHECK(logged(r.log, syslog_level::info,
+        CHECK(cert_logged(r.log, syslog_level::info,
                      "cert: Authentication tried for alice with valid certificate but not from a permitted source "
                      "address (192.0.2.7)."));
-        CHECK(logged(r.log, syslog_level::error, "Refused by certificate options"));
+        CHECK(cert_logged(r.log, syslog_level::error, "Refused by certificate options"));
     }
     SUBCASE("no extensions: no permissions")
     {
-        auto r = check_trusted_user_ca(cert_of("user_rsa-cert.pub"), "/ca", false, std::nullopt, ctx());
+        auto r = check_trusted_user_ca(cert_of("user_rsa-cert.pub"), "/ca", false, std::nullopt, cert_ctx());
         REQUIRE(r.match);
         CHECK_FALSE(r.match->options.permit_pty);
         CHECK_FALSE(r.match->options.permit_port_forwarding);
@@ -261,24 +261,24 @@ TEST_CASE("AuthorizedPrincipalsFile: lines, options, and what they do to the cer
     CHECK(p->location == "/home/a/principals:4");
     CHECK(p->options.required_from == "10.0.0.0/8");
     CHECK_FALSE(p->options.permit_pty);
-    CHECK(logged(log, syslog_level::debug1, "/home/a/principals:3: bad principals options: unknown key option"));
+    CHECK(cert_logged(log, syslog_level::debug1, "/home/a/principals:3: bad principals options: unknown key option"));
     CHECK_FALSE(check_authorized_principals("nobody\n# alice\n", "f", alice_cert(), log));
 
     SUBCASE("the principal line's from= applies")
     {
-        auto r = check_trusted_user_ca(alice_cert(), "/ca", true, p, ctx());
+        auto r = check_trusted_user_ca(alice_cert(), "/ca", true, p, cert_ctx());
         CHECK_FALSE(r.match);
-        CHECK(logged(r.log, syslog_level::info,
+        CHECK(cert_logged(r.log, syslog_level::info,
                      "principals: Authentication tried for alice with correct key but not from a permitted host "
                      "(host=127.0.0.1, ip=127.0.0.1, required=10.0.0.0/8)."));
-        CHECK(logged(r.log, syslog_level::error, "Refused by certificate principals options"));
+        CHECK(cert_logged(r.log, syslog_level::error, "Refused by certificate principals options"));
     }
     SUBCASE("options merge: no-pty on the line removes the certificate's permit-pty")
     {
         auto q = check_authorized_principals("no-pty carol\nno-pty bob\n", "f", alice_cert(), log);
         REQUIRE(q);
         // The principal, not the user's name, is what counts: carol logs in as bob.
-        auto r = check_trusted_user_ca(alice_cert(), "/ca", true, q, ctx("carol"));
+        auto r = check_trusted_user_ca(alice_cert(), "/ca", true, q, cert_ctx("carol"));
         INFO(dump(r.log));
         REQUIRE(r.match);
         CHECK_FALSE(r.match->options.permit_pty);
@@ -289,105 +289,105 @@ TEST_CASE("AuthorizedPrincipalsFile: lines, options, and what they do to the cer
     {
         auto q = check_authorized_principals("command=\"/bin/false\" alice\n", "f", alice_cert(), log);
         REQUIRE(q);
-        auto r = check_trusted_user_ca(alice_cert(), "/ca", true, q, ctx());
+        auto r = check_trusted_user_ca(alice_cert(), "/ca", true, q, cert_ctx());
         CHECK_FALSE(r.match);
-        CHECK(logged(r.log, syslog_level::error, "forced command options do not match"));
+        CHECK(cert_logged(r.log, syslog_level::error, "forced command options do not match"));
     }
     SUBCASE("cert-authority is invalid in a principals file")
     {
         auto q = check_authorized_principals("cert-authority alice\n", "f", alice_cert(), log);
         REQUIRE(q);
-        auto r = check_trusted_user_ca(alice_cert(), "/ca", true, q, ctx());
+        auto r = check_trusted_user_ca(alice_cert(), "/ca", true, q, cert_ctx());
         CHECK_FALSE(r.match);
-        CHECK(logged(r.log, syslog_level::debug1, "principals: cert-authority flag invalid here"));
+        CHECK(cert_logged(r.log, syslog_level::debug1, "principals: cert-authority flag invalid here"));
     }
     SUBCASE("no principal found")
     {
-        auto r = check_trusted_user_ca(alice_cert(), "/ca", true, std::nullopt, ctx());
+        auto r = check_trusted_user_ca(alice_cert(), "/ca", true, std::nullopt, cert_ctx());
         CHECK_FALSE(r.match);
-        CHECK(logged(r.log, syslog_level::error, "Certificate does not contain an authorized principal"));
+        CHECK(cert_logged(r.log, syslog_level::error, "Certificate does not contain an authorized principal"));
     }
 }
 
 TEST_CASE("TrustedUserCAKeys file: which CA keys are listed")
 {
-    const std::string file = "# user CAs\n" + pub_line("ca_rsa.pub") + "\n" + pub_line("ca_ed25519.pub");
+    const std::string file = "# user CAs\n" + cert_pub_line("ca_rsa.pub") + "\n" + cert_pub_line("ca_ed25519.pub");
     CHECK(ca_key_listed(file, alice_cert().signature_key()));
-    CHECK_FALSE(ca_key_listed(pub_line("ca_rsa.pub"), alice_cert().signature_key()));
+    CHECK_FALSE(ca_key_listed(cert_pub_line("ca_rsa.pub"), alice_cert().signature_key()));
     // A certified key is not its CA.
-    CHECK_FALSE(ca_key_listed(pub_line("user_ed25519.pub"), alice_cert().signature_key()));
+    CHECK_FALSE(ca_key_listed(cert_pub_line("user_ed25519.pub"), alice_cert().signature_key()));
 }
 
 TEST_CASE("authorized_keys: cert-authority lines")
 {
-    const std::string ca = pub_line("ca_ed25519.pub");
+    const std::string ca = cert_pub_line("ca_ed25519.pub");
     SUBCASE("the user is a principal")
     {
-        auto r = check_authorized_keys("cert-authority " + ca, "/home/a/ak", alice_cert(), ctx());
+        auto r = check_authorized_keys("cert-authority " + ca, "/home/a/ak", alice_cert(), cert_ctx());
         INFO(dump(r.log));
         REQUIRE(r.match);
         CHECK(r.match->location == "/home/a/ak:1");
         CHECK(r.match->options.force_command == "/bin/true");
-        CHECK(logged(r.log, syslog_level::debug1, "/home/a/ak:1: matching CA found: ED25519 " + std::string(ca_fp)));
-        CHECK(logged(r.log, syslog_level::verbose,
+        CHECK(cert_logged(r.log, syslog_level::debug1, "/home/a/ak:1: matching CA found: ED25519 " + std::string(ca_fp)));
+        CHECK(cert_logged(r.log, syslog_level::verbose,
                      "Accepted certificate ID \"alice@longhaul\" (serial 42) signed by CA ED25519 " + std::string(ca_fp) +
                          " found at /home/a/ak:1"));
     }
     SUBCASE("the CA's key without cert-authority, or another CA: no match")
     {
-        CHECK_FALSE(check_authorized_keys(ca, "f", alice_cert(), ctx()).match);
-        CHECK_FALSE(check_authorized_keys("cert-authority " + pub_line("ca_rsa.pub"), "f", alice_cert(), ctx()).match);
+        CHECK_FALSE(check_authorized_keys(ca, "f", alice_cert(), cert_ctx()).match);
+        CHECK_FALSE(check_authorized_keys("cert-authority " + cert_pub_line("ca_rsa.pub"), "f", alice_cert(), cert_ctx()).match);
         // Nor does the certified key's own line authorise its certificate.
-        CHECK_FALSE(check_authorized_keys(pub_line("user_ed25519.pub"), "f", alice_cert(), ctx()).match);
+        CHECK_FALSE(check_authorized_keys(cert_pub_line("user_ed25519.pub"), "f", alice_cert(), cert_ctx()).match);
     }
     SUBCASE("principals= replaces the user's name")
     {
-        auto r = check_authorized_keys("cert-authority,principals=\"x,bob\" " + ca, "f", alice_cert(), ctx("carol"));
+        auto r = check_authorized_keys("cert-authority,principals=\"x,bob\" " + ca, "f", alice_cert(), cert_ctx("carol"));
         CHECK(r.match);
-        r = check_authorized_keys("cert-authority,principals=\"carol\" " + ca, "f", alice_cert(), ctx("carol"));
+        r = check_authorized_keys("cert-authority,principals=\"carol\" " + ca, "f", alice_cert(), cert_ctx("carol"));
         CHECK_FALSE(r.match);
-        CHECK(logged(r.log, syslog_level::error, "Certificate does not contain an authorized principal"));
-        r = check_authorized_keys("cert-authority " + ca, "f", alice_cert(), ctx("carol"));
-        CHECK(logged(r.log, syslog_level::error, "Certificate invalid: name is not a listed principal"));
+        CHECK(cert_logged(r.log, syslog_level::error, "Certificate does not contain an authorized principal"));
+        r = check_authorized_keys("cert-authority " + ca, "f", alice_cert(), cert_ctx("carol"));
+        CHECK(cert_logged(r.log, syslog_level::error, "Certificate invalid: name is not a listed principal"));
     }
     SUBCASE("without principals the certificate needs none here (as OpenSSH)")
     {
-        auto r = check_authorized_keys("cert-authority " + pub_line("ca_ecdsa384.pub"), "f",
-                                       cert_of("user_ecdsa256-cert.pub"), ctx());
+        auto r = check_authorized_keys("cert-authority " + cert_pub_line("ca_ecdsa384.pub"), "f",
+                                       cert_of("user_ecdsa256-cert.pub"), cert_ctx());
         CHECK(r.match);
     }
     SUBCASE("command= and the certificate's force-command must agree")
     {
-        auto r = check_authorized_keys("cert-authority,command=\"/bin/false\" " + ca, "f", alice_cert(), ctx());
+        auto r = check_authorized_keys("cert-authority,command=\"/bin/false\" " + ca, "f", alice_cert(), cert_ctx());
         CHECK_FALSE(r.match);
-        CHECK(logged(r.log, syslog_level::error, "forced command options do not match"));
-        r = check_authorized_keys("cert-authority,command=\"/bin/true\" " + ca, "f", alice_cert(), ctx());
+        CHECK(cert_logged(r.log, syslog_level::error, "forced command options do not match"));
+        r = check_authorized_keys("cert-authority,command=\"/bin/true\" " + ca, "f", alice_cert(), cert_ctx());
         CHECK(r.match);
     }
     SUBCASE("the line's restrictions and the certificate's both apply")
     {
-        auto r = check_authorized_keys("cert-authority,no-pty " + ca, "f", alice_cert(), ctx());
+        auto r = check_authorized_keys("cert-authority,no-pty " + ca, "f", alice_cert(), cert_ctx());
         REQUIRE(r.match);
         CHECK_FALSE(r.match->options.permit_pty);
         CHECK(r.match->options.permit_agent_forwarding);
-        r = check_authorized_keys("cert-authority " + pub_line("ca_rsa.pub"), "f", cert_of("user_rsa-cert.pub"), ctx());
+        r = check_authorized_keys("cert-authority " + cert_pub_line("ca_rsa.pub"), "f", cert_of("user_rsa-cert.pub"), cert_ctx());
         REQUIRE(r.match);
         CHECK_FALSE(r.match->options.permit_agent_forwarding);
-        r = check_authorized_keys("cert-authority,from=\"10.0.0.0/8\" " + ca, "f", alice_cert(), ctx());
+        r = check_authorized_keys("cert-authority,from=\"10.0.0.0/8\" " + ca, "f", alice_cert(), cert_ctx());
         CHECK_FALSE(r.match);
-        CHECK(logged(r.log, syslog_level::error, "Refused by key options"));
+        CHECK(cert_logged(r.log, syslog_level::error, "Refused by key options"));
     }
     SUBCASE("source-address and validity")
     {
-        auto r = check_authorized_keys("cert-authority " + ca, "/ak", alice_cert(), ctx("alice", "192.0.2.7"));
+        auto r = check_authorized_keys("cert-authority " + ca, "/ak", alice_cert(), cert_ctx("alice", "192.0.2.7"));
         CHECK_FALSE(r.match);
-        CHECK(logged(r.log, syslog_level::info,
+        CHECK(cert_logged(r.log, syslog_level::info,
                      "/ak:1: Authentication tried for alice with valid certificate but not from a permitted source "
                      "address (192.0.2.7)."));
-        CHECK(logged(r.log, syslog_level::error, "Refused by certificate options"));
-        r = check_authorized_keys("cert-authority " + ca, "f", cert_of("user_expired-cert.pub"), ctx());
+        CHECK(cert_logged(r.log, syslog_level::error, "Refused by certificate options"));
+        r = check_authorized_keys("cert-authority " + ca, "f", cert_of("user_expired-cert.pub"), cert_ctx());
         CHECK_FALSE(r.match);
-        CHECK(logged(r.log, syslog_level::error, "Certificate invalid: expired"));
+        CHECK(cert_logged(r.log, syslog_level::error, "Certificate invalid: expired"));
     }
 }
 
@@ -447,7 +447,7 @@ TEST_CASE("RevokedKeys: a certificate revoked by serial, key ID, its key or its 
     const bytes ca = c.signature_key().blob();
     auto r = check(make_krl(ca, 42, ""));
     CHECK(r.refused);
-    CHECK(logged(r.log, syslog_level::error, "Authentication key " + cert_name + " revoked by file " + path));
+    CHECK(cert_logged(r.log, syslog_level::error, "Authentication key " + cert_name + " revoked by file " + path));
     CHECK(check(make_krl(ca, 0, "alice@longhaul")).refused);
     CHECK(check(make_krl({}, 42, "")).refused); // any CA
     CHECK_FALSE(check(make_krl(ca, 43, "alice")).refused);
@@ -456,22 +456,22 @@ TEST_CASE("RevokedKeys: a certificate revoked by serial, key ID, its key or its 
 
     // Key lists: the certified key, or the CA's key.
     auto list = [&](const std::string& name) {
-        write_file(path, pub_line(name));
+        write_file(path, cert_pub_line(name));
         return check_revoked_certificate(path, c, fingerprint_hash::sha256);
     };
     CHECK(list("user_ed25519.pub").refused);
     CHECK(list("ca_ed25519.pub").refused);
     CHECK_FALSE(list("ca_rsa.pub").refused);
     // The CA's own check, as sshd makes it after the certificate's.
-    write_file(path, pub_line("ca_ed25519.pub"));
+    write_file(path, cert_pub_line("ca_ed25519.pub"));
     auto ca_check = check_revoked_key(path, c.signature_key(), fingerprint_hash::sha256);
     CHECK(ca_check.refused);
-    CHECK(logged(ca_check.log, syslog_level::error,
+    CHECK(cert_logged(ca_check.log, syslog_level::error,
                  "Authentication key ED25519 " + std::string(ca_fp) + " revoked by file " + path));
     // A file that cannot be read refuses (fails closed).
     auto missing = check_revoked_certificate(d.file("none"), c, fingerprint_hash::sha256);
     CHECK(missing.refused);
-    CHECK(logged(missing.log, syslog_level::error,
+    CHECK(cert_logged(missing.log, syslog_level::error,
                  "Error checking authentication key " + cert_name + " in revoked keys file " + d.file("none") +
                      ": No such file or directory"));
 }
