@@ -1,7 +1,6 @@
 #include "sshd/host_certificates.hpp"
 
 #include "common/file_read.hpp"
-#include "common/keys/base64.hpp"
 #include "common/keys/key_lines.hpp"
 
 #include <cerrno>
@@ -41,28 +40,12 @@ result<certificate> parse_certificate_text(std::string_view text)
             line.remove_suffix(1);
         if (is_blank_or_comment(line))
             continue;
-        std::size_t i = 0;
-        while (i < line.size() && is_blank(line[i]))
-            ++i;
-        std::size_t j = i;
-        while (j < line.size() && !is_blank(line[j]))
-            ++j;
-        const std::string_view type = line.substr(i, j - i);
-        while (j < line.size() && is_blank(line[j]))
-            ++j;
-        std::size_t k = j;
-        while (k < line.size() && !is_blank(line[k]))
-            ++k;
         // As sshkey_try_load_public: the first line that holds a key.
-        auto blob = base64_decode(line.substr(j, k - j));
-        if (!blob || blob->size() > max_certificate_blob)
-            continue;
-        auto cert = certificate::from_blob(*blob);
-        if (!cert && cert.error() == errc::unsupported && public_key::from_blob(*blob))
+        auto cert = parse_certificate_line(line);
+        if (cert)
+            return cert;
+        if (cert.error() == errc::unsupported && parse_public_key_line(line))
             return errc::unsupported; // a plain key
-        if (!cert || cert->type_name() != type)
-            continue;
-        return cert;
     }
     return errc::invalid_format;
 }

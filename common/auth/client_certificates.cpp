@@ -1,7 +1,6 @@
 #include "common/auth/client_certificates.hpp"
 
 #include "common/auth/agent_protocol.hpp"
-#include "common/keys/base64.hpp"
 #include "common/keys/key_lines.hpp"
 #include "common/name_list.hpp"
 
@@ -16,27 +15,6 @@ namespace {
 constexpr std::string_view rsa_sha2_cert_algorithms[] = {"rsa-sha2-512-cert-v01@openssh.com",
                                                          "rsa-sha2-256-cert-v01@openssh.com"};
 
-std::string_view trim_blanks(std::string_view s) noexcept
-{
-    while (!s.empty() && (is_blank(s.front()) || s.front() == '\r' || s.front() == '\n'))
-        s.remove_prefix(1);
-    while (!s.empty() && (is_blank(s.back()) || s.back() == '\r' || s.back() == '\n'))
-        s.remove_suffix(1);
-    return s;
-}
-
-std::string_view next_field(std::string_view& s) noexcept
-{
-    std::size_t n = 0;
-    while (n < s.size() && !is_blank(s[n]))
-        ++n;
-    const auto field = s.substr(0, n);
-    s.remove_prefix(n);
-    while (!s.empty() && is_blank(s.front()))
-        s.remove_prefix(1);
-    return field;
-}
-
 } // namespace
 
 std::string default_client_pubkey_accepted_algorithms()
@@ -45,29 +23,6 @@ std::string default_client_pubkey_accepted_algorithms()
            "ecdsa-sha2-nistp384-cert-v01@openssh.com,ecdsa-sha2-nistp521-cert-v01@openssh.com,"
            "rsa-sha2-512-cert-v01@openssh.com,rsa-sha2-256-cert-v01@openssh.com," +
            default_pubkey_accepted_algorithms();
-}
-
-result<certificate> parse_certificate_line(std::string_view line)
-{
-    line = trim_blanks(line);
-    const auto type = next_field(line);
-    const auto text = next_field(line);
-    if (type.empty() || text.empty())
-        return errc::invalid_format;
-    if (!certificate_key_type(type))
-        return errc::unsupported;
-    // Bounded before decoding: a certificate blob has a fixed ceiling.
-    if (base64_decoded_size(text) > max_certificate_blob)
-        return errc::invalid_format;
-    auto blob = base64_decode(text);
-    if (!blob)
-        return errc::invalid_format;
-    auto cert = certificate::from_blob(*blob);
-    if (!cert)
-        return cert.error() == errc::unsupported ? errc::unsupported : errc::invalid_format;
-    if (cert->type_name() != type)
-        return errc::invalid_format;
-    return cert;
 }
 
 result<certificate> load_certificate_file(const std::filesystem::path& path)

@@ -17,17 +17,11 @@
 
 namespace longhaul {
 
-// One certificate line, "ssh-ed25519-cert-v01@openssh.com AAAA... [comment]"
-// (a trailing newline is ignored). The type name must be the blob's.
-// errc::unsupported when the line holds a plain key or an unknown type,
-// invalid_format for anything malformed.
-result<certificate> parse_certificate_line(std::string_view line);
-
 // The certificate OpenSSH's sshkey_load_public finds for `path`: in the
 // file itself, else in `path`.pub (ssh asks for "<identity>-cert" and gets
 // "<identity>-cert.pub"); the first line that is not blank or a comment.
 // errc::io_error when neither file can be opened, too_large for a file no
-// certificate could fill, otherwise parse_certificate_line's error.
+// certificate could fill, otherwise parse_certificate_line's error (key_lines.hpp).
 result<certificate> load_certificate_file(const std::filesystem::path& path);
 
 // Whether PubkeyAcceptedAlgorithms lets the certificate be offered (OpenSSH's

@@ -306,4 +306,29 @@ result<public_key_line> load_public_key_file(const std::filesystem::path& path)
     return errc::invalid_format;
 }
 
+result<certificate> parse_certificate_line(std::string_view line, std::string* comment)
+{
+    line = trim(line);
+    const auto type = next_token(line);
+    const auto text = next_token(line);
+    if (type.empty() || text.empty())
+        return errc::invalid_format;
+    if (!certificate_key_type(type))
+        return errc::unsupported;
+    // Bounded before decoding: a certificate blob has a fixed ceiling.
+    if (base64_decoded_size(text) > max_certificate_blob)
+        return errc::invalid_format;
+    auto blob = base64_decode(text);
+    if (!blob)
+        return errc::invalid_format;
+    auto cert = certificate::from_blob(*blob);
+    if (!cert)
+        return cert.error() == errc::unsupported ? errc::unsupported : errc::invalid_format;
+    if (cert->type_name() != type)
+        return errc::invalid_format;
+    if (comment != nullptr)
+        *comment = std::string(trim(line));
+    return cert;
+}
+
 } // namespace longhaul

@@ -5,6 +5,7 @@
 // against names is the ssh client's business, not this module's.
 #pragma once
 
+#include "common/keys/certificate.hpp"
 #include "common/keys/public_key.hpp"
 #include "common/random.hpp"
 
@@ -42,6 +43,15 @@ bool is_blank_or_comment(std::string_view line) noexcept;
 // comment lines and base64 that is not strict; unsupported for unknown
 // key types in a well-formed line.
 result<public_key_line> parse_public_key_line(std::string_view line);
+
+// One certificate line, "ssh-ed25519-cert-v01@openssh.com AAAA... [comment]"
+// (a -cert.pub file, HostCertificate; a trailing newline is ignored). The
+// type name must be the blob's; the blob is bounded (max_certificate_blob)
+// before it is decoded; the CA's signature is not checked here.
+// errc::unsupported when the line holds a plain key or an unknown type,
+// invalid_format for anything malformed. `comment`, when given, receives
+// what follows the base64 text, blanks and line ends trimmed.
+result<certificate> parse_certificate_line(std::string_view line, std::string* comment = nullptr);
 
 // "[options] keytype base64 [comment]" (authorized_keys). As OpenSSH does,
 // the line is first read as a key; only when that fails is a leading

@@ -4,6 +4,7 @@
 #include "common/keys/base64.hpp"
 #include "common/keys/fingerprint.hpp"
 #include "common/keys/key_file.hpp"
+#include "common/keys/key_lines.hpp"
 #include "common/random.hpp"
 #include "common/wire.hpp"
 #include "ssh/keygen/keygen_files.hpp"
@@ -213,19 +214,14 @@ result<certificate> read_certificate(std::string_view& s)
 {
     std::string_view t = s;
     const auto type = next_token(t);
-    if (!certificate_key_type(type))
-        return errc::unsupported;
     const auto encoded = next_token(t);
-    if (encoded.size() > 2 * max_certificate_blob)
-        return errc::invalid_format;
-    auto blob = base64_decode(encoded);
-    if (!blob)
-        return errc::invalid_format;
-    auto cert = certificate::from_blob(*blob);
+    // The two fields through the shared reader (key_lines.hpp); what
+    // follows them stays in `s` for the caller.
+    std::string fields(type);
+    fields.append(" ").append(encoded);
+    auto cert = parse_certificate_line(fields);
     if (!cert)
         return cert.error();
-    if (cert->type_name() != type)
-        return errc::invalid_format;
     // sshkey_read checks the CA's signature whatever its algorithm.
     static const std::vector<std::string> any_algorithm = {
         "ssh-ed25519",  "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521",

@@ -1,6 +1,7 @@
 #include "common/keys/certificate.hpp"
 
 #include "common/keys/base64.hpp"
+#include "common/keys/key_lines.hpp"
 #include "common/keys/private_key.hpp"
 #include "common/keys/revocation.hpp"
 #include "common/random.hpp"
@@ -355,4 +356,26 @@ TEST_CASE("certificate: revocation by KRL serial and key ID, and by key list")
     CHECK_FALSE(ca_listed.revoked(alice));
     CHECK(list_of("user_ed25519.pub").revoked(alice));
     CHECK(list_of("user_ed25519.pub").revoked(load("user_expired-cert.pub")));
+}
+
+TEST_CASE("certificate: -cert.pub lines")
+{
+    std::string comment;
+    const std::string line = cert_fixture("user_ed25519-cert.pub");
+    auto c = parse_certificate_line(line, &comment);
+    REQUIRE(c.has_value());
+    CHECK(c->key_id() == "alice@longhaul");
+    CHECK(comment == "user ed25519");
+    const std::string fields = line.substr(0, line.find(' ', line.find(' ') + 1));
+    CHECK(parse_certificate_line("  " + fields + "\r\n", &comment).has_value());
+    CHECK(comment.empty());
+    // A plain key, a type that is not the blob's, torn base64, a blob over
+    // the ceiling (refused before it is decoded).
+    CHECK(parse_certificate_line(cert_fixture("user_ed25519.pub")).error() == errc::unsupported);
+    CHECK(parse_certificate_line("ssh-rsa-cert-v01@openssh.com" + line.substr(line.find(' '))).error() ==
+          errc::invalid_format);
+    CHECK(parse_certificate_line("ssh-ed25519-cert-v01@openssh.com AAAA!").error() == errc::invalid_format);
+    CHECK(parse_certificate_line("ssh-ed25519-cert-v01@openssh.com " + std::string(4 * max_certificate_blob, 'A'))
+              .error() == errc::invalid_format);
+    CHECK(parse_certificate_line("ssh-ed25519-cert-v01@openssh.com").error() == errc::invalid_format);
 }
