@@ -89,26 +89,29 @@ std::vector<client_identity> ssh_client::collect_identities()
     // the identity holding its key; without any, every identity file's
     // "<path>-cert.pub" is offered after the file's own key (OpenSSH's
     // load_public_identity_files and pubkey_prepare).
+    // IdentityFile and CertificateFile expand alike; one that cannot is
+    // logged and skipped.
+    const auto expand = [this](const std::string& configured) -> std::optional<std::string> {
+        try {
+            return expand_identity_path(configured, cfg_, *inv_.env);
+        } catch (const std::exception& e) {
+            log_.error(e.what());
+            return std::nullopt;
+        }
+    };
     std::vector<client_identity> certs;
     for (const auto& f : cfg_.certificate_files) {
-        std::string path;
-        try {
-            path = expand_identity_path(f.path, cfg_, *inv_.env);
-        } catch (const std::exception& e) {
-            log_.error(e.what());
+        const auto path = expand(f.path);
+        if (!path)
             continue;
-        }
-        if (auto cert = load_user_certificate(log_, path, path, true))
-            certs.push_back(identity_from_certificate(std::move(*cert), path, f.user_provided, nullptr));
+        if (auto cert = load_user_certificate(log_, *path, *path, true))
+            certs.push_back(identity_from_certificate(std::move(*cert), *path, f.user_provided, nullptr));
     }
     for (const auto& f : cfg_.identity_files) {
-        std::string path;
-        try {
-            path = expand_identity_path(f.path, cfg_, *inv_.env);
-        } catch (const std::exception& e) {
-            log_.error(e.what());
+        const auto expanded = expand(f.path);
+        if (!expanded)
             continue;
-        }
+        const std::string& path = *expanded;
         client_identity id = identity_from_key_file(path, f.user_provided);
         // As ssh: a private key others can read is refused, loudly.
         id.load = [inner = id.load, path, this](std::optional<std::string_view> passphrase) -> result<private_key> {

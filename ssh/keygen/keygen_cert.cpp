@@ -32,18 +32,6 @@ constexpr std::size_t max_listing_input = 16 * max_key_file_size;
 
 std::string cert_short_name(key_type t) { return std::string(key_type_short_name(t)) + "-CERT"; }
 
-std::string_view next_token(std::string_view& t)
-{
-    while (!t.empty() && (t.front() == ' ' || t.front() == '\t'))
-        t.remove_prefix(1);
-    std::size_t n = 0;
-    while (n < t.size() && t[n] != ' ' && t[n] != '\t')
-        ++n;
-    auto out = t.substr(0, n);
-    t.remove_prefix(n);
-    return out;
-}
-
 // The whole file (or standard input for "-"), capped; errno on failure.
 bool read_capped(const std::string& path, std::size_t max, std::string& text, int& saved_errno)
 {
@@ -110,8 +98,7 @@ std::optional<key_to_certify> first_key_in(const std::string& text, const std::s
             after = after.substr(0, after.find_first_of("\r\n"));
             return key_to_certify{std::move(*key), after.empty() ? path : std::string(after)};
         }
-        after = line;
-        if (auto cert = read_certificate(after))
+        if (auto cert = read_certificate(line))
             fatal("do_ca_sign: key \"" + path + "\" type " + cert_short_name(cert->key().type()) +
                   " cannot be certified");
     }
@@ -210,16 +197,9 @@ std::string certificate_path(const std::string& pub_path)
     return pub_path + "-cert.pub";
 }
 
-result<certificate> read_certificate(std::string_view& s)
+result<certificate> read_certificate(std::string_view line, std::string* comment)
 {
-    std::string_view t = s;
-    const auto type = next_token(t);
-    const auto encoded = next_token(t);
-    // The two fields through the shared reader (key_lines.hpp); what
-    // follows them stays in `s` for the caller.
-    std::string fields(type);
-    fields.append(" ").append(encoded);
-    auto cert = parse_certificate_line(fields);
+    auto cert = parse_certificate_line(line.substr(0, line.find('\n')), comment);
     if (!cert)
         return cert.error();
     // sshkey_read checks the CA's signature whatever its algorithm.
@@ -228,9 +208,6 @@ result<certificate> read_certificate(std::string_view& s)
         "rsa-sha2-512", "rsa-sha2-256",        "ssh-rsa"};
     if (!cert->verify_signature(any_algorithm))
         return errc::signature_invalid;
-    while (!t.empty() && (t.front() == ' ' || t.front() == '\t'))
-        t.remove_prefix(1);
-    s = t;
     return cert;
 }
 
@@ -358,10 +335,9 @@ int keygen_show_certificates(const keygen_options& o)
             std::fprintf(stderr, "%s is not a certificate\r\n", where.c_str());
             continue;
         }
-        std::string_view cursor = line;
-        auto cert = read_certificate(cursor);
-        std::string_view first = line;
-        if (!cert && cert.error() == errc::unsupported && !certificate_key_type(next_token(first)))
+        auto cert = read_certificate(line);
+        if (!cert && cert.error() == errc::unsupported &&
+            !certificate_key_type(line.substr(0, line.find_first_of(" \t"))))
             cert = errc::invalid_format; // not a key line at all
         if (!cert) {
             std::fprintf(stderr, "%s: invalid key: %s\r\n", where.c_str(), cert_error_text(cert.error()).c_str());

@@ -36,11 +36,12 @@ int keygen_show_certificates(const keygen_options& o);
 
 namespace keygen {
 
-// A "cert-type base64" key at the start of s, its CA signature checked as
-// OpenSSH's sshkey_read checks it (any signature algorithm); `s` is left
-// after the key and the blanks that follow. errc::unsupported when the
-// text is not a certificate type name, another error otherwise.
-result<certificate> read_certificate(std::string_view& s);
+// A "cert-type base64 [comment]" line (up to its first newline), read by
+// parse_certificate_line, its CA signature checked as OpenSSH's sshkey_read
+// checks it (any signature algorithm); `comment` receives the rest.
+// errc::unsupported when the text is not a certificate type name,
+// signature_invalid for a bad CA signature, another error otherwise.
+result<certificate> read_certificate(std::string_view line, std::string* comment = nullptr);
 
 // print_cert's lines (without the "path:" line above them).
 std::string describe_certificate(const certificate& cert, fingerprint_hash hash);

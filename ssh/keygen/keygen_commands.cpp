@@ -208,9 +208,8 @@ int keygen_fingerprint(const keygen_options& o)
         auto key = read_key(line);
         if (!key) {
             // A certificate: its key's fingerprint, typed "ED25519-CERT".
-            std::string_view after = line;
-            if (auto cert = keygen::read_certificate(after)) {
-                std::string comment(after.substr(0, after.find_first_of("\r\n")));
+            std::string comment;
+            if (auto cert = keygen::read_certificate(line, &comment)) {
                 keygen::print_certificate_fingerprint(*cert, comment, o);
                 any = true;
                 continue;
