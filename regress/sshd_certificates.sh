@@ -6,7 +6,9 @@
 # AuthorizedPrincipalsFile (whose line options apply); expired
 # certificates, wrong principals, a serial revoked in a KRL made by
 # ssh-keygen -k, a source-address elsewhere are refused; force-command
-# and a certificate without permit-pty are honoured. Log lines as
+# and a certificate without permit-pty are honoured;
+# AuthorizedPrincipalsCommand (with its tokens) and AuthorizedKeysCommand
+# printing cert-authority lines authorise certificates. Log lines as
 # OpenSSH 9.2's sshd writes them.
 source "$(dirname "$0")/lib.sh"
 
@@ -48,6 +50,7 @@ sign srcaddr id_ed ca -I srcaddr -n "$user" -O source-address=10.9.8.0/24
 sign forced id_ed ca -I forced -n "$user" -O "force-command=echo forced-by-cert"
 sign nopty id_ed ca -I nopty -n "$user" -O no-pty
 sign staff id_ed rsa_ca -t rsa-sha2-512 -I staff -n "staff-$user" -z 99
+sign tokens id_ed ca -I tok -n "$user-tok-77-ssh-ed25519" -z 77
 echo "serial: 1234" >"$T/krl.spec"
 kg -k -f "$T/krl" -s "$T/ca.pub" "$T/krl.spec"
 cat "$T/ca.pub" "$T/rsa_ca.pub" >"$T/user_ca.pub"
@@ -86,6 +89,33 @@ mkdir -p "$T/ak" && chmod 755 "$T/ak"
 chmod 644 "$T/ak/authorized_keys"
 server pf "TrustedUserCAKeys $T/user_ca.pub" "AuthorizedKeysFile $T/no_keys" \
     "AuthorizedPrincipalsFile $T/principals/%u"
+
+# The commands sshd runs must be root's, in directories only root can
+# write (OpenSSH's checks): files in /run, removed on exit.
+if [ "$(id -u)" = 0 ]; then
+    commands=yes
+    pcmd=/run/lh-principals-$$-$RANDOM.sh
+    kcmd=/run/lh-keys-$$-$RANDOM.sh
+    LH_CLEANUP_FILES+=("$pcmd" "$kcmd")
+    # Prints a principal made of the tokens it is given (%u %i %s %T) and the
+    # staff principal with a line option, as a principals file would hold.
+    cat >"$pcmd" <<EOS
+#!/bin/sh
+echo "\$1-\$2-\$3-\$4"
+echo "command=\\"echo from-principals-command\\" staff-\$1"
+EOS
+    # cert-authority for the Ed25519 CA, only when asked about a certificate.
+    cat >"$kcmd" <<EOS
+#!/bin/sh
+[ "\$1" = ssh-ed25519-cert-v01@openssh.com ] && echo "cert-authority,principals=\\"\$2\\" $(cat "$T/ca.pub")"
+exit 0
+EOS
+    chmod 755 "$pcmd" "$kcmd"
+    server pc "TrustedUserCAKeys $T/user_ca.pub" "AuthorizedKeysFile $T/no_keys" \
+        "AuthorizedPrincipalsCommand $pcmd %u %i %s %T" "AuthorizedPrincipalsCommandUser nobody"
+    server kc "TrustedUserCAKeys none" "AuthorizedKeysFile $T/no_keys" \
+        "AuthorizedKeysCommand $kcmd %t %u" "AuthorizedKeysCommandUser %u"
+fi
 
 # login SERVER KEY CERT COMMAND [ssh args...]: the command's output.
 login() {
@@ -172,5 +202,28 @@ check_principals_file() {
         logged_soon pf "Certificate does not contain an authorized principal"
 }
 lh_check "AuthorizedPrincipalsFile (%u) with line options" check_principals_file
+
+# ---------------------------------------------------------------- the commands
+check_principals_command() {
+    # The principal the command built from %u %i %s %T; then a line's option.
+    [ "$(login pc id_ed tokens 'echo ok' </dev/null)" = ok ] &&
+        logged_soon pc "Accepted certificate ID \"tok\" (serial 77) signed by ED25519 CA $fp_ca via $T/user_ca.pub" &&
+        [ "$(login pc id_ed staff 'echo other' </dev/null)" = from-principals-command ] &&
+        refused pc id_ed ed &&
+        logged_soon pc "Certificate does not contain an authorized principal"
+}
+check_keys_command() {
+    # %t is the certificate's type; the line names the user as principal.
+    [ "$(login kc id_ed ed 'echo ok' </dev/null)" = ok ] &&
+        logged_soon kc "Accepted certificate ID \"alice@longhaul\" (serial 42) signed by CA ED25519 $fp_ca found at $kcmd %t %u:1" &&
+        refused kc id_rsa rsa
+}
+if [ "${commands:-}" = yes ]; then
+    lh_check "AuthorizedPrincipalsCommand (%u %i %s %T) with line options" check_principals_command
+    lh_check "AuthorizedKeysCommand printing cert-authority for a certificate" check_keys_command
+else
+    lh_skip_check "AuthorizedPrincipalsCommand" "sshd runs commands only as root (they must be root's)"
+    lh_skip_check "AuthorizedKeysCommand for certificates" "sshd runs commands only as root (they must be root's)"
+fi
 
 lh_summary

@@ -158,6 +158,41 @@ std::optional<authorized_key_match> sshd_auth_policy::find_in_authorized_keys(co
     return found;
 }
 
+std::string sshd_auth_policy::connection_id() const
+{
+    return facts_.remote_address + " " + std::to_string(facts_.remote_port) + " " + facts_.local_address + " " +
+           std::to_string(facts_.local_port);
+}
+
+std::optional<authorized_key_match> sshd_auth_policy::find_in_keys_command(const public_key& key,
+                                                                           const certificate* cert,
+                                                                           const keys_file_check& check)
+{
+    const server_config& c = *user_config_;
+    if (c.authorized_keys_command.empty() || c.authorized_keys_command == "none")
+        return std::nullopt;
+    std::vector<log_message> notes;
+    keys_command_request req;
+    req.command = c.authorized_keys_command;
+    req.target = *account_;
+    req.run_as = command_user("AuthorizedKeysCommand", c.authorized_keys_command_user, *account_, notes);
+    log_all(notes);
+    if (!req.run_as)
+        return std::nullopt;
+    req.key = key;
+    if (cert)
+        req.cert = *cert;
+    req.fingerprint = c.fingerprint;
+    req.connection_id = connection_id();
+    auto out = run_authorized_keys_command(req);
+    log_all(out.log);
+    if (!out.output)
+        return std::nullopt;
+    auto r = check(*out.output, c.authorized_keys_command);
+    log_all(r.log);
+    return std::move(r.match);
+}
+
 key_decision sshd_auth_policy::key_allowed(std::string_view, const public_key& key, bool)
 {
     key_decision d;
@@ -183,24 +218,10 @@ key_decision sshd_auth_policy::key_allowed(std::string_view, const public_key& k
         [&](std::string_view contents, const std::string& path) {
             return check_authorized_keys(contents, path, key, ctx);
         });
-    if (!found && !c.authorized_keys_command.empty() && c.authorized_keys_command != "none") {
-        keys_command_request req;
-        req.command = c.authorized_keys_command;
-        req.target = *account_;
-        if (!c.authorized_keys_command_user.empty())
-            req.run_as = lookup_user(c.authorized_keys_command_user);
-        req.key = key;
-        req.fingerprint = c.fingerprint;
-        req.connection_id = facts_.remote_address + " " + std::to_string(facts_.remote_port) + " " +
-                            facts_.local_address + " " + std::to_string(facts_.local_port);
-        auto out = run_authorized_keys_command(req);
-        log_all(out.log);
-        if (out.output) {
-            auto r = check_authorized_keys(*out.output, c.authorized_keys_command, key, ctx);
-            log_all(r.log);
-            found = std::move(r.match);
-        }
-    }
+    if (!found)
+        found = find_in_keys_command(key, nullptr, [&](std::string_view contents, const std::string& source) {
+            return check_authorized_keys(contents, source, key, ctx);
+        });
     if (!found)
         return d;
     d.allowed = true;

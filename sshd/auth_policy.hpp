@@ -8,6 +8,7 @@
 #include "common/auth/server_auth.hpp"
 #include "common/log.hpp"
 #include "sshd/authorized_keys.hpp"
+#include "sshd/certificate_auth.hpp"
 #include "sshd/password_backend.hpp"
 #include "sshd/privileges.hpp"
 #include "sshd/sshd_config.hpp"
@@ -47,8 +48,8 @@ private:
     key_decision key_allowed(std::string_view user, const public_key& key, bool with_signature);
     // User certificates (auth_policy_certificate.cpp): RevokedKeys, then
     // cert-authority lines in the authorized keys files, then
-    // TrustedUserCAKeys with AuthorizedPrincipalsFile, as OpenSSH's
-    // user_key_allowed() orders them.
+    // TrustedUserCAKeys with AuthorizedPrincipalsFile and -Command, then
+    // AuthorizedKeysCommand, as OpenSSH's user_key_allowed() orders them.
     key_decision certificate_allowed(std::string_view user, const certificate& cert, bool with_signature);
     std::optional<authorized_key_match> trusted_ca_match(const certificate& cert, const authorized_keys_context& ctx);
     authorized_keys_context keys_context() const;
@@ -58,6 +59,16 @@ private:
     using keys_file_check =
         std::function<authorized_keys_result(std::string_view contents, const std::string& path)>;
     std::optional<authorized_key_match> find_in_authorized_keys(const keys_file_check& check);
+    // AuthorizedKeysCommand's output checked by `check`, for a plain key
+    // or (`cert` set) a certificate; nullopt when not configured.
+    std::optional<authorized_key_match> find_in_keys_command(const public_key& key, const certificate* cert,
+                                                             const keys_file_check& check);
+    // AuthorizedPrincipalsCommand's first line naming one of the
+    // certificate's principals.
+    std::optional<principals_match> find_in_principals_command(const certificate& cert,
+                                                               std::vector<log_message>& notes);
+    // %C of both commands.
+    std::string connection_id() const;
     bool allowed_user(const user_account& u, const user_groups& g);
     void log_all(const std::vector<log_message>& msgs);
 

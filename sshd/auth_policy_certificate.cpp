@@ -2,14 +2,16 @@
 // (root): it checks the certificate again itself (the child's parse and
 // signature check count for nothing here), then reads RevokedKeys and
 // TrustedUserCAKeys as root and the user's authorized keys and principals
-// files as the user, as OpenSSH's user_key_allowed() does, and decides with
-// the pure functions of certificate_auth.hpp.
+// files as the user, runs AuthorizedPrincipalsCommand and
+// AuthorizedKeysCommand as their users, as OpenSSH's user_key_allowed()
+// does, and decides with the pure functions of certificate_auth.hpp.
 #include "sshd/auth_policy.hpp"
 
 #include "common/auth/auth_common.hpp"
 #include "common/file_read.hpp"
 #include "common/keys/fingerprint.hpp"
 #include "common/name_list.hpp"
+#include "sshd/authorized_keys_command.hpp"
 #include "sshd/certificate_auth.hpp"
 #include "sshd/revoked_keys.hpp"
 #include "sshd/secure_path.hpp"
@@ -53,6 +55,30 @@ std::vector<std::string> name_list_vector(std::string_view list)
 
 } // namespace
 
+std::optional<principals_match> sshd_auth_policy::find_in_principals_command(const certificate& cert,
+                                                                            std::vector<log_message>& notes)
+{
+    const server_config& c = *user_config_;
+    if (c.authorized_principals_command.empty() || c.authorized_principals_command == "none")
+        return std::nullopt;
+    principals_command_request req;
+    req.command = c.authorized_principals_command;
+    req.target = *account_;
+    req.run_as =
+        command_user("AuthorizedPrincipalsCommand", c.authorized_principals_command_user, *account_, notes);
+    if (!req.run_as)
+        return std::nullopt;
+    req.cert = cert;
+    req.fingerprint = c.fingerprint;
+    req.connection_id = connection_id();
+    auto out = run_authorized_principals_command(req);
+    notes.insert(notes.end(), out.log.begin(), out.log.end());
+    if (!out.output)
+        return std::nullopt;
+    // OpenSSH names the command's lines "(command):N" in its log.
+    return check_authorized_principals(*out.output, "(command)", cert, notes);
+}
+
 std::optional<authorized_key_match> sshd_auth_policy::trusted_ca_match(const certificate& cert,
                                                                        const authorized_keys_context& ctx)
 {
@@ -83,12 +109,9 @@ std::optional<authorized_key_match> sshd_auth_policy::trusted_ca_match(const cer
                 principal = check_authorized_principals(*file.contents, *path, cert, notes);
         }
     }
+    if (!principal)
+        principal = find_in_principals_command(cert, notes);
     log_all(notes);
-    // Only the file is consulted: a certificate that the command alone
-    // would authorise is refused (below, for want of a principal).
-    if (!principal && !c.authorized_principals_command.empty())
-        log_.error("AuthorizedPrincipalsCommand is not supported yet: not run, only AuthorizedPrincipalsFile is "
-                   "consulted");
     const bool use_principals = !c.authorized_principals_file.empty() || !c.authorized_principals_command.empty();
     auto r = check_trusted_user_ca(cert, c.trusted_user_ca_keys, use_principals, principal, ctx);
     log_all(r.log);
@@ -132,11 +155,10 @@ key_decision sshd_auth_policy::certificate_allowed(std::string_view, const certi
         });
     if (!found && !c.trusted_user_ca_keys.empty())
         found = trusted_ca_match(cert, ctx);
-    // AuthorizedKeysCommand is not run for certificates yet: what it would
-    // print cannot authorise one (refused, never accepted unchecked).
-    if (!found && !c.authorized_keys_command.empty() && c.authorized_keys_command != "none")
-        log_.verbose("AuthorizedKeysCommand is not supported for certificates yet: not run for " +
-                     describe_certificate(cert));
+    if (!found)
+        found = find_in_keys_command(cert.key(), &cert, [&](std::string_view contents, const std::string& source) {
+            return check_authorized_keys(contents, source, cert, ctx);
+        });
     if (!found)
         return d;
     d.allowed = true;

@@ -1,6 +1,7 @@
 #include "sshd/authorized_keys_command.hpp"
 
 #include "common/config_line.hpp"
+#include "common/keys/base64.hpp"
 #include "common/keys/key_lines.hpp"
 #include "common/percent_expand.hpp"
 #include "sshd/secure_path.hpp"
@@ -21,7 +22,6 @@ namespace longhaul {
 
 namespace {
 
-constexpr const char* tag = "AuthorizedKeysCommand";
 constexpr const char* std_path = "/usr/bin:/bin:/usr/sbin:/sbin";
 
 // argv_assemble: arguments joined by spaces, quoted where needed.
@@ -73,36 +73,32 @@ void close_from(int lowest)
         ::close(static_cast<int>(fd));
 }
 
-} // namespace
-
-keys_command_result run_authorized_keys_command(const keys_command_request& rq)
+// The part both commands share, from argument splitting to the checked
+// exit status; `tokens` are the command's own %-letters besides %C %D %U
+// %u %h.
+auth_command_result run_command(std::string_view setting, const auth_command_request& rq, percent_tokens tokens,
+                                bool user_without_arguments)
 {
-    keys_command_result r;
+    const std::string tag(setting);
+    auth_command_result r;
     auto log = [&](syslog_level l, std::string text) { r.log.push_back({l, std::move(text)}); };
-    if (rq.command.empty())
+    if (rq.command.empty() || !rq.run_as)
         return r;
-    if (!rq.run_as) {
-        log(syslog_level::error, "No user for AuthorizedKeysCommand specified, skipping");
-        return r;
-    }
     auto split = split_arguments(rq.command, false);
     if (!split) {
-        log(syslog_level::error, "AuthorizedKeysCommand \"" + rq.command + "\" contains invalid quotes");
+        log(syslog_level::error, tag + " \"" + rq.command + "\" contains invalid quotes");
         return r;
     }
     std::vector<std::string> av = std::move(*split);
     if (av.empty()) {
-        log(syslog_level::error, "AuthorizedKeysCommand \"" + rq.command + "\" yielded no arguments");
+        log(syslog_level::error, tag + " \"" + rq.command + "\" yielded no arguments");
         return r;
     }
-    const std::string fp = rq.fingerprint == fingerprint_hash::md5 ? rq.key.fingerprint_md5() : rq.key.fingerprint_sha256();
-    const std::string key_text = format_public_key(rq.key);
-    const std::string base64 = key_text.substr(key_text.find(' ') + 1);
-    const std::vector<percent_token> tokens = {
-        {'C', rq.connection_id}, {'D', rq.rdomain},  {'U', std::to_string(rq.target.uid)},
-        {'u', rq.target.name},   {'h', rq.target.home}, {'t', std::string(rq.key.type_name())},
-        {'f', fp},               {'k', base64},
-    };
+    tokens.insert(tokens.end(), {{'C', rq.connection_id},
+                                 {'D', rq.rdomain},
+                                 {'U', std::to_string(rq.target.uid)},
+                                 {'u', rq.target.name},
+                                 {'h', rq.target.home}});
     for (std::size_t i = 1; i < av.size(); ++i) {
         std::string error;
         auto expanded = percent_expand(av[i], tokens, error);
@@ -113,12 +109,12 @@ keys_command_result run_authorized_keys_command(const keys_command_request& rq)
         av[i] = std::move(*expanded);
     }
     // Without arguments the user name is passed, as older OpenSSH did.
-    if (av.size() == 1)
+    if (user_without_arguments && av.size() == 1)
         av.push_back(rq.target.name);
     r.command = assemble(av);
 
     if (av[0].empty() || av[0][0] != '/') {
-        log(syslog_level::error, std::string(tag) + " path is not absolute");
+        log(syslog_level::error, tag + " path is not absolute");
         return r;
     }
     struct stat st {};
@@ -218,27 +214,91 @@ keys_command_result run_authorized_keys_command(const keys_command_request& rq)
     while (::waitpid(pid, &status, 0) == -1 && errno == EINTR) {
     }
     if (timed_out) {
-        log(syslog_level::error, std::string(tag) + " " + r.command + " timed out after " +
+        log(syslog_level::error, tag + " " + r.command + " timed out after " +
                                      std::to_string(rq.timeout.count() / 1000) + " seconds");
         return r;
     }
     if (too_much) {
-        log(syslog_level::error, std::string(tag) + " " + r.command + " output exceeds " +
+        log(syslog_level::error, tag + " " + r.command + " output exceeds " +
                                      std::to_string(rq.max_output) + " bytes");
         return r;
     }
     if (WIFSIGNALED(status)) {
         log(syslog_level::error,
-            std::string(tag) + " " + r.command + " exited on signal " + std::to_string(WTERMSIG(status)));
+            tag + " " + r.command + " exited on signal " + std::to_string(WTERMSIG(status)));
         return r;
     }
     if (WEXITSTATUS(status) != 0) {
         log(syslog_level::error,
-            std::string(tag) + " " + r.command + " failed, status " + std::to_string(WEXITSTATUS(status)));
+            tag + " " + r.command + " failed, status " + std::to_string(WEXITSTATUS(status)));
         return r;
     }
     r.output = std::move(output);
     return r;
+}
+
+std::string fingerprint_of(const public_key& key, fingerprint_hash h)
+{
+    return h == fingerprint_hash::md5 ? key.fingerprint_md5() : key.fingerprint_sha256();
+}
+
+// sshkey_to_base64: the key blob of a plain key.
+std::string key_base64(const public_key& key)
+{
+    const std::string text = format_public_key(key);
+    return text.substr(text.find(' ') + 1);
+}
+
+} // namespace
+
+std::optional<user_account> command_user(std::string_view setting, const std::string& configured,
+                                         const user_account& target, std::vector<log_message>& log)
+{
+    if (configured.empty()) {
+        log.push_back({syslog_level::error, "No user for " + std::string(setting) + " specified, skipping"});
+        return std::nullopt;
+    }
+    std::string error;
+    auto name = percent_expand(configured, percent_tokens{{'u', target.name}}, error);
+    if (!name) {
+        log.push_back({syslog_level::error, std::string(setting) + "User: " + error});
+        return std::nullopt;
+    }
+    errno = 0;
+    auto account = lookup_user(*name);
+    if (!account)
+        log.push_back({syslog_level::error,
+                       std::string(setting) + "User \"" + *name + "\" not found: " + std::strerror(errno)});
+    return account;
+}
+
+auth_command_result run_authorized_keys_command(const keys_command_request& rq)
+{
+    // For a certificate OpenSSH names the certificate (%t its type, %k its
+    // blob) and fingerprints the certified key (%f).
+    const public_key& key = rq.cert ? rq.cert->key() : rq.key;
+    return run_command("AuthorizedKeysCommand", rq,
+                       {{'t', rq.cert ? std::string(rq.cert->type_name()) : std::string(key.type_name())},
+                        {'f', fingerprint_of(key, rq.fingerprint)},
+                        {'k', rq.cert ? base64_encode(rq.cert->blob()) : key_base64(key)}},
+                       true);
+}
+
+auth_command_result run_authorized_principals_command(const principals_command_request& rq)
+{
+    if (!rq.cert)
+        return {};
+    const certificate& c = *rq.cert;
+    return run_command("AuthorizedPrincipalsCommand", rq,
+                       {{'t', std::string(c.type_name())},
+                        {'T', std::string(c.signature_key().type_name())},
+                        {'f', fingerprint_of(c.key(), rq.fingerprint)},
+                        {'F', fingerprint_of(c.signature_key(), rq.fingerprint)},
+                        {'k', base64_encode(c.blob())},
+                        {'K', key_base64(c.signature_key())},
+                        {'i', c.key_id()},
+                        {'s', std::to_string(c.serial())}},
+                       false);
 }
 
 } // namespace longhaul

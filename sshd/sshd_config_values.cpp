@@ -148,11 +148,6 @@ std::vector<std::string> unsupported_settings(const server_config& c)
         note("X11Forwarding yes", "treated as no");
     if (c.permit_tunnel != tunnel_mode::no)
         note("PermitTunnel " + std::string(detail::tunnel_name(c.permit_tunnel)), "treated as no");
-    if (!c.authorized_principals_command.empty())
-        note("AuthorizedPrincipalsCommand", "not run: certificates only it would authorise are refused");
-    if (!c.authorized_keys_command.empty())
-        note("AuthorizedKeysCommand for user certificates",
-             "not run for them (certificates it would authorise are refused)");
     if (c.hostbased_authentication)
         note("HostbasedAuthentication yes", "treated as no");
     if (c.gssapi_authentication || c.gssapi_key_exchange)

@@ -2,7 +2,6 @@
 
 #include "common/keys/key_lines.hpp"
 #include "common/keys/private_key.hpp"
-#include "sshd/authorized_keys_command.hpp"
 #include "sshd/secure_path.hpp"
 #include "tests/sshd/sshd_test_util.hpp"
 
@@ -14,7 +13,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <climits>
 
 using namespace longhaul;
 using longhaul::test::temp_dir;
@@ -333,92 +331,6 @@ TEST_CASE("authorized_keys: StrictModes")
     ::chown(ssh.c_str(), 4242, 4242);
     ::symlink(ak.c_str(), (home + "/link").c_str());
     CHECK(read_user_file(home + "/link", other, true).contents);
-}
-
-TEST_CASE("authorized_keys: AuthorizedKeysCommand")
-{
-    // The command and every directory above it must be root's and not
-    // group/world-writable: the script lives next to the test binary, or,
-    // when the tree is checked out under such a directory (/tmp), in /run.
-    const auto safe_dir = [](std::string dir) {
-        for (;;) {
-            struct stat st {};
-            if (::stat(dir.empty() ? "/" : dir.c_str(), &st) != 0 || st.st_uid != 0 || (st.st_mode & 022) != 0)
-                return false;
-            if (dir.empty())
-                return true;
-            dir = dir.substr(0, dir.find_last_of('/'));
-        }
-    };
-    char exe[PATH_MAX] = {};
-    REQUIRE(::readlink("/proc/self/exe", exe, sizeof exe - 1) > 0);
-    std::string base(exe);
-    base = base.substr(0, base.find_last_of('/'));
-    if (!safe_dir(base) && safe_dir("/run"))
-        base = "/run";
-    std::string tmpl = base + "/akc-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
-    struct cleanup {
-        std::string d;
-        ~cleanup() { std::filesystem::remove_all(d); }
-    } guard{tmpl};
-    ::chmod(tmpl.c_str(), 0755);
-    const std::string script = tmpl + "/keys.sh";
-    write_file(script, "#!/bin/sh\n"
-                       "echo '" + format_public_key_line(key_a(), "from-command") + "'\n"
-                       "echo \"# args: $*\"\n"
-                       "echo \"# env: $USER $HOME $PATH\"\n",
-               0755);
-    keys_command_request rq;
-    rq.command = script + " %u %U %h %t %f %k %%";
-    rq.target = user_account{"alice", 1001, 1001, "/home/alice", "/bin/sh"};
-    rq.key = key_a();
-    const bool root = ::geteuid() == 0;
-    rq.run_as = root ? lookup_user("nobody") : lookup_user(::geteuid());
-    REQUIRE(rq.run_as);
-    if (!root) {
-        auto r = run_authorized_keys_command(rq);
-        CHECK_FALSE(r.output);
-        LONGHAUL_SKIP("running AuthorizedKeysCommand needs root (the command must be root's)");
-    }
-    auto r = run_authorized_keys_command(rq);
-    REQUIRE(r.output);
-    const std::string key_line = format_public_key(key_a());
-    CHECK(r.output->find("# args: alice 1001 /home/alice ssh-ed25519 " + key_a().fingerprint_sha256() + " " +
-                         key_line.substr(key_line.find(' ') + 1) + " %") != std::string::npos);
-    CHECK(r.output->find("# env: nobody ") != std::string::npos);
-    auto found = check_authorized_keys(*r.output, rq.command, key_a(), ctx());
-    REQUIRE(found.match);
-    CHECK(found.match->location == rq.command + ":1");
-
-    // No arguments: the user name is passed.
-    rq.command = script;
-    r = run_authorized_keys_command(rq);
-    REQUIRE(r.output);
-    CHECK(r.output->find("# args: alice\n") != std::string::npos);
-
-    // Failures are logged as OpenSSH does.
-    write_file(script, "#!/bin/sh\nexit 3\n", 0755);
-    r = run_authorized_keys_command(rq);
-    CHECK_FALSE(r.output);
-    CHECK(r.log.at(0).text == "AuthorizedKeysCommand " + script + " alice failed, status 3");
-    write_file(script, "#!/bin/sh\nsleep 10\n", 0755);
-    rq.timeout = std::chrono::milliseconds(300);
-    r = run_authorized_keys_command(rq);
-    CHECK_FALSE(r.output);
-    CHECK(r.log.at(0).text == "AuthorizedKeysCommand " + script + " alice timed out after 0 seconds");
-    write_file(script, "#!/bin/sh\nwhile :; do echo xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx; done\n", 0755);
-    rq.timeout = std::chrono::milliseconds(10000);
-    rq.max_output = 100000;
-    r = run_authorized_keys_command(rq);
-    CHECK_FALSE(r.output);
-    CHECK(r.log.at(0).text == "AuthorizedKeysCommand " + script + " alice output exceeds 100000 bytes");
-    ::chmod(script.c_str(), 0777);
-    r = run_authorized_keys_command(rq);
-    CHECK(r.log.at(0).text == "Unsafe AuthorizedKeysCommand \"" + script + "\": bad ownership or modes for file " + script);
-    rq.run_as.reset();
-    r = run_authorized_keys_command(rq);
-    CHECK(r.log.at(0).text == "No user for AuthorizedKeysCommand specified, skipping");
 }
 
 // issue 12 (9): with AuthenticationMethods publickey,publickey only the last
