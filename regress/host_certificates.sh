@@ -224,6 +224,31 @@ plain_fallback() {
 }
 lh_check "refused certificate, known plain key: accepted" plain_fallback
 
+# A key that Debian's ssh-agent may use only for this host (ssh-add -h,
+# the host known through its @cert-authority line): the agent signs only
+# when session-bind@openssh.com names the host certificate the host
+# presented, as OpenSSH's ssh sends it.
+agent_bound_to_ca() {
+    local out
+    (
+        eval "$(ssh-agent -s -a "$T/agent.sock")" >/dev/null || exit 1
+        trap 'kill "$SSH_AGENT_PID" 2>/dev/null' EXIT
+        ssh-add -q -H "$T/kh_ca" -h 127.0.0.1 "$T/id_ed25519" 2>/dev/null || exit 1
+        for client in ssh "$SSH"; do
+            out=$("$client" -F /dev/null -p "$lh_port_" -o "UserKnownHostsFile=$T/kh_ca" \
+                -o GlobalKnownHostsFile=/dev/null -o StrictHostKeyChecking=yes -o BatchMode=yes \
+                -o "IdentityAgent=$T/agent.sock" -o HostKeyAlgorithms=ssh-ed25519-cert-v01@openssh.com \
+                127.0.0.1 'echo agent-ok' 2>"$T/agent.err")
+            [ "$out" = agent-ok ] || { echo "$client:" >&2; cat "$T/agent.err" >&2; exit 1; }
+        done
+    )
+}
+if command -v ssh-agent >/dev/null && command -v ssh-add >/dev/null; then
+    lh_check "ssh-agent key bound to the host by its CA (ssh-add -h): session-bind names the certificate" agent_bound_to_ca
+else
+    lh_skip_check "agent key bound by CA" "OpenSSH's ssh-agent and ssh-add not found"
+fi
+
 # ssh -G: HostKeyAlgorithms as Debian's.
 # (Security keys are not implemented: their names are left out.)
 ssh_g() {

@@ -73,6 +73,11 @@ agent_binding ssh_client::agent_binding_of() const
     agent_binding b;
     if (const auto& key = core_->server_host_key())
         b.host_key = key->blob();
+    // A host certificate is what the host presented: OpenSSH binds the
+    // agent to it (initial_hostkey), and an agent whose key is restricted to
+    // hosts of a CA (ssh-add -h) signs only when it sees the certificate.
+    if (const auto& cert = core_->server_host_certificate())
+        b.host_key = cert->blob();
     const byte_span id = core_->session_id();
     b.session_id.assign(id.begin(), id.end());
     const byte_span sig = core_->server_signature();
