@@ -5,6 +5,7 @@
 # principals, validity, critical options and extensions), signing (-s) says
 # and writes what Debian's does for the same arguments, -l fingerprints a
 # certificate the same way, errors carry the same messages and statuses,
+# -U signs with a CA key held by ssh-agent as Debian's does,
 # and Debian's sshd (TrustedUserCAKeys) lets Debian's ssh log in with a
 # user certificate signed by Longhaul's ssh-keygen.
 source "$(dirname "$0")/lib.sh"
@@ -98,6 +99,29 @@ sign encrypted ca_enc user_ed25519 -P 'ca pass' -I enc -n bob
 sign quiet ca_ed25519 user_ed25519 -q -I quiet
 sign before ca_ed25519 user_ed25519 -I before -V always:20300101
 sign huge_times ca_ed25519 user_ed25519 -I huge -V 0x1:0x7fffffffffffffff
+
+# -U: the CA's private half held by (Debian's) ssh-agent; -s names its
+# public key (or the private key file, whose .pub is read). Refusals: no
+# agent, an empty agent, an agent without the CA, no such CA file.
+if command -v ssh-agent >/dev/null && command -v ssh-add >/dev/null; then
+    eval "$(ssh-agent -s -a "$T/agent.sock")" >/dev/null
+    LH_PIDS+=("$SSH_AGENT_PID")
+    sign agent_empty ca_ed25519.pub user_ed25519 -U -I agent
+    ssh-add -q ca_rsa 2>/dev/null
+    sign agent_without_ca ca_ed25519.pub user_ed25519 -U -I agent
+    ssh-add -q ca_ed25519 2>/dev/null
+    sign agent_ed25519 ca_ed25519.pub user_ecdsa -U -I agent -n alice,bob -z 9 -O no-pty
+    sign agent_rsa_512 ca_rsa.pub user_ed25519 -U -I agent-rsa -n alice
+    sign agent_rsa_sha1 ca_rsa.pub user_ed25519 -U -t ssh-rsa -I agent-sha1
+    sign agent_private_path ca_ed25519 user_ed25519 -U -I from-private-path
+    sign agent_no_file no_such_ca user_ed25519 -U -I missing
+    kill "$SSH_AGENT_PID"
+    sign agent_gone ca_ed25519.pub user_ed25519 -U -I gone
+    unset SSH_AUTH_SOCK SSH_AGENT_PID
+    sign agent_absent ca_ed25519.pub user_ed25519 -U -I absent
+else
+    lh_skip_check "ssh-keygen -U" "OpenSSH's ssh-agent and ssh-add not found"
+fi
 # Refusals: the same message and status, and no certificate.
 sign no_id ca_ed25519 user_ed25519 -n alice
 sign bad_option ca_ed25519 user_ed25519 -I x -O no-such-option

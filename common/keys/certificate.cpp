@@ -222,6 +222,13 @@ result<certificate> certificate::from_blob(byte_span blob)
 result<certificate> certificate::sign(const certificate_fields& fields, const public_key& key, const private_key& ca,
                                       random_source& rng, std::string_view sig_alg)
 {
+    return sign(fields, key, ca.public_part(),
+                [&ca](std::string_view alg, byte_span data) { return ca.sign(alg, data); }, rng, sig_alg);
+}
+
+result<certificate> certificate::sign(const certificate_fields& fields, const public_key& key, const public_key& ca,
+                                      const signer& sign_with_ca, random_source& rng, std::string_view sig_alg)
+{
     if (key.empty() || fields.principals.size() > max_certificate_principals)
         return errc::invalid_argument;
     if (sig_alg.empty())
@@ -242,12 +249,19 @@ result<certificate> certificate::sign(const certificate_fields& fields, const pu
     w.string(principals).u64(fields.valid_after).u64(fields.valid_before);
     write_options(w, fields.critical_options);
     write_options(w, fields.extensions);
-    w.string(std::string_view{}).string(ca.public_part().blob());
-    auto signature = ca.sign(sig_alg, blob);
+    w.string(std::string_view{}).string(ca.blob());
+    auto signature = sign_with_ca(sig_alg, blob);
     if (!signature)
         return signature.error();
     w.string(*signature);
-    return from_blob(blob);
+    auto cert = from_blob(blob);
+    if (!cert)
+        return cert.error();
+    // A signer we do not hold (an agent) may have used another key or
+    // algorithm (OpenSSH's sshkey_check_sigtype).
+    if (!cert->verify_signature({std::string(sig_alg)}))
+        return errc::signature_invalid;
+    return cert;
 }
 
 std::optional<std::string> certificate::critical_option(std::string_view name) const

@@ -30,6 +30,7 @@
 #include "common/result.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -109,6 +110,13 @@ public:
     // repeated name kept, as OpenSSH's ssh-keygen does).
     static result<certificate> sign(const certificate_fields& fields, const public_key& key, const private_key& ca,
                                     random_source& rng, std::string_view sig_alg = {});
+    // The same with a CA whose private half is elsewhere (ssh-agent):
+    // `signer` returns the signature blob of `data` made with `sig_alg`
+    // (empty: the CA's default). The result's signature is checked: made
+    // with that algorithm by `ca`, else errc::signature_invalid.
+    using signer = std::function<result<bytes>(std::string_view sig_alg, byte_span data)>;
+    static result<certificate> sign(const certificate_fields& fields, const public_key& key, const public_key& ca,
+                                    const signer& sign_with_ca, random_source& rng, std::string_view sig_alg = {});
 
     const bytes& blob() const noexcept { return blob_; }
     std::string_view type_name() const noexcept { return certificate_type_name(key_.type()); }

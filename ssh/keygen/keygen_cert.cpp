@@ -1,5 +1,6 @@
 #include "ssh/keygen/keygen_cert.hpp"
 
+#include "common/auth/agent_client.hpp"
 #include "common/file_read.hpp"
 #include "common/keys/base64.hpp"
 #include "common/keys/fingerprint.hpp"
@@ -14,10 +15,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <memory>
 #include <optional>
 
 namespace longhaul {
@@ -257,6 +261,62 @@ void print_certificate_fingerprint(const certificate& cert, const std::string& c
 
 } // namespace keygen
 
+namespace {
+
+using namespace keygen;
+
+// The CA of -s: a private key file, or (-U) a public key whose private
+// half ssh-agent holds, as OpenSSH's do_ca_sign finds it.
+struct ca_signer {
+    public_key key;
+    certificate::signer sign;
+};
+
+ca_signer file_ca(const std::string& path, const keygen_options& o)
+{
+    auto ca = std::make_shared<const private_key>(load_identity(path, o, "Load key"));
+    return {ca->public_part(), [ca](std::string_view alg, byte_span data) { return ca->sign(alg, data); }};
+}
+
+ca_signer agent_ca(const std::string& path)
+{
+    const char* socket = std::getenv("SSH_AUTH_SOCK");
+    if (!socket || !*socket)
+        fatal("Cannot use public key for CA signature: agent not present");
+    errno = 0;
+    auto connected = agent_client::connect(socket);
+    if (!connected)
+        fatal(std::string("Cannot use public key for CA signature: ") +
+              (errno != 0 ? std::strerror(errno) : "communication with agent failed"));
+    auto agent = std::make_shared<agent_client>(std::move(*connected));
+    auto loaded = load_public_key(path);
+    if (!loaded)
+        fatal("Cannot load CA public key " + path + ": " + std::strerror(ENOENT));
+    auto ids = agent->request_identities();
+    if (!ids)
+        fatal("Retrieve agent key list: communication with agent failed");
+    if (ids->empty())
+        fatal("Retrieve agent key list: agent contains no identities");
+    const bytes ca_blob = loaded->first.blob();
+    if (std::none_of(ids->begin(), ids->end(), [&](const agent::identity& id) { return id.key_blob == ca_blob; }))
+        fatal("CA key " + path + " not found in agent");
+    return {loaded->first, [agent, ca_blob](std::string_view alg, byte_span data) {
+                return agent->sign(ca_blob, data, agent::sign_flags_for(alg));
+            }};
+}
+
+std::string sign_error_text(errc e)
+{
+    switch (e) {
+    case errc::invalid_argument: return "invalid argument";
+    case errc::unsupported: return "agent refused operation";
+    case errc::signature_invalid: return "incorrect signature";
+    default: return "invalid format";
+    }
+}
+
+} // namespace
+
 using namespace keygen;
 
 int keygen_sign(const keygen_options& o, const cert_sign_request& r)
@@ -267,8 +327,8 @@ int keygen_sign(const keygen_options& o, const cert_sign_request& r)
     for (const auto& opt : r.options)
         options.add(opt);
 
-    const private_key ca = load_identity(expand_tilde(r.ca_path), o, "Load key");
-    const auto signature = choose_cert_signature(ca.type(), o.key_type);
+    const ca_signer ca = r.ca_in_agent ? agent_ca(expand_tilde(r.ca_path)) : file_ca(expand_tilde(r.ca_path), o);
+    const auto signature = choose_cert_signature(ca.key.type(), o.key_type);
 
     certificate_fields fields;
     fields.kind = r.host ? cert_kind::host : cert_kind::user;
@@ -285,10 +345,9 @@ int keygen_sign(const keygen_options& o, const cert_sign_request& r)
         const auto loaded = load_key_to_certify(path);
         if (signature.failure)
             fatal("Couldn't certify key " + path + ": " + *signature.failure);
-        auto cert = certificate::sign(fields, loaded.key, ca, rng, signature.algorithm);
+        auto cert = certificate::sign(fields, loaded.key, ca.key, ca.sign, rng, signature.algorithm);
         if (!cert)
-            fatal("Couldn't certify key " + path + ": " +
-                  (cert.error() == errc::invalid_argument ? "invalid argument" : "invalid format"));
+            fatal("Couldn't certify key " + path + (r.ca_in_agent ? " via agent: " : ": ") + sign_error_text(cert.error()));
         const std::string out = certificate_path(path);
         write_certificate(*cert, out, loaded.comment, o);
         if (!o.quiet)

@@ -19,6 +19,7 @@ namespace longhaul {
 // signature algorithm; -q silences the "Signed ..." lines.
 struct cert_sign_request {
     std::string ca_path;                    // -s
+    bool ca_in_agent = false;               // -U: ca_path is the CA's public key, ssh-agent signs
     std::optional<std::string> key_id;      // -I
     bool host = false;                      // -h
     std::optional<std::string> principals;  // -n, as given

@@ -343,6 +343,19 @@ std::optional<std::pair<public_key, std::string>> load_public_file(const std::st
     return std::nullopt;
 }
 
+std::optional<std::pair<public_key, std::string>> load_public_key(const std::string& path)
+{
+    if (auto p = load_public_file(path))
+        return p;
+    if (auto pub = load_public_file(path + ".pub"))
+        return pub;
+    int e = 0;
+    const std::string text = read_whole_file(path, e);
+    if (auto from_private = private_key_file_public_key(text))
+        return std::make_pair(std::move(*from_private), std::string());
+    return std::nullopt;
+}
+
 void fingerprint_private(const std::string& path, const keygen_options& o)
 {
     struct stat st {};
@@ -350,17 +363,9 @@ void fingerprint_private(const std::string& path, const keygen_options& o)
         fatal(path + ": " + std::strerror(errno));
     std::optional<public_key> key;
     std::string comment;
-    if (auto p = load_public_file(path)) {
+    if (auto p = load_public_key(path)) {
         key = p->first;
         comment = p->second;
-    } else if (auto pub = load_public_file(path + ".pub")) {
-        key = pub->first;
-        comment = pub->second;
-    } else {
-        int e = 0;
-        const std::string text = read_whole_file(path, e);
-        if (auto from_private = private_key_file_public_key(text))
-            key = *from_private;
     }
     if (!key || comment.empty()) {
         auto l = load_private(path, "");

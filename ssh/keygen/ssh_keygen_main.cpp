@@ -1,7 +1,7 @@
 // ssh-keygen: key generation (-t -b -f -N -C -q -a -m), host keys (-A),
 // fingerprints (-l -E -v), public keys (-y), passphrase changes (-p -P -N),
 // public key export (-e -m), KRL queries (-Q [-l]), certificate signing
-// (-s -I -h -n -V -z -O, -t for the CA's signature algorithm) and listing
+// (-s -I -h -n -V -z -O -U, -t for the CA's signature algorithm) and listing
 // (-L). Other OpenSSH options
 // (KRL generation -k among them) are refused with a message rather than
 // misbehaving.
@@ -33,7 +33,7 @@ void usage()
                  "       ssh-keygen -e [-f input_keyfile] [-m key_format]\n"
                  "       ssh-keygen -y [-f input_keyfile]\n"
                  "       ssh-keygen -l [-v] [-E fingerprint_hash] [-f input_keyfile]\n"
-                 "       ssh-keygen -I certificate_identity -s ca_key [-h] [-n principals]\n"
+                 "       ssh-keygen -I certificate_identity -s ca_key [-hU] [-n principals]\n"
                  "                  [-O option] [-V validity_interval] [-z serial_number] file ...\n"
                  "       ssh-keygen -L [-f input_keyfile]\n"
                  "       ssh-keygen -A [-a rounds] [-f prefix_path]\n"
@@ -111,9 +111,7 @@ int main(int argc, char** argv)
             case 'V': cert.validity = keygen::parse_cert_validity(optarg, std::time(nullptr)); cert_only += 'V'; break;
             case 'z': cert.serial = keygen::parse_cert_serial(optarg); cert_only += 'z'; break;
             case 'L': show_cert = true; break;
-            case 'U':
-                throw keygen_exit(1, "ssh-keygen: -U (signing with a CA key held in ssh-agent) is not supported yet; "
-                                     "give -s the CA's private key file");
+            case 'U': cert.ca_in_agent = true; break;
             case ':':
                 std::fprintf(stderr, "option requires an argument -- %c\n", optopt);
                 usage();

@@ -208,6 +208,45 @@ TEST_CASE("certificate: signing, and what OpenSSH parses back")
     CHECK(twice->fields().extensions[4].name == "permit-pty");
 }
 
+// ssh-keygen -U: the CA's private half elsewhere. What comes back is
+// checked: another key's signature, or another algorithm than asked, is
+// refused rather than written into a certificate.
+TEST_CASE("certificate: signing through a signer held elsewhere")
+{
+    system_random rng;
+    auto ca = private_key::generate(key_type::rsa, 2048);
+    auto other = private_key::generate(key_type::rsa, 2048);
+    auto user = private_key::generate(key_type::ed25519);
+    REQUIRE(ca.has_value());
+    REQUIRE(other.has_value());
+    REQUIRE(user.has_value());
+    certificate_fields f;
+    f.key_id = "via a signer";
+    std::string asked;
+    const certificate::signer by_ca = [&](std::string_view alg, byte_span data) {
+        asked = std::string(alg);
+        return ca->sign(alg, data);
+    };
+    auto c = certificate::sign(f, user->public_part(), ca->public_part(), by_ca, rng, "rsa-sha2-256");
+    REQUIRE(c.has_value());
+    CHECK(asked == "rsa-sha2-256");
+    CHECK(c->signature_algorithm() == "rsa-sha2-256");
+    CHECK(c->signature_key() == ca->public_part());
+    CHECK(c->verify_signature().has_value());
+    c = certificate::sign(f, user->public_part(), ca->public_part(), by_ca, rng);
+    REQUIRE(c.has_value());
+    CHECK(asked == "rsa-sha2-512");
+
+    const certificate::signer wrong_key = [&](std::string_view alg, byte_span data) { return other->sign(alg, data); };
+    CHECK(certificate::sign(f, user->public_part(), ca->public_part(), wrong_key, rng).error() ==
+          errc::signature_invalid);
+    const certificate::signer wrong_alg = [&](std::string_view, byte_span data) { return ca->sign("rsa-sha2-256", data); };
+    CHECK(certificate::sign(f, user->public_part(), ca->public_part(), wrong_alg, rng, "rsa-sha2-512").error() ==
+          errc::signature_invalid);
+    const certificate::signer refuses = [](std::string_view, byte_span) -> result<bytes> { return errc::unsupported; };
+    CHECK(certificate::sign(f, user->public_part(), ca->public_part(), refuses, rng).error() == errc::unsupported);
+}
+
 TEST_CASE("certificate: malformed blobs are refused, never read past")
 {
     const bytes good = line_blob(cert_fixture("user_ed25519-cert.pub"));
