@@ -1,5 +1,8 @@
 // One ssh_config line: keyword lookup, argument checks and the first-value-
 // wins assignment into client_config, with OpenSSH 9.2's error wording.
+// The keywords of what a session forwards and carries are in
+// config_keywords_session.cpp, hostname canonicalization's lists in
+// config_keywords_canonical.cpp (declared in config_keyword_handlers.hpp).
 #include "ssh/detail/config_parser.hpp"
 
 #include "common/config_line.hpp"
@@ -7,6 +10,7 @@
 #include "common/match.hpp"
 #include "common/text_parse.hpp"
 #include "ssh/destination.hpp"
+#include "ssh/detail/config_keyword_handlers.hpp"
 #include "ssh/detail/config_keywords.hpp"
 #include "ssh/detail/config_values.hpp"
 #include "ssh/detail/line_parser.hpp"
@@ -24,7 +28,6 @@ namespace {
 constexpr std::size_t max_identity_files = 100;  // SSH_MAX_IDENTITY_FILES
 constexpr std::size_t max_certificate_files = 100;
 constexpr std::size_t max_hosts_files = 32;      // SSH_MAX_HOSTS_FILES
-constexpr std::size_t max_canonical_domains = 32;
 
 // The text after the keyword with any further blanks and '=' removed:
 // what ProxyCommand and friends take verbatim (OpenSSH skips
@@ -43,12 +46,6 @@ void add_identity(std::vector<identity_file>& files, const std::string& path, bo
     identity_file f{path, user_provided};
     if (std::find(files.begin(), files.end(), f) == files.end())
         files.push_back(std::move(f));
-}
-
-void add_forward(std::vector<forward_spec>& list, forward_spec fwd)
-{
-    if (std::find(list.begin(), list.end(), fwd) == list.end())
-        list.push_back(std::move(fwd));
 }
 
 bool process_keyword(line_parser& p, kw op, std::string_view raw, std::string_view filename, int linenum,
@@ -213,84 +210,13 @@ bool process_keyword(line_parser& p, kw op, std::string_view raw, std::string_vi
 
     case kw::local_forward:
     case kw::remote_forward:
-    case kw::dynamic_forward: {
-        const std::string* arg = p.next();
-        if (p.missing_argument(arg))
-            return p.fail("Missing argument.", true);
-        const bool remote = op == kw::remote_forward;
-        bool dynamic = op == kw::dynamic_forward;
-        std::string spec;
-        if (!dynamic) {
-            const std::string* arg2 = p.next();
-            if (arg2 == nullptr || arg2->empty()) {
-                if (!remote)
-                    return p.fail("Missing target argument.", true);
-                dynamic = true;
-            } else {
-                spec = *arg + ":" + *arg2;
-                if (spec.size() > 255)
-                    spec.resize(255); // OpenSSH builds the spec in a 256-byte buffer
-            }
-        }
-        if (dynamic)
-            spec = arg->size() > 255 ? arg->substr(0, 255) : *arg;
-        forward_spec fwd;
-        if (!parse_forward(spec, dynamic, remote, fwd, st.env.getenv))
-            return p.fail("Bad forwarding specification.", true);
-        if (p.active())
-            add_forward(remote ? c.remote_forwards : c.local_forwards, std::move(fwd));
-        return true;
-    }
+    case kw::dynamic_forward: return forward_keyword(p, op);
 
-    case kw::permit_remote_open: {
-        const std::string* arg = p.next();
-        if (p.missing_argument(arg))
-            p.fatal("missing permitremoteopen specification");
-        const bool was_empty = c.permit_remote_open.empty();
-        if (*arg == "any" || *arg == "none") {
-            if (p.active() && was_empty)
-                c.permit_remote_open.push_back(*arg);
-            return true;
-        }
-        for (const std::string* a = arg; a != nullptr; a = p.next()) {
-            user_host_port hp;
-            // host:port with "*" allowed as the port.
-            const auto colon = a->rfind(':');
-            std::string host = colon == std::string::npos ? *a : a->substr(0, colon);
-            if (host.empty() || colon == std::string::npos) {
-                if (host.empty())
-                    p.fatal("missing host in permitremoteopen");
-                p.fatal("bad port number in permitremoteopen");
-            }
-            const std::string port = a->substr(colon + 1);
-            if (port != "*" && parse_port(port) <= 0)
-                p.fatal("bad port number in permitremoteopen");
-            if (p.active() && was_empty)
-                c.permit_remote_open.push_back(*a);
-        }
-        return true;
-    }
+    case kw::permit_remote_open: return permit_remote_open_keyword(p);
 
     case kw::clear_all_forwardings: return p.flag(c.clear_all_forwardings);
 
-    case kw::escape_char: {
-        const std::string* arg = p.next();
-        if (p.missing_argument(arg))
-            return p.fail("Missing argument.", true);
-        const std::string& a = *arg;
-        int v;
-        if (a == "none")
-            v = escape_char_none;
-        else if (a.size() == 1)
-            v = static_cast<unsigned char>(a[0]);
-        else if (a.size() == 2 && a[0] == '^' && static_cast<unsigned char>(a[1]) >= 64 &&
-                 static_cast<unsigned char>(a[1]) < 128)
-            v = static_cast<unsigned char>(a[1]) & 31;
-        else
-            return p.fail("Bad escape character.", true);
-        p.set(c.escape_char, v);
-        return true;
-    }
+    case kw::escape_char: return escape_char_keyword(p);
 
     case kw::address_family: return p.multistate(c.address_family, address_family_words());
     case kw::enable_ssh_keysign: return p.flag(c.enable_ssh_keysign);
@@ -339,83 +265,16 @@ bool process_keyword(line_parser& p, kw op, std::string_view raw, std::string_vi
         return true;
     }
 
-    case kw::send_env:
-        while (const std::string* arg = p.next()) {
-            if (arg->empty() || arg->find('=') != std::string::npos)
-                return p.fail("Invalid environment name.");
-            if (!p.active())
-                continue;
-            if ((*arg)[0] == '-') {
-                // "-PATTERN" removes earlier SendEnv entries.
-                const std::string pattern = arg->substr(1);
-                std::erase_if(c.send_env, [&](const std::string& e) { return match_pattern(e, pattern); });
-                continue;
-            }
-            c.send_env.push_back(*arg);
-        }
-        return true;
+    case kw::send_env: return send_env_keyword(p);
 
-    case kw::set_env: {
-        const bool was_empty = c.set_env.empty();
-        while (const std::string* arg = p.next()) {
-            const auto eq = arg->find('=');
-            if (eq == std::string::npos)
-                return p.fail("Invalid SetEnv.");
-            if (!p.active() || !was_empty)
-                continue;
-            const auto name = arg->substr(0, eq);
-            const bool dup = std::any_of(c.set_env.begin(), c.set_env.end(), [&](const std::string& e) {
-                return e.substr(0, e.find('=')) == name;
-            });
-            if (dup) {
-                st.emit(log_level::debug2, p.where() + "ignoring duplicate env name \"" + name.substr(0, 64) + "\"");
-                continue;
-            }
-            c.set_env.push_back(*arg);
-        }
-        return true;
-    }
+    case kw::set_env: return set_env_keyword(p);
 
     case kw::control_path: return p.string(c.control_path);
     case kw::control_master: return p.multistate(c.control_master, control_master_words());
-    case kw::control_persist: {
-        const std::string* arg = p.next();
-        if (p.missing_argument(arg))
-            return p.fail("Missing ControlPersist argument.", true);
-        bool on = false;
-        int timeout = 0;
-        if (*arg == "no" || *arg == "false") {
-            on = false;
-        } else if (*arg == "yes" || *arg == "true") {
-            on = true;
-        } else if (auto t = parse_time_interval(*arg)) {
-            on = true;
-            timeout = static_cast<int>(*t);
-        } else {
-            return p.fail("Bad ControlPersist argument.", true);
-        }
-        if (p.active() && !c.control_persist) {
-            c.control_persist = on;
-            c.control_persist_timeout = timeout;
-        }
-        return true;
-    }
+    case kw::control_persist: return control_persist_keyword(p);
     case kw::hash_known_hosts: return p.flag(c.hash_known_hosts);
     case kw::tunnel: return p.multistate(c.tunnel, tunnel_words());
-    case kw::tunnel_device: {
-        const std::string* arg = p.next();
-        if (p.missing_argument(arg))
-            return p.fail("Missing argument.", true);
-        int remote = 0;
-        const int local = parse_tunnel_device(*arg, remote);
-        if (local == tun_id_error)
-            return p.fail("Bad tun device.", true);
-        if (p.active() && !c.tunnel_local) {
-            c.tunnel_local = local;
-            c.tunnel_remote = remote;
-        }
-        return true;
-    }
+    case kw::tunnel_device: return tunnel_device_keyword(p);
     case kw::permit_local_command: return p.flag(c.permit_local_command);
     case kw::visual_host_key: return p.flag(c.visual_host_key);
 
@@ -443,63 +302,8 @@ bool process_keyword(line_parser& p, kw op, std::string_view raw, std::string_vi
     case kw::fork_after_authentication: return p.flag(c.fork_after_authentication);
     case kw::proxy_use_fdpass: return p.flag(c.proxy_use_fdpass);
 
-    case kw::canonical_domains: {
-        const bool already = !c.canonical_domains.empty();
-        std::size_t i = 0;
-        while (const std::string* arg = p.next()) {
-            if (arg->empty())
-                return p.fail("keyword " + p.keyword() + " empty argument");
-            if (iequals(*arg, "none") && (i > 0 || p.left() > 0))
-                return p.fail("keyword " + p.keyword() + " \"none\" argument must appear alone.");
-            ++i;
-            if (!iequals(*arg, "none") && !valid_domain(*arg)) {
-                std::string why;
-                const std::string shown = arg->substr(0, 100);
-                if (!std::isalnum(static_cast<unsigned char>((*arg)[0])))
-                    why = "domain name \"" + shown + "\" starts with invalid character";
-                else if (arg->back() == '.')
-                    why = "domain name \"" + shown + "\" ends with invalid character";
-                else if (arg->find("..") != std::string::npos)
-                    why = "domain name \"" + shown + "\" contains consecutive separators";
-                else
-                    why = "domain name \"" + shown + "\" contains invalid characters";
-                return p.fail(why);
-            }
-            if (!p.active() || already)
-                continue;
-            if (c.canonical_domains.size() >= max_canonical_domains)
-                return p.fail("too many hostname suffixes.");
-            c.canonical_domains.push_back(*arg);
-        }
-        return true;
-    }
-    case kw::canonicalize_permitted_cnames: {
-        const bool already = !c.canonicalize_permitted_cnames.empty();
-        std::size_t i = 0;
-        while (const std::string* arg = p.next()) {
-            permitted_cname rule;
-            if (iequals(*arg, "none")) {
-                if (i > 0 || p.left() > 0)
-                    return p.fail("keyword " + p.keyword() + " \"none\" argument must appear alone.");
-                rule = {*arg, ""};
-            } else if (*arg == "*") {
-                rule = {*arg, *arg};
-            } else {
-                const std::string lower = lowercase(*arg);
-                const auto colon = lower.find(':');
-                if (colon == std::string::npos || colon + 1 == lower.size())
-                    return p.fail("Invalid permitted CNAME \"" + lower + "\"");
-                rule = {lower.substr(0, colon), lower.substr(colon + 1)};
-            }
-            ++i;
-            if (!p.active() || already)
-                continue;
-            if (c.canonicalize_permitted_cnames.size() >= max_canonical_domains)
-                return p.fail("too many permitted CNAMEs.");
-            c.canonicalize_permitted_cnames.push_back(std::move(rule));
-        }
-        return true;
-    }
+    case kw::canonical_domains: return canonical_domains_keyword(p);
+    case kw::canonicalize_permitted_cnames: return canonicalize_permitted_cnames_keyword(p);
     case kw::canonicalize_hostname: return p.multistate(c.canonicalize_hostname, canonicalize_words());
     case kw::canonicalize_max_dots: return p.integer(c.canonicalize_max_dots);
     case kw::canonicalize_fallback_local: return p.flag(c.canonicalize_fallback_local);
@@ -530,32 +334,7 @@ bool process_keyword(line_parser& p, kw op, std::string_view raw, std::string_vi
     }
     case kw::update_hostkeys: return p.multistate(c.update_hostkeys, yes_no_ask_words());
 
-    case kw::add_keys_to_agent: {
-        const std::string* arg = p.next();
-        const std::string* arg2 = p.next();
-        std::optional<add_keys_to_agent> v = arg ? parse_word(add_keys_words(), *arg) : std::nullopt;
-        int lifespan = 0;
-        if (v == add_keys_to_agent::confirm && arg2 != nullptr) {
-            auto t = parse_time_interval(*arg2);
-            if (!t)
-                return p.fail("invalid time value.");
-            lifespan = static_cast<int>(*t);
-        } else if (!v && arg2 == nullptr && arg != nullptr) {
-            // A bare lifetime means "yes, for this long".
-            auto t = parse_time_interval(*arg);
-            if (!t)
-                return p.fail("unsupported option");
-            v = add_keys_to_agent::yes;
-            lifespan = static_cast<int>(*t);
-        } else if (!v || arg2 != nullptr) {
-            return p.fail("unsupported option");
-        }
-        if (p.active() && !c.add_keys_to_agent) {
-            c.add_keys_to_agent = v;
-            c.add_keys_to_agent_lifespan = lifespan;
-        }
-        return true;
-    }
+    case kw::add_keys_to_agent: return add_keys_to_agent_keyword(p);
 
     case kw::identity_agent: {
         const std::string* arg = p.next();
