@@ -11,6 +11,8 @@
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
+#include <ctime>
+#include <string>
 
 namespace longhaul {
 
@@ -304,6 +306,60 @@ std::optional<std::uint64_t> parse_window_size(std::string_view s, std::uint64_t
         return std::nullopt;
     }
     return static_cast<std::uint64_t>(*v);
+}
+
+std::optional<std::uint64_t> parse_absolute_time(std::string_view s)
+{
+    if (s.size() > 32)
+        return std::nullopt;
+    std::size_t l = s.size();
+    bool utc = false;
+    if (l > 1 && (s.back() == 'Z' || s.back() == 'z')) {
+        utc = true;
+        l -= 1;
+    } else if (l > 3 && iequals(s.substr(l - 3), "UTC")) {
+        utc = true;
+        l -= 3;
+    }
+    // strptime wants separators between fields: rebuild the text with them.
+    std::string buf;
+    const char* fmt = nullptr;
+    switch (l) {
+    case 8:
+        fmt = "%Y-%m-%d";
+        buf = std::string(s.substr(0, 4)) + "-" + std::string(s.substr(4, 2)) + "-" + std::string(s.substr(6, 2));
+        break;
+    case 12:
+        fmt = "%Y-%m-%dT%H:%M";
+        buf = std::string(s.substr(0, 4)) + "-" + std::string(s.substr(4, 2)) + "-" + std::string(s.substr(6, 2)) +
+              "T" + std::string(s.substr(8, 2)) + ":" + std::string(s.substr(10, 2));
+        break;
+    case 14:
+        fmt = "%Y-%m-%dT%H:%M:%S";
+        buf = std::string(s.substr(0, 4)) + "-" + std::string(s.substr(4, 2)) + "-" + std::string(s.substr(6, 2)) +
+              "T" + std::string(s.substr(8, 2)) + ":" + std::string(s.substr(10, 2)) + ":" +
+              std::string(s.substr(12, 2));
+        break;
+    default: return std::nullopt;
+    }
+    std::tm tm{}; // tm_isdst 0, as OpenSSH's memset leaves it
+    const char* rest = ::strptime(buf.c_str(), fmt, &tm);
+    if (rest == nullptr || *rest != '\0')
+        return std::nullopt;
+    const std::time_t t = utc ? ::timegm(&tm) : std::mktime(&tm);
+    if (t < 0)
+        return std::nullopt;
+    return static_cast<std::uint64_t>(t);
+}
+
+std::string format_absolute_time(std::uint64_t t)
+{
+    const std::time_t tt = t > static_cast<std::uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<std::time_t>(t);
+    std::tm tm{};
+    char buf[64] = {};
+    if (::localtime_r(&tt, &tm) == nullptr || std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm) == 0)
+        return "UNKNOWN-TIME";
+    return buf;
 }
 
 } // namespace longhaul

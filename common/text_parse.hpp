@@ -83,4 +83,13 @@ std::optional<long long> scan_scaled(std::string_view s, const char*& why);
 // reads it, at least 64 KiB and at most `max`.
 std::optional<std::uint64_t> parse_window_size(std::string_view s, std::uint64_t max, std::string& why);
 
+// OpenSSH's parse_absolute_time(): YYYYMMDD, YYYYMMDDHHMM or
+// YYYYMMDDHHMMSS, local time unless it ends in "Z" or "UTC" (either case),
+// read by strptime(3) as OpenSSH reads it; nullopt when malformed or before
+// the epoch. ssh-keygen -V, authorized_keys expiry-time=, allowed_signers
+// valid-after= / valid-before= and -Y's verify-time=.
+std::optional<std::uint64_t> parse_absolute_time(std::string_view s);
+// OpenSSH's format_absolute_time(): "2026-12-06T01:20:00", local time.
+std::string format_absolute_time(std::uint64_t t);
+
 } // namespace longhaul

@@ -1,5 +1,6 @@
 #include "sshd/authorized_keys.hpp"
 
+#include "common/keys/fingerprint.hpp"
 #include "common/keys/key_lines.hpp"
 #include "common/match.hpp"
 #include "common/percent_expand.hpp"
@@ -27,14 +28,6 @@ bool valid_env_name(std::string_view name)
     return true;
 }
 
-bool digits_only(std::string_view s)
-{
-    for (char c : s)
-        if (c < '0' || c > '9')
-            return false;
-    return !s.empty();
-}
-
 // permitopen/permitlisten values after OpenSSH's hpdelim: "host:port" or
 // "[v6]:port", port a number or "*". nullptr when valid, else the reason.
 const char* permit_problem(std::string_view v)
@@ -56,11 +49,6 @@ std::string format_time(std::uint64_t t)
     if (localtime_r(&tt, &tm) == nullptr || std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm) == 0)
         return std::to_string(t);
     return buf;
-}
-
-std::string fingerprint_of(const public_key& key, fingerprint_hash h)
-{
-    return h == fingerprint_hash::md5 ? key.fingerprint_md5() : key.fingerprint_sha256();
 }
 
 // Whether an options field that failed to parse as a key line has an
@@ -102,36 +90,7 @@ int match_cidr_list(std::string_view address, std::string_view list)
 
 std::optional<std::uint64_t> parse_expiry_time(std::string_view s)
 {
-    bool utc = false;
-    if (s.size() > 1 && (s.back() == 'Z' || s.back() == 'z')) {
-        utc = true;
-        s.remove_suffix(1);
-    } else if (s.size() > 3 && iequals(s.substr(s.size() - 3), "UTC")) {
-        utc = true;
-        s.remove_suffix(3);
-    }
-    if ((s.size() != 8 && s.size() != 12 && s.size() != 14) || !digits_only(s))
-        return std::nullopt;
-    auto num = [&](std::size_t at, std::size_t n) { return std::stoi(std::string(s.substr(at, n))); };
-    std::tm tm{};
-    tm.tm_year = num(0, 4) - 1900;
-    tm.tm_mon = num(4, 2) - 1;
-    tm.tm_mday = num(6, 2);
-    if (s.size() >= 12) {
-        tm.tm_hour = num(8, 2);
-        tm.tm_min = num(10, 2);
-    }
-    if (s.size() == 14)
-        tm.tm_sec = num(12, 2);
-    // strptime's ranges: month 1-12, day 1-31, hour 0-23, minute 0-59, second 0-60.
-    if (tm.tm_mon < 0 || tm.tm_mon > 11 || tm.tm_mday < 1 || tm.tm_mday > 31 || tm.tm_hour > 23 || tm.tm_min > 59 ||
-        tm.tm_sec > 60)
-        return std::nullopt;
-    // Like OpenSSH: tm_isdst 0, so local times are read as standard time.
-    const std::time_t t = utc ? timegm(&tm) : mktime(&tm);
-    if (t < 0)
-        return std::nullopt;
-    return static_cast<std::uint64_t>(t);
+    return parse_absolute_time(s);
 }
 
 result<authorized_key_options> parse_authorized_key_options(std::string_view options, std::string& reason)
@@ -340,7 +299,7 @@ authorized_keys_result check_authorized_keys(std::string_view contents, std::str
         // A plain key on a cert-authority line is not a match.
         if (opts->cert_authority)
             return;
-        const std::string fp = fingerprint_of(key, ctx.fingerprint);
+        const std::string fp = key_fingerprint(key, ctx.fingerprint);
         const std::string type(key_type_short_name(key.type()));
         log(syslog_level::debug1, loc + ": matching key found: " + type + " " + fp);
         if (!authorise_key_options(*opts, true, loc, ctx, r.log)) {

@@ -2,6 +2,7 @@
 
 #include "common/config_line.hpp"
 #include "common/keys/base64.hpp"
+#include "common/keys/fingerprint.hpp"
 #include "common/keys/key_lines.hpp"
 #include "common/percent_expand.hpp"
 #include "sshd/secure_path.hpp"
@@ -237,11 +238,6 @@ auth_command_result run_command(std::string_view setting, const auth_command_req
     return r;
 }
 
-std::string fingerprint_of(const public_key& key, fingerprint_hash h)
-{
-    return h == fingerprint_hash::md5 ? key.fingerprint_md5() : key.fingerprint_sha256();
-}
-
 // sshkey_to_base64: the key blob of a plain key.
 std::string key_base64(const public_key& key)
 {
@@ -279,7 +275,7 @@ auth_command_result run_authorized_keys_command(const keys_command_request& rq)
     const public_key& key = rq.cert ? rq.cert->key() : rq.key;
     return run_command("AuthorizedKeysCommand", rq,
                        {{'t', rq.cert ? std::string(rq.cert->type_name()) : std::string(key.type_name())},
-                        {'f', fingerprint_of(key, rq.fingerprint)},
+                        {'f', key_fingerprint(key, rq.fingerprint)},
                         {'k', rq.cert ? base64_encode(rq.cert->blob()) : key_base64(key)}},
                        true);
 }
@@ -292,8 +288,8 @@ auth_command_result run_authorized_principals_command(const principals_command_r
     return run_command("AuthorizedPrincipalsCommand", rq,
                        {{'t', std::string(c.type_name())},
                         {'T', std::string(c.signature_key().type_name())},
-                        {'f', fingerprint_of(c.key(), rq.fingerprint)},
-                        {'F', fingerprint_of(c.signature_key(), rq.fingerprint)},
+                        {'f', key_fingerprint(c.key(), rq.fingerprint)},
+                        {'F', key_fingerprint(c.signature_key(), rq.fingerprint)},
                         {'k', base64_encode(c.blob())},
                         {'K', key_base64(c.signature_key())},
                         {'i', c.key_id()},

@@ -2,6 +2,7 @@
 
 #include "common/keys/private_key.hpp"
 #include "common/random.hpp"
+#include "common/text_parse.hpp"
 #include "common/wire.hpp"
 
 #include <algorithm>
@@ -283,6 +284,14 @@ bool certificate::has_extension(std::string_view name) const noexcept
                        [&](const certificate_option& o) { return o.name == name; });
 }
 
+const std::vector<std::string>& certificate::any_signature_algorithm()
+{
+    static const std::vector<std::string> all = {"ssh-ed25519",  "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384",
+                                                 "ecdsa-sha2-nistp521", "rsa-sha2-512",   "rsa-sha2-256",
+                                                 "ssh-rsa"};
+    return all;
+}
+
 result<void> certificate::verify_signature(const std::vector<std::string>& allowed) const
 {
     const bool permitted = allowed.empty()
@@ -335,12 +344,7 @@ std::string certificate_time(std::uint64_t t, bool is_after)
     // Beyond what time_t and the calendar hold: print the number.
     if (t > static_cast<std::uint64_t>(INT64_MAX) / 2)
         return std::to_string(t);
-    const auto tt = static_cast<std::time_t>(t);
-    std::tm tm{};
-    char buf[64];
-    if (localtime_r(&tt, &tm) == nullptr || std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm) == 0)
-        return std::to_string(t);
-    return buf;
+    return format_absolute_time(t);
 }
 
 } // namespace longhaul

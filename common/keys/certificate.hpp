@@ -141,6 +141,10 @@ public:
     // CASignatureAlgorithms list (empty: every algorithm but ssh-rsa, as
     // OpenSSH's default). errc::signature_invalid on any failure.
     result<void> verify_signature(const std::vector<std::string>& allowed = {}) const;
+    // Every algorithm a CA may sign with, ssh-rsa included: what
+    // OpenSSH's sshkey_read/sshkey_froms accept when they parse a
+    // certificate (the caller's CASignatureAlgorithms apply later, if any).
+    static const std::vector<std::string>& any_signature_algorithm();
 
 private:
     bytes blob_;

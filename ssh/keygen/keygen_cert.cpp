@@ -207,10 +207,7 @@ result<certificate> read_certificate(std::string_view line, std::string* comment
     if (!cert)
         return cert.error();
     // sshkey_read checks the CA's signature whatever its algorithm.
-    static const std::vector<std::string> any_algorithm = {
-        "ssh-ed25519",  "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521",
-        "rsa-sha2-512", "rsa-sha2-256",        "ssh-rsa"};
-    if (!cert->verify_signature(any_algorithm))
+    if (!cert->verify_signature(certificate::any_signature_algorithm()))
         return errc::signature_invalid;
     return cert;
 }

@@ -137,50 +137,6 @@ long long convtime(std::string_view text)
     return total;
 }
 
-std::optional<std::uint64_t> parse_absolute_time(std::string_view s)
-{
-    if (s.size() > 32)
-        return std::nullopt;
-    std::size_t l = s.size();
-    bool utc = false;
-    if (l > 1 && (s.back() == 'Z' || s.back() == 'z')) {
-        utc = true;
-        l -= 1;
-    } else if (l > 3 && iequals(s.substr(l - 3), "UTC")) {
-        utc = true;
-        l -= 3;
-    }
-    // strptime wants separators between fields: rebuild the text with them.
-    std::string buf;
-    const char* fmt = nullptr;
-    switch (l) {
-    case 8:
-        fmt = "%Y-%m-%d";
-        buf = std::string(s.substr(0, 4)) + "-" + std::string(s.substr(4, 2)) + "-" + std::string(s.substr(6, 2));
-        break;
-    case 12:
-        fmt = "%Y-%m-%dT%H:%M";
-        buf = std::string(s.substr(0, 4)) + "-" + std::string(s.substr(4, 2)) + "-" + std::string(s.substr(6, 2)) +
-              "T" + std::string(s.substr(8, 2)) + ":" + std::string(s.substr(10, 2));
-        break;
-    case 14:
-        fmt = "%Y-%m-%dT%H:%M:%S";
-        buf = std::string(s.substr(0, 4)) + "-" + std::string(s.substr(4, 2)) + "-" + std::string(s.substr(6, 2)) +
-              "T" + std::string(s.substr(8, 2)) + ":" + std::string(s.substr(10, 2)) + ":" +
-              std::string(s.substr(12, 2));
-        break;
-    default: return std::nullopt;
-    }
-    std::tm tm{}; // tm_isdst 0, as OpenSSH's memset leaves it
-    const char* rest = ::strptime(buf.c_str(), fmt, &tm);
-    if (rest == nullptr || *rest != '\0')
-        return std::nullopt;
-    const std::time_t t = utc ? ::timegm(&tm) : std::mktime(&tm);
-    if (t < 0)
-        return std::nullopt;
-    return static_cast<std::uint64_t>(t);
-}
-
 cert_validity parse_cert_validity(std::string_view spec_view, std::time_t now)
 {
     if (spec_view.size() > 256)

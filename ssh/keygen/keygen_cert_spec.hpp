@@ -5,6 +5,8 @@
 // (keygen_exit, status 255) on bad input, so the tests can check the words.
 #pragma once
 
+#include "common/text_parse.hpp" // parse_absolute_time
+
 #include "common/keys/certificate.hpp"
 
 #include <cstdint>
@@ -19,11 +21,6 @@ namespace longhaul::keygen {
 // OpenSSH's convtime(): "90", "1h30m", "2w" (s m h d w, either case); -1
 // for junk or a total over INT_MAX.
 long long convtime(std::string_view s);
-
-// OpenSSH's parse_absolute_time(): YYYYMMDD, YYYYMMDDHHMM or
-// YYYYMMDDHHMMSS, local time unless it ends in "Z" or "UTC"; nullopt when
-// malformed.
-std::optional<std::uint64_t> parse_absolute_time(std::string_view s);
 
 struct cert_validity {
     std::uint64_t from = 0;          // valid after; 0: "always"
