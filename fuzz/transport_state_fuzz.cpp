@@ -84,7 +84,8 @@ void write_seeds(const std::string& dir)
     const std::pair<std::string, std::string> families[] = {{"chacha20-poly1305@openssh.com", ""},
                                                             {"aes128-gcm@openssh.com", ""},
                                                             {"aes256-ctr", "hmac-sha2-256-etm@openssh.com"},
-                                                            {"aes128-ctr", "hmac-sha2-512"}};
+                                                            {"aes128-ctr", "hmac-sha2-512"},
+                                                            {"aes128-ctr", "umac-64-etm@openssh.com"}};
     const auto& combos = cipher_mac_combos();
     for (const auto& family : families) {
         std::size_t selector = 0;

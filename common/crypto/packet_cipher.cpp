@@ -25,10 +25,15 @@ constexpr std::array<cipher_info, 7> cipher_table{{
     {"none", 0, 0, 8, 0, false},
 }};
 
-constexpr std::array<mac_info, 7> mac_table{{
+// UMAC (umac.hpp) keys are AES-128 keys; its tag is 8 or 16 bytes.
+constexpr std::array<mac_info, 11> mac_table{{
+    {"umac-64-etm@openssh.com", 16, 8, true},
+    {"umac-128-etm@openssh.com", 16, 16, true},
     {"hmac-sha2-256-etm@openssh.com", 32, 32, true},
     {"hmac-sha2-512-etm@openssh.com", 64, 64, true},
     {"hmac-sha1-etm@openssh.com", 20, 20, true},
+    {"umac-64@openssh.com", 16, 8, false},
+    {"umac-128@openssh.com", 16, 16, false},
     {"hmac-sha2-256", 32, 32, false},
     {"hmac-sha2-512", 64, 64, false},
     {"hmac-sha1", 20, 20, false},

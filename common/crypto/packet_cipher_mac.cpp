@@ -1,12 +1,17 @@
 // A cipher and a separate MAC: AES-CTR (RFC 4344) or no cipher, with
-// HMAC-SHA1/SHA2 (RFC 4253 §6.4, RFC 6668) or no MAC, in either order:
+// HMAC-SHA1/SHA2 (RFC 4253 §6.4, RFC 6668), UMAC-64/128 (RFC 4418, OpenSSH
+// PROTOCOL) or no MAC, in either order:
 //
-// - classic (RFC 4253): MAC = HMAC(key, uint32 seq || plaintext packet); the
-//   whole packet, length included, is encrypted, so the length is only known
-//   after decrypting the first cipher block;
+// - classic (RFC 4253): MAC over the plaintext packet; the whole packet,
+//   length included, is encrypted, so the length is only known after
+//   decrypting the first cipher block;
 // - encrypt-then-MAC (OpenSSH PROTOCOL "-etm@openssh.com"): the length stays
-//   in clear, the rest is encrypted, and MAC = HMAC(key, uint32 seq || length
-//   || ciphertext) is checked before anything is decrypted.
+//   in clear, the rest is encrypted, and the MAC covers length || ciphertext
+//   and is checked before anything is decrypted.
+//
+// The sequence number enters each MAC its own way: HMAC hashes it as a
+// uint32 before the packet; UMAC takes it as its nonce (8 bytes, big-endian)
+// and hashes the packet alone.
 //
 // CTR keystream is addressed rather than streamed: a packet whose first byte
 // sits `block_offset` cipher blocks into the key epoch uses counter
@@ -15,11 +20,13 @@
 
 #include "common/crypto/mac.hpp"
 #include "common/crypto/primitives.hpp"
+#include "common/crypto/umac.hpp"
 #include "common/wire.hpp"
 
 #include <openssl/crypto.h>
 
 #include <optional>
+#include <variant>
 
 namespace longhaul::detail {
 
@@ -44,8 +51,10 @@ public:
     {
         if (cipher.name != "none")
             ctr_.emplace(keys_.enc_key);
-        if (mac.name != "none")
-            mac_.emplace(mac_hash(mac.name), keys_.mac_key);
+        if (mac.name.starts_with("umac-"))
+            mac_.emplace<umac>(keys_.mac_key, mac.mac_size);
+        else if (mac.name != "none")
+            mac_.emplace<hmac>(mac_hash(mac.name), keys_.mac_key);
     }
 
     std::size_t length_prefix_size() const noexcept override
@@ -137,16 +146,22 @@ private:
 
     bool compute_mac(std::uint32_t seq, byte_span packet, std::uint8_t* out) noexcept
     {
-        if (!mac_)
-            return true;
-        std::uint8_t seq_be[4];
-        store_u32(seq_be, seq);
-        return mac_->begin() && mac_->update(seq_be) && mac_->update(packet) && mac_->finish(out);
+        if (auto* h = std::get_if<hmac>(&mac_)) {
+            std::uint8_t seq_be[4];
+            store_u32(seq_be, seq);
+            return h->begin() && h->update(seq_be) && h->update(packet) && h->finish(out);
+        }
+        if (auto* u = std::get_if<umac>(&mac_)) {
+            u->begin();
+            u->update(packet);
+            return u->finish(std::uint64_t(seq), out);
+        }
+        return true; // no MAC
     }
 
     result<void> verify_mac(std::uint32_t seq, byte_span packet, byte_span tag) noexcept
     {
-        if (!mac_)
+        if (std::holds_alternative<std::monostate>(mac_))
             return {};
         std::uint8_t expected[max_mac_size];
         if (!compute_mac(seq, packet, expected))
@@ -160,7 +175,7 @@ private:
     const mac_info& mac_info_;
     direction_keys keys_; // kept for clone() and the CTR IV
     std::optional<aes_ctr> ctr_;
-    std::optional<hmac> mac_;
+    std::variant<std::monostate, hmac, umac> mac_; // none, or the MAC the name picked
 };
 
 } // namespace

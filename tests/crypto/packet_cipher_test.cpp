@@ -1,6 +1,7 @@
 #include "common/crypto/packet_cipher.hpp"
 
 #include "common/crypto/primitives.hpp"
+#include "common/crypto/umac.hpp"
 #include "common/wire.hpp"
 
 #include <doctest/doctest.h>
@@ -110,8 +111,11 @@ TEST_CASE("packet_cipher: algorithm tables")
 {
     const std::vector<std::string_view> ciphers{"chacha20-poly1305@openssh.com", "aes128-ctr", "aes192-ctr",
                                                 "aes256-ctr", "aes128-gcm@openssh.com", "aes256-gcm@openssh.com"};
-    const std::vector<std::string_view> macs{"hmac-sha2-256-etm@openssh.com", "hmac-sha2-512-etm@openssh.com",
-                                             "hmac-sha1-etm@openssh.com",     "hmac-sha2-256",
+    // OpenSSH's default order (umac first, etm before classic).
+    const std::vector<std::string_view> macs{"umac-64-etm@openssh.com",       "umac-128-etm@openssh.com",
+                                             "hmac-sha2-256-etm@openssh.com", "hmac-sha2-512-etm@openssh.com",
+                                             "hmac-sha1-etm@openssh.com",     "umac-64@openssh.com",
+                                             "umac-128@openssh.com",          "hmac-sha2-256",
                                              "hmac-sha2-512",                 "hmac-sha1"};
     CHECK(supported_ciphers() == ciphers);
     CHECK(supported_macs() == macs);
@@ -134,6 +138,15 @@ TEST_CASE("packet_cipher: algorithm tables")
     CHECK(m->mac_size == 64);
     CHECK(m->etm);
     CHECK_FALSE(find_mac("hmac-sha1")->etm);
+    for (const char* name : {"umac-64@openssh.com", "umac-64-etm@openssh.com"}) {
+        CAPTURE(name);
+        CHECK(find_mac(name)->key_size == 16);
+        CHECK(find_mac(name)->mac_size == 8);
+    }
+    CHECK(find_mac("umac-128-etm@openssh.com")->mac_size == 16);
+    CHECK(find_mac("umac-128-etm@openssh.com")->etm);
+    CHECK_FALSE(find_mac("umac-128@openssh.com")->etm);
+    CHECK(find_mac("umac-32@openssh.com") == nullptr);
 }
 
 TEST_CASE("packet_cipher: factory refuses unknown names and wrong key sizes")
@@ -143,8 +156,18 @@ TEST_CASE("packet_cipher: factory refuses unknown names and wrong key sizes")
     k.iv = pattern(16, 2);
     k.mac_key = pattern(32, 3);
     CHECK(make_packet_cipher("aes128-cbc", "hmac-sha2-256", k, cipher_direction::seal).error() == errc::unsupported);
-    CHECK(make_packet_cipher("aes128-ctr", "umac-64@openssh.com", k, cipher_direction::seal).error() ==
+    CHECK(make_packet_cipher("aes128-ctr", "umac-96@openssh.com", k, cipher_direction::seal).error() ==
           errc::unsupported);
+    // UMAC keys are 16 bytes, whatever the tag length.
+    for (const char* umac : {"umac-64@openssh.com", "umac-128-etm@openssh.com"}) {
+        CAPTURE(umac);
+        CHECK(make_packet_cipher("aes128-ctr", umac, k, cipher_direction::seal).error() == errc::invalid_argument);
+        k.mac_key = pattern(15, 3);
+        CHECK(make_packet_cipher("aes128-ctr", umac, k, cipher_direction::seal).error() == errc::invalid_argument);
+        k.mac_key = pattern(16, 3);
+        CHECK(make_packet_cipher("aes128-ctr", umac, k, cipher_direction::seal).has_value());
+        k.mac_key = pattern(32, 3);
+    }
     CHECK(make_packet_cipher("aes128-ctr", "hmac-sha2-256", k, cipher_direction::seal).has_value());
     CHECK(make_packet_cipher("aes256-ctr", "hmac-sha2-256", k, cipher_direction::seal).error() ==
           errc::invalid_argument);
@@ -334,6 +357,51 @@ TEST_CASE("packet_cipher: CTR packets form one continuous keystream, as OpenSSH 
         REQUIRE(ctr.apply(plain_stream, expect.data()));
         CHECK(to_hex(cipher_stream) == to_hex(expect));
         CHECK(pos.block_offset * 16 == plain_stream.size());
+    }
+}
+
+TEST_CASE("packet_cipher: UMAC covers the packet alone, with the sequence number as its nonce")
+{
+    // OpenSSH PROTOCOL: UMAC's nonce is the 64-bit big-endian sequence
+    // number, and no uint32 seq precedes the data as it does for HMAC. The
+    // MAC input is the plaintext packet (classic) or length || ciphertext (etm).
+    for (const char* mac : {"umac-64@openssh.com", "umac-128@openssh.com", "umac-64-etm@openssh.com",
+                            "umac-128-etm@openssh.com"}) {
+        CAPTURE(mac);
+        const combo c{"aes128-ctr", mac};
+        const direction_keys keys = make_keys(c, 21);
+        auto pc = make(c, 21);
+        const bool etm = find_mac(mac)->etm;
+        umac raw(keys.mac_key, find_mac(mac)->mac_size);
+        CHECK(pc->tag_size() == raw.size());
+        CHECK(pc->length_excluded_from_padding() == etm);
+        // Consecutive, repeated and wrapping sequence numbers (UMAC-64's pad
+        // is one half of an AES block per pair of nonces).
+        for (std::uint32_t seq : {0u, 1u, 2u, 3u, 2u, 1000u, 1001u, 0xfffffffeu, 0xffffffffu}) {
+            CAPTURE(seq);
+            const bytes plain = plain_packet(*pc, 61, std::uint8_t(seq));
+            const packet_position pos{seq, seq, 3 * std::uint64_t(seq)};
+            const sealed s = seal_copy(*pc, pos, plain);
+            bytes want(raw.size());
+            raw.begin();
+            raw.update(etm ? byte_span(s.packet) : byte_span(plain));
+            REQUIRE(raw.finish(std::uint64_t(seq), want.data()));
+            CHECK(to_hex(s.tag) == to_hex(want));
+
+            // The tag of the neighbouring nonce (the other half of the same
+            // pad block) and a tag with one bit flipped are both refused.
+            auto opener = make(c, 21);
+            packet_position other = pos;
+            other.seq ^= 1;
+            sealed t = s;
+            CHECK(opener->open(other, t.packet, t.tag).error() == errc::mac_mismatch);
+            t = s;
+            t.tag.back() ^= 0x80;
+            CHECK(opener->open(pos, t.packet, t.tag).error() == errc::mac_mismatch);
+            t = s;
+            REQUIRE(opener->open(pos, t.packet, t.tag).has_value());
+            CHECK(t.packet == plain);
+        }
     }
 }
 

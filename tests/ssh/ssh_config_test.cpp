@@ -421,7 +421,9 @@ TEST_CASE("ssh_config: algorithm lists with + - ^")
     auto cfg = load(home, {"h"});
     CHECK(*cfg.ciphers == "aes256-gcm@openssh.com,chacha20-poly1305@openssh.com,aes128-ctr,aes192-ctr,aes256-ctr,"
                           "aes128-gcm@openssh.com");
-    CHECK(*cfg.macs == "hmac-sha2-256-etm@openssh.com,hmac-sha2-512-etm@openssh.com,hmac-sha2-256,hmac-sha2-512");
+    CHECK(*cfg.macs == "umac-64-etm@openssh.com,umac-128-etm@openssh.com,hmac-sha2-256-etm@openssh.com,"
+                       "hmac-sha2-512-etm@openssh.com,umac-64@openssh.com,umac-128@openssh.com,hmac-sha2-256,"
+                       "hmac-sha2-512");
     // A name OpenSSH knows but this build lacks is accepted and left out.
     CHECK(cfg.kex_algorithms->find("group1-sha1") == std::string::npos);
     // As OpenSSH 9.2's ssh -G: the pattern takes the certificate names too.
