@@ -11,6 +11,16 @@
 
 namespace longhaul {
 
+// Space, tab, CR or LF: what key files and signature armor treat as blank.
+inline bool is_space_char(char c) noexcept { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+// `s` without its leading is_space_char characters.
+inline std::string_view skip_spaces(std::string_view s) noexcept
+{
+    while (!s.empty() && is_space_char(s.front()))
+        s.remove_prefix(1);
+    return s;
+}
+
 // ASCII case-insensitive equality, as strcasecmp(a, b) == 0.
 bool iequals(std::string_view a, std::string_view b) noexcept;
 

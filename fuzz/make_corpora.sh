@@ -169,6 +169,19 @@ EOF
             printf 'cert-authority,principals="alice,carol",from="192.0.2.0/24" %s\n' "$ca" | seed "$out"
             printf 'restrict,pty alice\nbob\n' | seed "$out"
             ;;
+        allowed_signers_fuzz)
+            # The first byte picks the principal asked for (0: none).
+            local ca user cert
+            ca=$(cut -d' ' -f1,2 "$data/certs/ca_ed25519.pub")
+            user=$(cut -d' ' -f1,2 "$data/certs/user_ed25519.pub")
+            cert=$(cut -d' ' -f1,2 "$data/certs/user_ed25519-cert.pub")
+            printf 'alice %s\n' "$user" | seed "$out" 1
+            printf '# signers\n*@example.com,!mallory namespaces="git,file" %s comment\n' "$user" | seed "$out" 0
+            printf 'alice,b* cert-authority %s\n' "$ca" | seed "$out" 2
+            printf 'alice cert-authority,namespaces="git",valid-after="20200101",valid-before="20990101Z" %s\n' "$ca" | seed "$out" 0
+            printf '"quoted name" %s\nbob %s\n' "$user" "$cert" | seed "$out" 3
+            printf 'alice frobnicate %s\nalice\nalice cert-authority\n' "$user" | seed "$out" 1
+            ;;
         certificate_fuzz)
             for f in "$data"/certs/*-cert.pub; do
                 cut -d' ' -f2 "$f" | base64 -d | seed "$out"

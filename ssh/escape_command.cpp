@@ -10,7 +10,7 @@ namespace {
 
 bool is_space(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
 
-std::string_view skip_spaces(std::string_view s)
+std::string_view skip_isspace(std::string_view s)
 {
     while (!s.empty() && is_space(s.front()))
         s.remove_prefix(1);
@@ -32,7 +32,7 @@ escape_command parse_escape_command(std::string_view line, bool permit_local_com
     // The line as read, without its end.
     while (!line.empty() && (line.back() == '\n' || line.back() == '\r'))
         line.remove_suffix(1);
-    std::string_view s = skip_spaces(line);
+    std::string_view s = skip_isspace(line);
     if (!s.empty() && s.front() == '-')
         s.remove_prefix(1);
     escape_command c;
@@ -58,7 +58,7 @@ escape_command parse_escape_command(std::string_view line, bool permit_local_com
     case 'D': c.dir = escape_command::direction::dynamic; break;
     default: return failed("Invalid command.");
     }
-    const std::string_view spec = skip_spaces(s.substr(1));
+    const std::string_view spec = skip_isspace(s.substr(1));
     const bool remote = c.dir == escape_command::direction::remote;
     if (cancel) {
         // "[bind_address:]port" or a socket path, whatever the direction.

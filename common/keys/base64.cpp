@@ -1,5 +1,7 @@
 #include "common/keys/base64.hpp"
 
+#include "common/text_parse.hpp"
+
 #include <cstdint>
 
 namespace longhaul {
@@ -71,15 +73,6 @@ bool decode_into(std::string_view text, mutable_byte_span out) noexcept
             valid &= 0u - static_cast<std::uint32_t>((w & 0xff) == 0);
     }
     return valid == ~0u;
-}
-
-bool is_space(char c) noexcept { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
-
-std::string_view skip_space(std::string_view s) noexcept
-{
-    while (!s.empty() && is_space(s.front()))
-        s.remove_prefix(1);
-    return s;
 }
 
 std::string begin_line(std::string_view label) { return "-----BEGIN " + std::string(label) + "-----"; }
@@ -182,7 +175,7 @@ std::string armor_encode(std::string_view label, byte_span data, std::size_t wid
 
 bool armor_starts_with(std::string_view text, std::string_view label) noexcept
 {
-    text = skip_space(text);
+    text = skip_spaces(text);
     constexpr std::string_view begin = "-----BEGIN ";
     constexpr std::string_view dashes = "-----";
     return text.substr(0, begin.size()) == begin && text.substr(begin.size(), label.size()) == label &&
@@ -193,7 +186,7 @@ result<secret_bytes> armor_decode(std::string_view text, std::string_view label)
 {
     if (!armor_starts_with(text, label))
         return errc::invalid_format;
-    text = skip_space(text);
+    text = skip_spaces(text);
     const std::string begin = begin_line(label), end = end_line(label);
     text.remove_prefix(begin.size());
     if (text.empty() || (text.front() != '\n' && text.substr(0, 2) != "\r\n"))
@@ -202,7 +195,7 @@ result<secret_bytes> armor_decode(std::string_view text, std::string_view label)
     const std::size_t end_at = text.find(end);
     if (end_at == std::string_view::npos)
         return errc::invalid_format;
-    if (!skip_space(text.substr(end_at + end.size())).empty())
+    if (!skip_spaces(text.substr(end_at + end.size())).empty())
         return errc::invalid_format;
 
     // The body is secret for private keys: gather it into a buffer sized up
@@ -211,7 +204,7 @@ result<secret_bytes> armor_decode(std::string_view text, std::string_view label)
     secret_bytes joined(body.size());
     std::size_t n = 0;
     for (char c : body) {
-        if (is_space(c))
+        if (is_space_char(c))
             continue;
         joined.data()[n++] = static_cast<std::uint8_t>(c);
     }

@@ -63,9 +63,9 @@ result<public_key_line> read_key(std::string_view s)
     return out;
 }
 
-// Length of the options field at the start of s: up to the first blank
-// outside double quotes. nullopt for an unterminated quote.
-std::optional<std::size_t> options_length(std::string_view s) noexcept
+} // namespace
+
+std::optional<std::size_t> key_options_length(std::string_view s) noexcept
 {
     bool quoted = false;
     std::size_t i = 0;
@@ -79,6 +79,8 @@ std::optional<std::size_t> options_length(std::string_view s) noexcept
         return std::nullopt;
     return i;
 }
+
+namespace {
 
 bool is_option_name_char(char c) noexcept
 {
@@ -143,7 +145,7 @@ result<public_key_line> parse_authorized_keys_line(std::string_view line)
     std::string_view first = line;
     if (key_type_from_name(next_token(first)))
         return plain.error();
-    const auto n = options_length(line);
+    const auto n = key_options_length(line);
     if (!n || *n == 0)
         return errc::invalid_format;
     auto key = read_key(trim_left(line.substr(*n)));

@@ -59,6 +59,11 @@ result<certificate> parse_certificate_line(std::string_view line, std::string* c
 // escaping a quote) skipped and the key read after it.
 result<public_key_line> parse_authorized_keys_line(std::string_view line);
 
+// Length of the options field at the start of `s` (authorized_keys,
+// allowed_signers): up to the first blank outside double quotes (\"
+// escaping a quote). nullopt for an unterminated quote.
+std::optional<std::size_t> key_options_length(std::string_view s) noexcept;
+
 // One authorized_keys option: name, and for name="value" the value with
 // \" unescaped.
 struct key_option {
