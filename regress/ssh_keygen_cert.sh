@@ -6,8 +6,11 @@
 # and writes what Debian's does for the same arguments, -l fingerprints a
 # certificate the same way, errors carry the same messages and statuses,
 # -U signs with a CA key held by ssh-agent as Debian's does,
-# and Debian's sshd (TrustedUserCAKeys) lets Debian's ssh log in with a
-# user certificate signed by Longhaul's ssh-keygen.
+# Debian's sshd (TrustedUserCAKeys) lets Debian's ssh log in with a
+# user certificate signed by Longhaul's ssh-keygen, and KRLs (-k, -u, -z,
+# -s CA or none; serials, ranges, key IDs, key:, sha1:, sha256:, hash:,
+# key and certificate files) written by each are read alike by Debian's
+# -Q and refuse certificates in Debian's sshd (RevokedKeys).
 source "$(dirname "$0")/lib.sh"
 
 BUILD=${LONGHAUL_BUILD_DIR:?LONGHAUL_BUILD_DIR must point at the build directory}
@@ -165,6 +168,128 @@ same list_missing -L -f missing-cert.pub
 printf 'garbage\n\n' >garbage
 same list_garbage -L -f garbage
 
+# --- KRLs: ours writes (-k), Debian's reads (-Q), and the reverse ----------
+# Each side writes its KRL in its own directory (krl.t Debian's, krl.o
+# ours) from the same inputs; messages and statuses must match, and
+# Debian's -Q must give the same answers (and listing, but for the time it
+# was generated) for both KRLs.
+mkdir -p krl.t krl.o
+KRL_KEYS="user_ed25519.pub user_ecdsa.pub user_rsa.pub host_ed25519.pub ca_rsa.pub"
+KRL_CERTS="theirs.user_ed25519-cert.pub theirs.host-cert.pub theirs.user_ecdsa-cert.pub theirs.quiet-cert.pub
+    theirs.user_rsa_256-cert.pub theirs.before-cert.pub ours.user_ed25519-cert.pub ours.options-cert.pub"
+# krl_gen NAME ARGS...: both run `ssh-keygen -k ARGS` in their directory
+# (inputs are ../FILE there), standard input from $KRL_STDIN.
+krl_gen() {
+    local name=$1
+    shift
+    set +e
+    (cd krl.t && "$THEIRS" -k "$@") >"want.krlgen_$name" 2>&1 <"${KRL_STDIN:-/dev/null}"
+    echo "status $?" >>"want.krlgen_$name"
+    (cd krl.o && "$OURS" -k "$@") >"got.krlgen_$name" 2>&1 <"${KRL_STDIN:-/dev/null}"
+    echo "status $?" >>"got.krlgen_$name"
+    set -e
+    check "krlgen_$name"
+}
+# krl_query KRL: Debian's -Q (each key and certificate: REVOKED or ok) and
+# -Q -l of both sides' KRL; ours -Q on Debian's KRL for the plain keys.
+krl_query() {
+    local krl=$1
+    set +e
+    # shellcheck disable=SC2086
+    "$THEIRS" -Q -f "krl.t/$krl" $KRL_KEYS $KRL_CERTS >"want.krlq_$krl" 2>&1
+    echo "status $?" >>"want.krlq_$krl"
+    # shellcheck disable=SC2086
+    "$THEIRS" -Q -f "krl.o/$krl" $KRL_KEYS $KRL_CERTS >"got.krlq_$krl" 2>&1
+    echo "status $?" >>"got.krlq_$krl"
+    "$THEIRS" -Q -l -f "krl.t/$krl" 2>&1 | grep -v '^# Generated at ' >"want.krll_$krl"
+    "$THEIRS" -Q -l -f "krl.o/$krl" 2>&1 | grep -v '^# Generated at ' >"got.krll_$krl"
+    # shellcheck disable=SC2086
+    "$THEIRS" -Q -f "krl.t/$krl" $KRL_KEYS >"want.krlours_$krl" 2>&1
+    echo "status $?" >>"want.krlours_$krl"
+    # shellcheck disable=SC2086
+    "$OURS" -Q -f "krl.t/$krl" $KRL_KEYS >"got.krlours_$krl" 2>&1
+    echo "status $?" >>"got.krlours_$krl"
+    set -e
+    check "krlq_$krl"
+    check "krll_$krl"
+    check "krlours_$krl"
+}
+{
+    echo '# certificates of the Ed25519 CA, keys four ways'
+    echo 'serial: 1'
+    echo 'serial: 5-9'
+    echo '  SERIAL: 0x20   # hex, a comment after it'
+    echo 'serial: 42'
+    for s in 100 102 104 106 110 111 112 130; do echo "serial: $s"; done
+    echo 'serial: 1000-1003'
+    echo 'serial: 2000000'
+    echo 'serial: 5000000-6000000'
+    echo 'serial: 0xffffffffffffff00-0xffffffffffffffff'
+    echo 'id: quiet'
+    echo 'id: any principal'
+    echo "key: $(cat user_ecdsa.pub)"
+    echo "sha1: $(cat host_ed25519.pub)"
+    echo "sha256: $(cat ca_rsa.pub)"
+    echo "hash: $("$THEIRS" -l -f user_rsa.pub | cut -d' ' -f2)"
+    echo
+} >krl.spec
+printf 'serial: 7\nid: before\n' >krl_any.spec
+printf 'serial: 43-50\nid: quiet\n' >krl_more.spec
+
+krl_gen empty -f empty.krl
+krl_query empty.krl
+krl_gen keys -f keys.krl ../user_ed25519.pub ../user_rsa.pub
+krl_query keys.krl
+krl_gen certs -f certs.krl ../theirs.user_ed25519-cert.pub ../theirs.host-cert.pub ../theirs.user_ecdsa-cert.pub
+krl_query certs.krl
+krl_gen spec -f spec.krl -s ../ca_ed25519.pub ../krl.spec
+krl_query spec.krl
+krl_gen any_ca -f any.krl -s none ../krl_any.spec
+krl_query any.krl
+krl_gen version -f version.krl -z 17 -C 'longhaul KRL' ../user_ecdsa.pub
+krl_query version.krl
+KRL_STDIN=krl_more.spec krl_gen stdin -f stdin.krl -s ../ca_ed25519 -
+krl_query stdin.krl
+# -u: the keys KRL gains the spec's certificates, the version KRL a new
+# version; a KRL made by the other side is updated alike.
+krl_gen update -u -f keys.krl -s ../ca_ed25519.pub ../krl.spec ../theirs.user_rsa_256-cert.pub
+krl_query keys.krl
+krl_gen update_version -u -f version.krl -z 18 -s ../ca_ecdsa.pub ../krl_more.spec
+krl_query version.krl
+cp krl.t/certs.krl krl.t/cross.krl
+cp krl.t/certs.krl krl.o/cross.krl
+krl_gen update_theirs -u -q -f cross.krl -s ../ca_ed25519.pub ../krl_more.spec ../user_rsa.pub
+krl_query cross.krl
+# Refusals: the same message and status, and no KRL written.
+printf 'serial: 5x\n' >krl_bad_serial.spec
+printf 'serial: 9-3\n' >krl_bad_range.spec
+printf 'serial: 0\n' >krl_zero.spec
+printf 'hash: SHA256:abc\n' >krl_bad_hash.spec
+printf 'hash: MD5:00\n' >krl_md5.spec
+printf 'key: ssh-ed25519 AAAA\n' >krl_bad_key.spec
+krl_gen no_file ../krl.spec
+krl_gen no_ca -f x.krl ../krl.spec
+krl_gen id_no_ca -f x.krl ../krl_any.spec
+krl_gen bad_serial -f x.krl -s ../ca_ed25519.pub ../krl_bad_serial.spec
+krl_gen bad_range -f x.krl -s ../ca_ed25519.pub ../krl_bad_range.spec
+krl_gen zero_serial -f x.krl -s ../ca_ed25519.pub ../krl_zero.spec
+krl_gen bad_hash -f x.krl ../krl_bad_hash.spec
+krl_gen md5_hash -f x.krl ../krl_md5.spec
+krl_gen bad_key -f x.krl ../krl_bad_key.spec
+krl_gen private_key -f x.krl ../user_ed25519
+krl_gen missing_input -f x.krl ../missing.spec
+krl_gen missing_ca -f x.krl -s ../missing.pub ../krl.spec
+krl_gen update_missing -u -f missing.krl ../user_ed25519.pub
+krl_gen update_not_krl -u -f ../krl.spec ../user_ed25519.pub
+krl_gen bad_version -f x.krl -z 1x ../user_ed25519.pub
+LH_CHECKS=$((LH_CHECKS + 1))
+if [ -e krl.o/x.krl ] || [ -e krl.o/missing.krl ]; then
+    echo "FAIL: a refused ssh-keygen -k wrote a KRL" >&2
+    LH_FAILED=$((LH_FAILED + 1))
+else
+    echo "ok: refused -k runs wrote no KRL"
+fi
+
 # --- Debian's sshd accepts a certificate signed by ours ----------------------
 if [ ! -x "$LH_SSHD" ] || ! command -v ssh >/dev/null; then
     lh_skip_check "sshd login with our certificate" "OpenSSH's sshd or ssh not found (openssh-server, openssh-client)"
@@ -180,13 +305,20 @@ else
     "$THEIRS" -q -t ed25519 -N '' -C login -f id_login
     "$THEIRS" -q -t ed25519 -N '' -C wrong -f id_wrong
     "$THEIRS" -q -t ed25519 -N '' -C forced -f id_forced
-    chmod 600 id_login id_wrong id_forced
+    "$THEIRS" -q -t ed25519 -N '' -C revoked -f id_revoked
+    chmod 600 id_login id_wrong id_forced id_revoked
     "$OURS" -q -s ca_ed25519 -I "login for $user" -n "$user" -V -5m:+1h id_login.pub
     "$OURS" -q -s ca_ed25519 -I wrong -n "not-$user" id_wrong.pub
     "$OURS" -q -s ca_ed25519 -I forced -n "$user" -O force-command="echo forced-command" id_forced.pub
+    # A certificate revoked by serial in a KRL made by ours (RevokedKeys).
+    "$OURS" -q -s ca_ed25519 -I revoked -n "$user" -z 77 id_revoked.pub
+    printf 'serial: 70-80\nid: nobody\n' >sshd_krl.spec
+    "$OURS" -q -k -f revoked.krl -s ca_ed25519.pub sshd_krl.spec
+    chmod 644 revoked.krl
     lh_port port
     # No authorized_keys: only the CA's certificates can log in.
-    lh_start_sshd "$T" "$port" "TrustedUserCAKeys $T/trusted_ca.pub" "PubkeyAuthentication yes"
+    lh_start_sshd "$T" "$port" "TrustedUserCAKeys $T/trusted_ca.pub" "PubkeyAuthentication yes" \
+        "RevokedKeys $T/revoked.krl"
     lh_known_hosts "$T" "$port"
     cert_login() { # KEY COMMAND: the command's output over a certificate login
         lh_ssh_to "$T" "$port" "$T/$1" -o "CertificateFile=$T/$1-cert.pub" -l "$user" 127.0.0.1 "$2" 2>>"$T/ssh.err"
@@ -194,9 +326,11 @@ else
     accepted() { [ "$(cert_login id_login 'echo logged-in')" = logged-in ]; }
     wrong_principal_refused() { ! cert_login id_wrong 'echo logged-in' >/dev/null; }
     force_command_applied() { [ "$(cert_login id_forced 'echo not-forced')" = forced-command ]; }
+    revoked_refused() { ! cert_login id_revoked 'echo logged-in' >/dev/null; }
     lh_check "Debian sshd accepts our user certificate" accepted
     lh_check "Debian sshd refuses our certificate for another principal" wrong_principal_refused
     lh_check "Debian sshd applies our certificate's force-command" force_command_applied
+    lh_check "Debian sshd refuses a certificate our KRL revokes (RevokedKeys)" revoked_refused
     if ! accepted; then
         tail -n 30 "$T/sshd.log" >&2
         cat "$T/ssh.err" >&2

@@ -340,6 +340,14 @@ bool krl_certificate_authority::key_id_revoked(std::string_view key_id) const no
                               [](std::string_view a, std::string_view b) { return a < b; });
 }
 
+bool krl::revokes_serial_or_id(const certificate& cert) const
+{
+    return std::any_of(authorities.begin(), authorities.end(), [&](const krl_certificate_authority& ca) {
+        return (ca.ca_key.empty() || ca.ca_key == cert.signature_key().blob()) &&
+               (ca.key_id_revoked(cert.key_id()) || ca.serial_revoked(cert.serial()));
+    });
+}
+
 bool krl::revokes(const public_key& key) const
 {
     const bytes& blob = key.blob();

@@ -13,6 +13,7 @@
 #pragma once
 
 #include "common/bytes.hpp"
+#include "common/keys/certificate.hpp"
 #include "common/keys/public_key.hpp"
 #include "common/result.hpp"
 
@@ -81,6 +82,9 @@ struct krl {
     // certificates: their readers check a certificate's serial and key ID
     // under its CA through `authorities`.)
     bool revokes(const public_key& key) const;
+    // A certificate section's part of the check: the certificate's serial
+    // or key ID revoked under its CA, or in a section for any CA.
+    bool revokes_serial_or_id(const certificate& cert) const;
 };
 
 // Parses a whole KRL file (magic included). Errors:

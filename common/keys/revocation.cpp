@@ -217,11 +217,7 @@ bool revocation_list::revoked(const certificate& cert) const
         return true;
     if (kind_ == format::key_list)
         return revoked(cert.signature_key());
-    const auto& cas = contents_.authorities;
-    return std::any_of(cas.begin(), cas.end(), [&](const krl_certificate_authority& ca) {
-        return (ca.ca_key.empty() || ca.ca_key == cert.signature_key().blob()) &&
-               (ca.key_id_revoked(cert.key_id()) || ca.serial_revoked(cert.serial()));
-    });
+    return contents_.revokes_serial_or_id(cert);
 }
 
 } // namespace longhaul

@@ -36,20 +36,6 @@ constexpr std::size_t max_listing_input = 16 * max_key_file_size;
 
 std::string cert_short_name(key_type t) { return std::string(key_type_short_name(t)) + "-CERT"; }
 
-// The whole file (or standard input for "-"), capped; errno on failure.
-bool read_capped(const std::string& path, std::size_t max, std::string& text, int& saved_errno)
-{
-    const int fd = path == "-" ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd == -1) {
-        saved_errno = errno;
-        return false;
-    }
-    saved_errno = read_to_end(fd, max, text);
-    if (fd != STDIN_FILENO)
-        ::close(fd);
-    return saved_errno == 0;
-}
-
 // tilde_expand_filename for the CA and key paths: "~" and "~user".
 std::string expand_tilde(const std::string& path)
 {
@@ -210,6 +196,29 @@ result<certificate> read_certificate(std::string_view line, std::string* comment
     if (!cert->verify_signature(certificate::any_signature_algorithm()))
         return errc::signature_invalid;
     return cert;
+}
+
+std::optional<certificate> load_certificate_file(const std::string& path, std::string& comment)
+{
+    for (const std::string& candidate : {path, path + ".pub"}) {
+        std::string text;
+        int e = 0;
+        if (!read_capped(candidate, max_listing_input, text, e))
+            continue;
+        std::string_view rest = text;
+        while (!rest.empty()) {
+            const auto nl = rest.find('\n');
+            const std::string_view line = rest.substr(0, nl);
+            rest = nl == std::string_view::npos ? std::string_view{} : rest.substr(nl + 1);
+            if (is_blank_or_comment(line))
+                continue;
+            auto cert = read_certificate(line, &comment);
+            if (cert)
+                return std::move(*cert);
+            break; // the file's key is not a certificate
+        }
+    }
+    return std::nullopt;
 }
 
 std::string describe_certificate(const certificate& cert, fingerprint_hash hash)

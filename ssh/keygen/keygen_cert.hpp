@@ -44,6 +44,11 @@ namespace keygen {
 // signature_invalid for a bad CA signature, another error otherwise.
 result<certificate> read_certificate(std::string_view line, std::string* comment = nullptr);
 
+// sshkey_load_public for a certificate: the first key line of `path`, or
+// of `path`.pub, when it is a certificate whose CA signature holds;
+// `comment` receives its comment. nullopt otherwise (a plain key, no file).
+std::optional<certificate> load_certificate_file(const std::string& path, std::string& comment);
+
 // print_cert's lines (without the "path:" line above them).
 std::string describe_certificate(const certificate& cert, fingerprint_hash hash);
 

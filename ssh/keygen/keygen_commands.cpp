@@ -1,5 +1,6 @@
 #include "ssh/keygen/keygen_commands.hpp"
 
+
 #include "common/file_read.hpp"
 #include "common/keys/base64.hpp"
 #include "common/keys/fingerprint.hpp"
@@ -10,6 +11,7 @@
 #include "common/keys/revocation_file.hpp"
 #include "ssh/keygen/keygen_cert.hpp"
 #include "ssh/keygen/keygen_files.hpp"
+#include "ssh/keygen/keygen_krl.hpp"
 
 #include <fcntl.h>
 #include <openssl/encoder.h>
@@ -359,45 +361,24 @@ int keygen_check_krl(const keygen_options& o, const std::vector<std::string>& ke
 {
     if (!o.file || o.file->empty())
         fatal("KRL checking requires an input file");
-    const std::string& path = *o.file;
-    std::string text;
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd == -1)
-        fatal("Unable to load KRL " + path + ": " + std::strerror(errno));
-    const int err = read_to_end(fd, max_revocation_file_size, text);
-    ::close(fd);
-    if (err != 0)
-        fatal("Unable to load KRL " + path + ": " + (err == EFBIG ? "invalid format" : std::strerror(err)));
-    // Only a KRL: -Q does not read key lists (OpenSSH's load_krl).
-    if (!starts_with_krl_magic(as_bytes(text)))
-        fatal("Invalid KRL file " + path + ": KRL file has invalid magic number");
-    auto krl = parse_krl(as_bytes(text));
-    if (!krl)
-        fatal("Invalid KRL file " + path + ": " + std::string(revocation_error_reason(krl.error())));
+    const krl k = keygen::load_krl(*o.file);
     if (print)
-        std::fputs(describe_krl(*krl).c_str(), stdout);
+        std::fputs(describe_krl(k).c_str(), stdout);
 
     int status = 0;
     for (const auto& arg : keys) {
-        // sshkey_load_public: the file, then file.pub, then the public half
-        // of a private key file.
-        auto loaded = load_public_file(arg);
-        if (!loaded)
-            loaded = load_public_file(arg + ".pub");
-        if (!loaded) {
-            int e = 0;
-            if (auto from_private = private_key_file_public_key(read_whole_file(arg, e)))
-                loaded = std::make_pair(std::move(*from_private), std::string());
-        }
-        if (!loaded) {
-            int e = 0;
-            const std::string contents = read_whole_file(arg, e);
-            if (contents.find("-cert-v01@openssh.com ") != std::string::npos)
-                fatal("Cannot load public key " + arg + ": certificates are not supported yet");
+        // ssh_krl_check_key: a certificate is revoked by its certified key,
+        // its CA's key, or its serial or key ID under that CA.
+        bool revoked = false;
+        std::string comment;
+        if (auto cert = load_certificate_file(arg, comment)) {
+            revoked = k.revokes(cert->key()) || k.revokes(cert->signature_key()) || k.revokes_serial_or_id(*cert);
+        } else if (auto loaded = load_public_key(arg)) {
+            revoked = k.revokes(loaded->first);
+            comment = loaded->second;
+        } else {
             fatal("Cannot load public key " + arg + ": No such file or directory"); // as OpenSSH says for any failure
         }
-        const auto& [key, comment] = *loaded;
-        const bool revoked = krl->revokes(key);
         std::printf("%s%s%s%s: %s\n", arg.c_str(), comment.empty() ? "" : " (", comment.c_str(),
                     comment.empty() ? "" : ")", revoked ? "REVOKED" : "ok");
         if (revoked)

@@ -343,6 +343,19 @@ std::optional<std::pair<public_key, std::string>> load_public_file(const std::st
     return std::nullopt;
 }
 
+bool read_capped(const std::string& path, std::size_t max, std::string& text, int& saved_errno)
+{
+    const int fd = path == "-" ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd == -1) {
+        saved_errno = errno;
+        return false;
+    }
+    saved_errno = read_to_end(fd, max, text);
+    if (fd != STDIN_FILENO)
+        ::close(fd);
+    return saved_errno == 0;
+}
+
 std::optional<std::pair<public_key, std::string>> load_public_key(const std::string& path)
 {
     if (auto p = load_public_file(path))

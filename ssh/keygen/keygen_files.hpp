@@ -87,6 +87,9 @@ std::optional<public_key> read_key(std::string_view& s);
 // The first key of a public key file and its comment (the file name when
 // the line has none), as sshkey_try_load_public.
 std::optional<std::pair<public_key, std::string>> load_public_file(const std::string& path);
+// The whole file (or standard input for "-"), at most `max` bytes; false
+// with errno in saved_errno (EFBIG when larger) otherwise.
+bool read_capped(const std::string& path, std::size_t max, std::string& text, int& saved_errno);
 // sshkey_load_public: `path` as a public key file, then `path`.pub, then
 // the public key an openssh-key-v1 private key file keeps in clear (its
 // comment empty: it is inside the encrypted part).

@@ -1,14 +1,17 @@
 // ssh-keygen: key generation (-t -b -f -N -C -q -a -m), host keys (-A),
 // fingerprints (-l -E -v), public keys (-y), passphrase changes (-p -P -N),
-// public key export (-e -m), KRL queries (-Q [-l]), certificate signing
+// public key export (-e -m), KRL generation (-k [-u] [-s ca|none] [-z
+// version] [-C comment]) and queries (-Q [-l]), certificate signing
 // (-s -I -h -n -V -z -O -U, -t for the CA's signature algorithm) and listing
-// (-L). Other OpenSSH options
-// (KRL generation -k among them) are refused with a message rather than
+// (-L), SSHSIG signatures (-Y sign, verify, check-novalidate,
+// find-principals, match-principals). Other OpenSSH options are refused with a message rather than
 // misbehaving.
 #include "common/keys/fingerprint.hpp"
 #include "common/text_parse.hpp"
 #include "ssh/keygen/keygen_cert.hpp"
 #include "ssh/keygen/keygen_commands.hpp"
+#include "ssh/keygen/keygen_krl.hpp"
+#include "ssh/keygen/keygen_sshsig.hpp"
 
 #include <unistd.h>
 
@@ -37,7 +40,15 @@ void usage()
                  "                  [-O option] [-V validity_interval] [-z serial_number] file ...\n"
                  "       ssh-keygen -L [-f input_keyfile]\n"
                  "       ssh-keygen -A [-a rounds] [-f prefix_path]\n"
-                 "       ssh-keygen -Q [-l] -f krl_file [file ...]\n");
+                 "       ssh-keygen -k -f krl_file [-u] [-s ca_public] [-z version_number]\n"
+                 "                  file ...\n"
+                 "       ssh-keygen -Q [-l] -f krl_file [file ...]\n"
+                 "       ssh-keygen -Y find-principals -s signature_file -f allowed_signers_file\n"
+                 "       ssh-keygen -Y match-principals -I signer_identity -f allowed_signers_file\n"
+                 "       ssh-keygen -Y check-novalidate -n namespace -s signature_file\n"
+                 "       ssh-keygen -Y sign -f key_file -n namespace file [-O option] ...\n"
+                 "       ssh-keygen -Y verify -f allowed_signers_file -I signer_identity\n"
+                 "                  -n namespace -s signature_file [-r krl_file] [-O option]\n");
     std::exit(1);
 }
 
@@ -48,15 +59,19 @@ int main(int argc, char** argv)
     keygen_options o;
     bool gen_all = false, fingerprint = false, print_public = false, change = false, export_key = false;
     bool check_krl = false, show_cert = false;
+    bool gen_krl = false, update_krl = false; // -k, -u
+    std::optional<std::string> sign_op, revoked; // -Y, -r (with -Y: a KRL)
     std::optional<std::string> ca_key; // -s
     cert_sign_request cert;
     std::string cert_only; // certificate flags seen, which need -s
     try {
         ::opterr = 0;
         int c;
+        // "+": options end at the first operand, as with OpenSSH's own
+        // (BSD) getopt, rather than glibc's reordering.
         // The letters OpenSSH's ssh-keygen takes that this one does not.
-        static const std::string unsupported_flags = "BDFGHKMRTXYZcgijoruwx";
-        while ((c = ::getopt(argc, argv, ":AC:E:N:P:a:b:ef:lm:pqt:vyBD:F:G:HI:KLM:O:QR:T:UV:XY:Z:cghij:kn:or:s:uw:xz:")) != -1) {
+        static const std::string unsupported_flags = "BDFGHKMRTXZcgijowx";
+        while ((c = ::getopt(argc, argv, "+:AC:E:N:P:a:b:ef:lm:pqt:vyBD:F:G:HI:KLM:O:QR:T:UV:XY:Z:cghij:kn:or:s:uw:xz:")) != -1) {
             switch (c) {
             case 'A': gen_all = true; break;
             case 'C': o.comment = optarg; break;
@@ -94,9 +109,10 @@ int main(int argc, char** argv)
                 break;
             case 'p': change = true; break;
             case 'Q': check_krl = true; break;
-            case 'k':
-                throw keygen_exit(1, "ssh-keygen: -k (generating a KRL) is not supported yet; KRLs made by "
-                                     "OpenSSH's ssh-keygen -k can be read (RevokedKeys, RevokedHostKeys, -Q)");
+            case 'k': gen_krl = true; break;
+            case 'u': update_krl = true; break;
+            case 'Y': sign_op = optarg; break;
+            case 'r': revoked = optarg; break;
             case 'q': o.quiet = true; break;
             case 't': o.key_type = optarg; break;
             case 'v': o.verbose = true; break;
@@ -127,20 +143,47 @@ int main(int argc, char** argv)
                 usage();
             }
         }
+        // -Y reads -n (namespace), -I, -s (signature file), -O and -U
+        // its own way, as OpenSSH's does, before any other check.
+        if (sign_op) {
+            sshsig_request y;
+            y.operation = *sign_op;
+            y.ns = cert.principals;
+            y.identity = cert.key_id;
+            y.signature = ca_key;
+            y.revoked = revoked;
+            y.use_agent = cert.ca_in_agent;
+            y.options = cert.options;
+            y.files.assign(argv + optind, argv + argc);
+            const int status = keygen_sshsig(o, y, usage);
+            std::fflush(stdout);
+            return status;
+        }
+        if (revoked)
+            throw keygen_exit(1, "ssh-keygen: -r is not supported by this ssh-keygen");
         if (ca_key) {
-            if (optind >= argc) {
+            if (optind >= argc && !gen_krl) {
                 std::fprintf(stderr, "Too few arguments.\r\n");
                 usage();
             }
-        } else if (optind < argc && !check_krl) {
+        } else if (optind < argc && !check_krl && !gen_krl) {
             std::fprintf(stderr, "Too many arguments.\n");
             usage();
         }
-        if (!ca_key && !cert_only.empty())
+        // With -k, -s names the CA and -z the KRL's version; OpenSSH ignores
+        // the other certificate flags there.
+        if (!ca_key && !cert_only.empty() && !gen_krl)
             throw keygen_exit(1, std::string("ssh-keygen: -") + cert_only[0] +
                                      " is only supported with -s (certificate signing) by this ssh-keygen");
         int status;
-        if (ca_key) {
+        if (gen_krl) {
+            krl_generate_request krl;
+            krl.ca_path = ca_key;
+            krl.update = update_krl;
+            krl.version = cert.serial.first;
+            krl.files.assign(argv + optind, argv + argc);
+            status = keygen_generate_krl(o, krl);
+        } else if (ca_key) {
             cert.ca_path = *ca_key;
             cert.files.assign(argv + optind, argv + argc);
             status = keygen_sign(o, cert);
