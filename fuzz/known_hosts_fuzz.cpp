@@ -2,9 +2,12 @@
 // known_hosts file, looked up for several names (plain, with a port,
 // wildcard-prone and hashed-prone) and checked against fixed keys of each
 // type, as ssh does on every connection; the first line's host field is
-// also matched directly, and host key algorithms ordered by what was found.
+// also matched directly, and host key algorithms ordered by what was found;
+// and ssh-keygen's -F (with -l), -R and -H editing of the same text, whose
+// new file must itself be a file that edits again without invalid lines.
 // Seeds: known_hosts files written by the ssh client tests.
 #include "ssh/known_hosts.hpp"
+#include "ssh/keygen/keygen_known_hosts.hpp"
 
 #include "common/keys/key_lines.hpp"
 
@@ -39,6 +42,19 @@ std::vector<public_key> fixed_keys()
     return keys;
 }
 
+// Deterministic "randomness" for hashing host names: runs must repeat.
+class counting_fuzz_random final : public random_source {
+public:
+    void fill(mutable_byte_span out) override
+    {
+        for (auto& b : out)
+            b = static_cast<std::uint8_t>(next_++);
+    }
+
+private:
+    std::uint8_t next_ = 0;
+};
+
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
@@ -60,5 +76,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     const auto first = text.substr(0, text.find_first_of(" \t\n"));
     (void)known_hosts_field_matches(first, "host.example");
+
+    counting_fuzz_random rng;
+    known_hosts_request rq;
+    rq.host = "host.example";
+    rq.path = "fuzz";
+    for (auto action : {known_hosts_action::find, known_hosts_action::remove, known_hosts_action::hash}) {
+        rq.action = action;
+        rq.print_fingerprint = action == known_hosts_action::find;
+        const auto r = edit_known_hosts(text, rq, rng);
+        // What -R and -H write keeps every valid line valid.
+        if (action != known_hosts_action::find && !r.invalid) {
+            rq.print_fingerprint = false;
+            if (edit_known_hosts(r.file, rq, rng).invalid)
+                abort();
+        }
+    }
     return 0;
 }

@@ -1,5 +1,5 @@
 // ssh-keygen: key generation (-t -b -f -N -C -q -a -m), host keys (-A),
-// fingerprints (-l -E -v), public keys (-y), passphrase changes (-p -P -N),
+// fingerprints (-l -E -v), known_hosts (-F -R -H), public keys (-y), passphrase changes (-p -P -N),
 // public key export (-e -m), KRL generation (-k [-u] [-s ca|none] [-z
 // version] [-C comment]) and queries (-Q [-l]), certificate signing
 // (-s -I -h -n -V -z -O -U, -t for the CA's signature algorithm) and listing
@@ -10,6 +10,7 @@
 #include "common/text_parse.hpp"
 #include "ssh/keygen/keygen_cert.hpp"
 #include "ssh/keygen/keygen_commands.hpp"
+#include "ssh/keygen/keygen_known_hosts.hpp"
 #include "ssh/keygen/keygen_krl.hpp"
 #include "ssh/keygen/keygen_sshsig.hpp"
 
@@ -38,6 +39,9 @@ void usage()
                  "       ssh-keygen -l [-v] [-E fingerprint_hash] [-f input_keyfile]\n"
                  "       ssh-keygen -I certificate_identity -s ca_key [-hU] [-n principals]\n"
                  "                  [-O option] [-V validity_interval] [-z serial_number] file ...\n"
+                 "       ssh-keygen -F hostname [-lv] [-f known_hosts_file]\n"
+                 "       ssh-keygen -H [-f known_hosts_file]\n"
+                 "       ssh-keygen -R hostname [-f known_hosts_file]\n"
                  "       ssh-keygen -L [-f input_keyfile]\n"
                  "       ssh-keygen -A [-a rounds] [-f prefix_path]\n"
                  "       ssh-keygen -k -f krl_file [-u] [-s ca_public] [-z version_number]\n"
@@ -61,6 +65,20 @@ int main(int argc, char** argv)
     bool check_krl = false, show_cert = false;
     bool gen_krl = false, update_krl = false; // -k, -u
     std::optional<std::string> sign_op, revoked; // -Y, -r (with -Y: a KRL)
+    std::optional<known_hosts_request> known_hosts; // -F, -R, -H
+    auto known_hosts_op = [&](known_hosts_action a, const char* host) {
+        if (!known_hosts)
+            known_hosts.emplace();
+        // -H with -F: the lines found, hashed; -F or -R decides the action.
+        if (a == known_hosts_action::hash) {
+            known_hosts->hash_found = true;
+            if (known_hosts->host.empty())
+                known_hosts->action = a;
+            return;
+        }
+        known_hosts->action = a;
+        known_hosts->host = host;
+    };
     std::optional<std::string> ca_key; // -s
     cert_sign_request cert;
     std::string cert_only; // certificate flags seen, which need -s
@@ -70,7 +88,7 @@ int main(int argc, char** argv)
         // "+": options end at the first operand, as with OpenSSH's own
         // (BSD) getopt, rather than glibc's reordering.
         // The letters OpenSSH's ssh-keygen takes that this one does not.
-        static const std::string unsupported_flags = "BDFGHKMRTXZcgijowx";
+        static const std::string unsupported_flags = "BDGKMTXZcgijowx";
         while ((c = ::getopt(argc, argv, "+:AC:E:N:P:a:b:ef:lm:pqt:vyBD:F:G:HI:KLM:O:QR:T:UV:XY:Z:cghij:kn:or:s:uw:xz:")) != -1) {
             switch (c) {
             case 'A': gen_all = true; break;
@@ -112,6 +130,9 @@ int main(int argc, char** argv)
             case 'k': gen_krl = true; break;
             case 'u': update_krl = true; break;
             case 'Y': sign_op = optarg; break;
+            case 'F': known_hosts_op(known_hosts_action::find, optarg); break;
+            case 'R': known_hosts_op(known_hosts_action::remove, optarg); break;
+            case 'H': known_hosts_op(known_hosts_action::hash, nullptr); break;
             case 'r': revoked = optarg; break;
             case 'q': o.quiet = true; break;
             case 't': o.key_type = optarg; break;
@@ -175,6 +196,10 @@ int main(int argc, char** argv)
         if (!ca_key && !cert_only.empty() && !gen_krl)
             throw keygen_exit(1, std::string("ssh-keygen: -") + cert_only[0] +
                                      " is only supported with -s (certificate signing) by this ssh-keygen");
+        if (known_hosts && fingerprint && known_hosts->action != known_hosts_action::find) {
+            std::fprintf(stderr, "Cannot use -l with -H or -R.\r\n");
+            usage();
+        }
         int status;
         if (gen_krl) {
             krl_generate_request krl;
@@ -191,7 +216,13 @@ int main(int argc, char** argv)
             status = keygen_show_certificates(o);
         else if (check_krl)
             status = keygen_check_krl(o, std::vector<std::string>(argv + optind, argv + argc), fingerprint);
-        else if (fingerprint)
+        else if (known_hosts) {
+            known_hosts->print_fingerprint = fingerprint;
+            known_hosts->randomart = o.verbose;
+            known_hosts->quiet = o.quiet;
+            known_hosts->fingerprint = o.hash;
+            status = keygen_known_hosts(o, *known_hosts);
+        } else if (fingerprint)
             status = keygen_fingerprint(o);
         else if (change)
             status = keygen_change_passphrase(o);
