@@ -48,6 +48,8 @@ for spec in "${specs[@]}"; do
     cmp -s cut.pub cut.y || lh_fail "OpenSSH reads a different public key from ours_$tag"
     same "l_ours_$tag" -l -f "ours_$tag"
     same "l_ours_pub_$tag" -l -f "ours_$tag.pub"
+    same "B_ours_$tag" -B -f "ours_$tag"
+    same "Bv_ours_pub_$tag" -B -v -f "ours_$tag.pub"
     same "lv_ours_pub_$tag" -lv -f "ours_$tag.pub"
     same "lmd5_ours_$tag" -l -E md5 -f "ours_$tag.pub"
     "$OURS" -q -t "$type" "${b[@]}" -N 'pass phrase' -a 4 -f "ours_enc_$tag"
@@ -214,6 +216,44 @@ PY
 else
     lh_skip_check "passphrase prompts on a terminal" "python3 not found (contrib/install-deps.sh installs it)"
 fi
+
+# --- -c: a key's comment changed, each program on its own copy ----------------
+"$THEIRS" -q -t ed25519 -N '' -C original -f c_theirs
+"$THEIRS" -q -t rsa -b 2048 -N 'pass c' -C original -f c_enc_theirs
+for f in c c_enc; do
+    cp "${f}_theirs" "${f}_ours" && cp "${f}_theirs.pub" "${f}_ours.pub"
+done
+comment_case() { # NAME FILE-STEM ARGS...: -c on theirs/ours copies, outputs and files compared
+    local name=$1 stem=$2
+    shift 2
+    set +e
+    "$THEIRS" -c "$@" -f "${stem}_theirs" >"want.$name" 2>&1 </dev/null
+    echo "status $?" >>"want.$name"
+    "$OURS" -c "$@" -f "${stem}_ours" >"got.$name" 2>&1 </dev/null
+    echo "status $?" >>"got.$name"
+    set -e
+    sed -i "s/${stem}_theirs/${stem}_ours/g" "want.$name"
+    check "$name"
+    cut -d' ' -f3- "${stem}_theirs.pub" >"want.${name}_pub"
+    cut -d' ' -f3- "${stem}_ours.pub" >"got.${name}_pub"
+    check "${name}_pub"
+}
+comment_case c_change c -C "new comment"
+comment_case c_same c -C "new comment"
+comment_case c_remove c -C ""
+comment_case c_wrong_pass c_enc -C x -P wrong
+comment_case c_enc c_enc -C "encrypted one" -P "pass c"
+# The changed key still loads with its passphrase, in either program.
+"$THEIRS" -y -P "pass c" -f c_enc_ours >/dev/null
+# -c with -p: the message and status (the usage text after it lists each
+# program's own options).
+set +e
+"$THEIRS" -c -p -f c_ours 2>&1 </dev/null | head -1 >want.c_and_p
+"$OURS" -c -p -f c_ours 2>&1 </dev/null | head -1 >got.c_and_p
+"$THEIRS" -c -p -f c_ours >/dev/null 2>&1 </dev/null; echo "status $?" >>want.c_and_p
+"$OURS" -c -p -f c_ours >/dev/null 2>&1 </dev/null; echo "status $?" >>got.c_and_p
+set -e
+check c_and_p
 
 lh_summary || lh_fail "$LH_FAILED comparisons differ or were skipped"
 echo "PASS: ssh-keygen compatible with OpenSSH's"

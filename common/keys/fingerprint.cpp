@@ -124,4 +124,34 @@ std::string key_randomart(const public_key& key, fingerprint_hash h)
     return randomart(key_digest(key, h), key_type_short_name(key.type()), key.bits(), fingerprint_hash_name(h));
 }
 
+std::string bubblebabble(byte_span d)
+{
+    static constexpr char vowels[] = "aeiouy";
+    static constexpr char consonants[] = "bcdfghklmnprstvzx";
+    const std::size_t rounds = d.size() / 2 + 1;
+    std::size_t seed = 1;
+    std::string out = "x";
+    for (std::size_t i = 0; i < rounds; ++i) {
+        if (i + 1 < rounds || d.size() % 2 != 0) {
+            const unsigned b = d[2 * i];
+            out += vowels[(((b >> 6) & 3) + seed) % 6];
+            out += consonants[(b >> 2) & 15];
+            out += vowels[((b & 3) + seed / 6) % 6];
+            if (i + 1 < rounds) {
+                const unsigned c = d[2 * i + 1];
+                out += consonants[(c >> 4) & 15];
+                out += '-';
+                out += consonants[c & 15];
+                seed = (seed * 5 + b * 7 + c) % 36;
+            }
+        } else {
+            out += vowels[seed % 6];
+            out += consonants[16];
+            out += vowels[seed / 6];
+        }
+    }
+    out += 'x';
+    return out;
+}
+
 } // namespace longhaul

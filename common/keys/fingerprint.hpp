@@ -24,6 +24,10 @@ bytes key_digest(const public_key& key, fingerprint_hash h);
 // "SHA256:<unpadded base64>", "MD5:aa:bb:..." (OpenSSH's default representations).
 std::string key_fingerprint(const public_key& key, fingerprint_hash h);
 
+// The "bubble babble" encoding of a digest (Huima's; ssh-keygen -B shows
+// the SHA-1 of the key blob so): "xexax" for no input.
+std::string bubblebabble(byte_span digest);
+
 // The 17x9 picture, with "+--[ED25519 256]--+" above and
 // "+----[SHA256]-----+" below, lines joined by "\n" (no final newline).
 std::string randomart(byte_span digest, std::string_view key_type, int bits, std::string_view hash_name);

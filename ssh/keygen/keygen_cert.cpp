@@ -257,7 +257,7 @@ std::string describe_certificate(const certificate& cert, fingerprint_hash hash)
 void print_certificate_fingerprint(const certificate& cert, const std::string& comment, const keygen_options& o)
 {
     const public_key& key = cert.key();
-    std::printf("%d %s %s (%s)\n", key.bits(), key_fingerprint(key, o.hash).c_str(),
+    std::printf("%d %s %s (%s)\n", key.bits(), fingerprint_text(key, o).c_str(),
                 comment.empty() ? "no comment" : comment.c_str(), cert_short_name(key.type()).c_str());
     if (o.verbose)
         std::printf("%s\n", randomart(key_digest(key, o.hash), cert_short_name(key.type()), key.bits(),

@@ -302,6 +302,69 @@ int keygen_change_passphrase(const keygen_options& o)
     return 0;
 }
 
+// do_change_comment
+int keygen_change_comment(const keygen_options& o)
+{
+    const std::string file = identity_or_ask(o, nullptr);
+    struct stat st {};
+    if (::stat(file.c_str(), &st) == -1)
+        fatal(file + ": " + std::strerror(errno));
+    std::string pass;
+    auto l = load_private(file, "");
+    if (!l.key && l.error != errc::wrong_passphrase && l.error != errc::passphrase_required)
+        fatal("Cannot load private key \"" + file + "\": " + load_error_text(l));
+    if (!l.key) {
+        pass = o.old_passphrase   ? *o.old_passphrase
+               : o.new_passphrase ? *o.new_passphrase
+                                  : read_passphrase("Enter passphrase: ");
+        l = load_private(file, pass);
+        if (!l.key) {
+            std::fill(pass.begin(), pass.end(), '\0');
+            fatal("Cannot load private key \"" + file + "\": " + load_error_text(l));
+        }
+    }
+    private_key key = std::move(*l.key);
+    if (key.type() != key_type::ed25519 && o.format && *o.format != "OpenSSH" && *o.format != "openssh") {
+        std::fill(pass.begin(), pass.end(), '\0');
+        throw keygen_exit(1, "Comments are only supported for keys stored in the new format (-o).");
+    }
+    if (!key.comment().empty())
+        std::printf("Old comment: %s\n", key.comment().c_str());
+    else
+        std::printf("No existing comment\n");
+    std::string comment;
+    if (o.comment) {
+        comment = *o.comment;
+    } else {
+        std::printf("New comment: ");
+        std::fflush(stdout);
+        char line[1024];
+        if (!std::fgets(line, sizeof line, stdin)) {
+            std::fill(pass.begin(), pass.end(), '\0');
+            throw keygen_exit(1, "");
+        }
+        comment = line;
+        comment.resize(comment.find('\n') == std::string::npos ? comment.size() : comment.find('\n'));
+    }
+    if (!key.comment().empty() && key.comment() == comment) {
+        std::printf("No change to comment\n");
+        std::fill(pass.begin(), pass.end(), '\0');
+        return 0;
+    }
+    key.set_comment(comment);
+    auto failure = save_private(key, file, pass, o);
+    std::fill(pass.begin(), pass.end(), '\0');
+    if (failure)
+        throw keygen_exit(1, "Saving key \"" + file + "\" failed: " + *failure);
+    if (auto pub_failure = save_public(key.public_part(), file + ".pub", comment))
+        fatal("Unable to save public key to " + file + ".pub: " + *pub_failure);
+    if (!comment.empty())
+        std::printf("Comment '%s' applied\n", comment.c_str());
+    else
+        std::printf("Comment removed\n");
+    return 0;
+}
+
 int keygen_export(const keygen_options& o)
 {
     const std::string file = identity_or_ask(o, nullptr);
@@ -309,17 +372,10 @@ int keygen_export(const keygen_options& o)
     if (::stat(file.c_str(), &st) == -1)
         fatal(std::string(progname) + ": " + file + ": " + std::strerror(errno));
     std::optional<public_key> key;
-    if (auto p = load_public_file(file))
+    if (auto p = load_public_key(file))
         key = p->first;
-    else if (auto pub = load_public_file(file + ".pub"))
-        key = pub->first;
-    else {
-        int e = 0;
-        if (auto from_private = private_key_file_public_key(read_whole_file(file, e)))
-            key = *from_private;
-        else
-            key = load_identity(file, o, "Load key").public_part();
-    }
+    else
+        key = load_identity(file, o, "Load key").public_part();
     const std::string format = o.format.value_or("RFC4716");
     const std::string type(key_type_short_name(key->type()));
     if (format == "RFC4716") {

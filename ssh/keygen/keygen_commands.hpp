@@ -23,6 +23,7 @@ struct keygen_options {
     int rounds = 16;                           // -a
     bool quiet = false;                        // -q
     bool verbose = false;                      // -v
+    bool bubblebabble = false;                 // -B: fingerprints as SHA-1 bubble babble
 };
 
 // Ends the program: the message (if any) goes to stderr, then exit(status).
@@ -45,6 +46,7 @@ int keygen_fingerprint(const keygen_options& o);       // -l
 int keygen_print_public(const keygen_options& o);      // -y
 int keygen_change_passphrase(const keygen_options& o); // -p
 int keygen_export(const keygen_options& o);            // -e
+int keygen_change_comment(const keygen_options& o);    // -c
 // -Q [-l]: whether the KRL -f revokes each key file (exit 1 if any is
 // revoked), after the KRL's listing with -l. Plain keys only for now.
 int keygen_check_krl(const keygen_options& o, const std::vector<std::string>& keys, bool print);

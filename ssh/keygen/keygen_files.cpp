@@ -275,9 +275,14 @@ type_choice choose_type(const keygen_options& o)
     return c;
 }
 
+std::string fingerprint_text(const public_key& key, const keygen_options& o)
+{
+    return o.bubblebabble ? bubblebabble(key_digest(key, fingerprint_hash::sha1)) : key_fingerprint(key, o.hash);
+}
+
 void print_fingerprint_line(const public_key& key, const std::string& comment, const keygen_options& o)
 {
-    std::printf("%d %s %s (%s)\n", key.bits(), key_fingerprint(key, o.hash).c_str(),
+    std::printf("%d %s %s (%s)\n", key.bits(), fingerprint_text(key, o).c_str(),
                 comment.empty() ? "no comment" : comment.c_str(),
                 std::string(key_type_short_name(key.type())).c_str());
     if (o.verbose)

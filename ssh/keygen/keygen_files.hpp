@@ -96,6 +96,8 @@ bool read_capped(const std::string& path, std::size_t max, std::string& text, in
 std::optional<std::pair<public_key, std::string>> load_public_key(const std::string& path);
 
 void fingerprint_private(const std::string& path, const keygen_options& o);
+// The fingerprint -l (o.hash) or -B (SHA-1 bubble babble) prints.
+std::string fingerprint_text(const public_key& key, const keygen_options& o);
 
 std::string identity_or_ask(const keygen_options& o, const type_choice* t);
 

@@ -1,5 +1,5 @@
 // ssh-keygen: key generation (-t -b -f -N -C -q -a -m), host keys (-A),
-// fingerprints (-l -E -v), known_hosts (-F -R -H), public keys (-y), passphrase changes (-p -P -N),
+// fingerprints (-l -E -v -B), comments (-c), known_hosts (-F -R -H), public keys (-y), passphrase changes (-p -P -N),
 // public key export (-e -m), KRL generation (-k [-u] [-s ca|none] [-z
 // version] [-C comment]) and queries (-Q [-l]), certificate signing
 // (-s -I -h -n -V -z -O -U, -t for the CA's signature algorithm) and listing
@@ -36,7 +36,9 @@ void usage()
                  "                   [-P old_passphrase]\n"
                  "       ssh-keygen -e [-f input_keyfile] [-m key_format]\n"
                  "       ssh-keygen -y [-f input_keyfile]\n"
+                 "       ssh-keygen -c [-a rounds] [-C comment] [-f keyfile] [-P passphrase]\n"
                  "       ssh-keygen -l [-v] [-E fingerprint_hash] [-f input_keyfile]\n"
+                 "       ssh-keygen -B [-f input_keyfile]\n"
                  "       ssh-keygen -I certificate_identity -s ca_key [-hU] [-n principals]\n"
                  "                  [-O option] [-V validity_interval] [-z serial_number] file ...\n"
                  "       ssh-keygen -F hostname [-lv] [-f known_hosts_file]\n"
@@ -64,6 +66,7 @@ int main(int argc, char** argv)
     bool gen_all = false, fingerprint = false, print_public = false, change = false, export_key = false;
     bool check_krl = false, show_cert = false;
     bool gen_krl = false, update_krl = false; // -k, -u
+    bool change_comment = false;              // -c
     std::optional<std::string> sign_op, revoked; // -Y, -r (with -Y: a KRL)
     std::optional<known_hosts_request> known_hosts; // -F, -R, -H
     auto known_hosts_op = [&](known_hosts_action a, const char* host) {
@@ -88,7 +91,7 @@ int main(int argc, char** argv)
         // "+": options end at the first operand, as with OpenSSH's own
         // (BSD) getopt, rather than glibc's reordering.
         // The letters OpenSSH's ssh-keygen takes that this one does not.
-        static const std::string unsupported_flags = "BDGKMTXZcgijowx";
+        static const std::string unsupported_flags = "DGKMTXZgijowx";
         while ((c = ::getopt(argc, argv, "+:AC:E:N:P:a:b:ef:lm:pqt:vyBD:F:G:HI:KLM:O:QR:T:UV:XY:Z:cghij:kn:or:s:uw:xz:")) != -1) {
             switch (c) {
             case 'A': gen_all = true; break;
@@ -119,6 +122,8 @@ int main(int argc, char** argv)
             case 'e': export_key = true; break;
             case 'f': o.file = optarg; break;
             case 'l': fingerprint = true; break;
+            case 'B': fingerprint = true; o.bubblebabble = true; break;
+            case 'c': change_comment = true; break;
             case 'm':
                 if (std::strcmp(optarg, "RFC4716") != 0 && std::strcmp(optarg, "PKCS8") != 0 &&
                     std::strcmp(optarg, "PEM") != 0)
@@ -196,6 +201,10 @@ int main(int argc, char** argv)
         if (!ca_key && !cert_only.empty() && !gen_krl)
             throw keygen_exit(1, std::string("ssh-keygen: -") + cert_only[0] +
                                      " is only supported with -s (certificate signing) by this ssh-keygen");
+        if (change && change_comment) {
+            std::fprintf(stderr, "Can only have one of -p and -c.\r\n");
+            usage();
+        }
         if (known_hosts && fingerprint && known_hosts->action != known_hosts_action::find) {
             std::fprintf(stderr, "Cannot use -l with -H or -R.\r\n");
             usage();
@@ -226,6 +235,8 @@ int main(int argc, char** argv)
             status = keygen_fingerprint(o);
         else if (change)
             status = keygen_change_passphrase(o);
+        else if (change_comment)
+            status = keygen_change_comment(o);
         else if (export_key)
             status = keygen_export(o);
         else if (print_public)

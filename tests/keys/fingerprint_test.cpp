@@ -68,3 +68,12 @@ TEST_CASE("fingerprint: the walk, its clamping at the walls and the borders")
     CHECK(parse_fingerprint_hash("sha384") == fingerprint_hash::sha384);
     CHECK_FALSE(parse_fingerprint_hash(""));
 }
+
+// Huima's specification's own examples, and what ssh-keygen -B prints.
+TEST_CASE("fingerprint: bubble babble")
+{
+    auto bb = [](std::string_view s) { return bubblebabble(as_bytes(s)); };
+    CHECK(bb("") == "xexax");
+    CHECK(bb("1234567890") == "xesef-disof-gytuf-katof-movif-baxux");
+    CHECK(bb("Pineapple") == "xigak-nyryk-humil-bosek-sonax");
+}
