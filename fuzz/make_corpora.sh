@@ -169,6 +169,13 @@ EOF
             printf 'cert-authority,principals="alice,carol",from="192.0.2.0/24" %s\n' "$ca" | seed "$out"
             printf 'restrict,pty alice\nbob\n' | seed "$out"
             ;;
+        keygen_import_fuzz)
+            for f in "$data"/keys/*_plain_key.pub "$data"/certs/*-cert.pub; do
+                [ -f "$f" ] && ssh-keygen -e -f "$f" 2>/dev/null | seed "$out"
+            done
+            printf -- '---- BEGIN SSH2 PUBLIC KEY ----\nComment: "a \\\nb"\nx-y: z\n%s\n---- END SSH2 PUBLIC KEY ----\n' \
+                "$(cut -d' ' -f2 "$data/certs/ca_ed25519.pub")" | seed "$out"
+            ;;
         allowed_signers_fuzz)
             # The first byte picks the principal asked for (0: none).
             local ca user cert

@@ -217,6 +217,31 @@ else
     lh_skip_check "passphrase prompts on a terminal" "python3 not found (contrib/install-deps.sh installs it)"
 fi
 
+# --- -i (import) and -r (SSHFP): each program reads what Debian's -e wrote --
+"$THEIRS" -q -t ecdsa -b 384 -N '' -f imp_ec
+"$THEIRS" -q -t rsa -b 2048 -N '' -f imp_rsa
+"$THEIRS" -q -t ed25519 -N '' -f imp_ed
+"$THEIRS" -e -f imp_ed.pub >imp_ed.rfc
+"$THEIRS" -e -f imp_rsa.pub >imp_rsa.rfc
+"$THEIRS" -e -m PKCS8 -f imp_ec.pub >imp_ec.p8
+"$THEIRS" -e -m PKCS8 -f imp_rsa.pub >imp_rsa.p8
+"$THEIRS" -e -m PEM -f imp_rsa.pub >imp_rsa.pem
+same i_rfc_ed -i -f imp_ed.rfc
+same i_rfc_rsa -X -f imp_rsa.rfc
+same i_pkcs8_ec -i -m PKCS8 -f imp_ec.p8
+same i_pkcs8_rsa -i -m PKCS8 -f imp_rsa.p8
+same i_pem_rsa -i -m PEM -f imp_rsa.pem
+same i_pem_of_pkcs8 -i -m PEM -f imp_rsa.p8
+same i_pkcs8_of_rfc -i -m PKCS8 -f imp_ed.rfc
+same i_openssh_line -i -f imp_ed.pub
+same i_missing -i -f no_such_file
+same r_ed -r host.example -f imp_ed.pub
+same r_rsa_generic -r host.example -g -f imp_rsa
+same r_ec -r host.example -f imp_ec.pub
+same r_missing -r host.example -f no_such_file
+same r_not_a_key -r host.example -f imp_ec.p8
+same o_is_a_no_op -o -l -f imp_ed.pub
+
 # --- -c: a key's comment changed, each program on its own copy ----------------
 "$THEIRS" -q -t ed25519 -N '' -C original -f c_theirs
 "$THEIRS" -q -t rsa -b 2048 -N 'pass c' -C original -f c_enc_theirs

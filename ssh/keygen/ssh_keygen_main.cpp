@@ -1,6 +1,6 @@
 // ssh-keygen: key generation (-t -b -f -N -C -q -a -m), host keys (-A),
 // fingerprints (-l -E -v -B), comments (-c), known_hosts (-F -R -H), public keys (-y), passphrase changes (-p -P -N),
-// public key export (-e -m), KRL generation (-k [-u] [-s ca|none] [-z
+// public key export and import (-e -i -m), SSHFP records (-r -g), KRL generation (-k [-u] [-s ca|none] [-z
 // version] [-C comment]) and queries (-Q [-l]), certificate signing
 // (-s -I -h -n -V -z -O -U, -t for the CA's signature algorithm) and listing
 // (-L), SSHSIG signatures (-Y sign, verify, check-novalidate,
@@ -10,6 +10,7 @@
 #include "common/text_parse.hpp"
 #include "ssh/keygen/keygen_cert.hpp"
 #include "ssh/keygen/keygen_commands.hpp"
+#include "ssh/keygen/keygen_formats.hpp"
 #include "ssh/keygen/keygen_known_hosts.hpp"
 #include "ssh/keygen/keygen_krl.hpp"
 #include "ssh/keygen/keygen_sshsig.hpp"
@@ -34,6 +35,7 @@ void usage()
                  "                  [-m format] [-N new_passphrase] [-t ecdsa | ed25519 | rsa]\n"
                  "       ssh-keygen -p [-a rounds] [-f keyfile] [-m format] [-N new_passphrase]\n"
                  "                   [-P old_passphrase]\n"
+                 "       ssh-keygen -i [-f input_keyfile] [-m key_format]\n"
                  "       ssh-keygen -e [-f input_keyfile] [-m key_format]\n"
                  "       ssh-keygen -y [-f input_keyfile]\n"
                  "       ssh-keygen -c [-a rounds] [-C comment] [-f keyfile] [-P passphrase]\n"
@@ -44,6 +46,7 @@ void usage()
                  "       ssh-keygen -F hostname [-lv] [-f known_hosts_file]\n"
                  "       ssh-keygen -H [-f known_hosts_file]\n"
                  "       ssh-keygen -R hostname [-f known_hosts_file]\n"
+                 "       ssh-keygen -r hostname [-g] [-f input_keyfile]\n"
                  "       ssh-keygen -L [-f input_keyfile]\n"
                  "       ssh-keygen -A [-a rounds] [-f prefix_path]\n"
                  "       ssh-keygen -k -f krl_file [-u] [-s ca_public] [-z version_number]\n"
@@ -67,6 +70,7 @@ int main(int argc, char** argv)
     bool check_krl = false, show_cert = false;
     bool gen_krl = false, update_krl = false; // -k, -u
     bool change_comment = false;              // -c
+    bool import_key = false, generic_dns = false; // -i/-X, -g
     std::optional<std::string> sign_op, revoked; // -Y, -r (with -Y: a KRL)
     std::optional<known_hosts_request> known_hosts; // -F, -R, -H
     auto known_hosts_op = [&](known_hosts_action a, const char* host) {
@@ -91,7 +95,7 @@ int main(int argc, char** argv)
         // "+": options end at the first operand, as with OpenSSH's own
         // (BSD) getopt, rather than glibc's reordering.
         // The letters OpenSSH's ssh-keygen takes that this one does not.
-        static const std::string unsupported_flags = "DGKMTXZgijowx";
+        static const std::string unsupported_flags = "DGKMTZjwx";
         while ((c = ::getopt(argc, argv, "+:AC:E:N:P:a:b:ef:lm:pqt:vyBD:F:G:HI:KLM:O:QR:T:UV:XY:Z:cghij:kn:or:s:uw:xz:")) != -1) {
             switch (c) {
             case 'A': gen_all = true; break;
@@ -124,6 +128,10 @@ int main(int argc, char** argv)
             case 'l': fingerprint = true; break;
             case 'B': fingerprint = true; o.bubblebabble = true; break;
             case 'c': change_comment = true; break;
+            case 'i':
+            case 'X': import_key = true; break;
+            case 'g': generic_dns = true; break;
+            case 'o': break; // the OpenSSH format is the default already
             case 'm':
                 if (std::strcmp(optarg, "RFC4716") != 0 && std::strcmp(optarg, "PKCS8") != 0 &&
                     std::strcmp(optarg, "PEM") != 0)
@@ -185,8 +193,6 @@ int main(int argc, char** argv)
             std::fflush(stdout);
             return status;
         }
-        if (revoked)
-            throw keygen_exit(1, "ssh-keygen: -r is not supported by this ssh-keygen");
         if (ca_key) {
             if (optind >= argc && !gen_krl) {
                 std::fprintf(stderr, "Too few arguments.\r\n");
@@ -239,8 +245,12 @@ int main(int argc, char** argv)
             status = keygen_change_comment(o);
         else if (export_key)
             status = keygen_export(o);
+        else if (import_key)
+            status = keygen_import(o);
         else if (print_public)
             status = keygen_print_public(o);
+        else if (revoked) // -r without -Y: the host name for SSHFP records
+            status = keygen_dns_records(o, *revoked, generic_dns);
         else if (gen_all)
             status = keygen_host_keys(o);
         else
