@@ -6,10 +6,11 @@ set -eu
 # The second group is what the tests use (docs/TESTING.md): OpenSSH both
 # ways, PAM modules (pam_exec, pam_unix), test users (passwd), terminals
 # (tmux, script from bsdutils), python3 (pty driver, run-tests.sh summary),
-# and the emulated WAN's tools.
+# xauth (X11 forwarding's cookies, both sides), git (ssh-keygen -Y signing
+# a commit), and the emulated WAN's tools.
 packages="build-essential cmake pkg-config libssl-dev zlib1g-dev libedit-dev libboost-dev libseccomp-dev
 doctest-dev libpam0g-dev libcrypt-dev clang libclang-rt-14-dev
-openssh-client openssh-server libpam-modules libpam-runtime passwd tmux bsdutils python3
+openssh-client openssh-server libpam-modules libpam-runtime passwd tmux bsdutils python3 xauth git
 iproute2 iperf3 iputils-ping procps psmisc util-linux coreutils diffutils netcat-openbsd"
 
 # OpenSSH's sshd (the reference peer in the tests) needs its privilege

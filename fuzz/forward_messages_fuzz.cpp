@@ -8,19 +8,29 @@
 // name, 8 the tcpip-forward reply: the rest is the message data. Mode 9:
 // the rest is text, its first line "host port" to check and the other
 // lines the list entries (byte 1 picks open or listen, and GatewayPorts).
+// Modes 10-13, X11 forwarding (channel/forward/x11_messages, x11_setup):
+// 10 x11-req data, 11 x11 open data, 12 an X11 connection setup checked
+// against a fixed protocol and fake cookie, 13 a $DISPLAY value.
 // Invariants: a message that decodes encodes back to the same bytes (the
 // encodings are canonical) and decodes again to the same values; decoding
 // by name gives what decoding by type gives; a failure is one of
 // malformed, trailing_data, too_large. Permission lists: "none" permits
 // nothing, "any" everything, a list permits only what one of its entries
 // would alone; a bind address is never both wildcard and an address.
+// X11: decoded requests re-encode and decode to the same values; a setup
+// check touches nothing unless it accepts, and then only the cookie bytes,
+// which become the real cookie; an incomplete setup is shorter than
+// x11_setup_max; a parsed display has a port within 6000-65535.
 // Seeds: LONGHAUL_FUZZ_WRITE_SEEDS=DIR (fuzz/make_corpora.sh).
 #include "channel/forward/forward_messages.hpp"
 #include "channel/forward/forward_permissions.hpp"
 #include "channel/forward/forward_policy.hpp"
+#include "channel/forward/x11_messages.hpp"
+#include "channel/forward/x11_setup.hpp"
 #include "common/wire.hpp"
 #include "fuzz/fuzz_seeds.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -146,6 +156,52 @@ void permissions(std::uint8_t flags, std::string_view text)
     check(remote_forward_matches(host, port, remote_forward_bind_host(host), port));
 }
 
+const std::string fuzz_x11_proto = "MIT-MAGIC-COOKIE-1";
+const bytes fuzz_x11_fake(16, 0xa5);
+const bytes fuzz_x11_real(16, 0x3c);
+
+void x11_messages(std::uint8_t mode, byte_span data)
+{
+    if (mode == 10) {
+        auto d = x11_request::decode(data);
+        if (!d)
+            return check_failure(d.error());
+        auto again = x11_request::decode(d->encode());
+        check(again && again->single_connection == d->single_connection &&
+              again->auth_protocol == d->auth_protocol && again->auth_cookie == d->auth_cookie &&
+              again->screen == d->screen);
+        (void)xauth_valid_string(d->auth_protocol);
+        (void)xauth_valid_string(d->auth_cookie);
+    } else if (mode == 11) {
+        round_trip<x11_open>(data);
+    } else if (mode == 12) {
+        bytes buf(data.begin(), data.end());
+        auto r = x11_check_setup(buf, fuzz_x11_proto, fuzz_x11_fake, fuzz_x11_real);
+        if (r.verdict != x11_setup_verdict::accepted) {
+            check(buf == bytes(data.begin(), data.end()));
+            check(r.verdict == x11_setup_verdict::rejected || data.size() < x11_setup_max);
+            return;
+        }
+        check(r.length <= buf.size() && r.length % 4 == 0 && r.length <= x11_setup_max);
+        const std::size_t at = r.length - 16;
+        check(bytes(buf.begin() + at, buf.begin() + r.length) == fuzz_x11_real);
+        check(std::equal(buf.begin(), buf.begin() + at, data.begin()));
+        check(std::equal(buf.begin() + r.length, buf.end(), data.begin() + r.length));
+    } else {
+        const std::string text(data.begin(), data.end());
+        std::string error;
+        if (auto t = parse_x11_display(text, error)) {
+            check(t->local_socket || (t->port() >= x11_base_port && t->port() <= 65535));
+        } else {
+            check(!error.empty());
+        }
+        check(x11_screen_of(text) <= 400);
+        char bad = 0;
+        (void)x11_display_valid(text, bad);
+        (void)x11_xauth_display_name(text);
+    }
+}
+
 void write_seeds(const std::string& dir)
 {
     int n = 0;
@@ -167,6 +223,15 @@ void write_seeds(const std::string& dir)
     put(9, with_prefix({1}, text("localhost 8080\n8080\nlocalhost:*\n*.example.org:443")));
     put(9, with_prefix({3}, text("0.0.0.0 0\nnone")));
     put(9, with_prefix({12}, text("* 80\nany")));
+    put(10, x11_request{false, "MIT-MAGIC-COOKIE-1", "00112233445566778899aabbccddeeff", 0}.encode());
+    put(11, x11_open{"127.0.0.1", 40000}.encode());
+    bytes setup{0x6c, 0, 11, 0, 0, 0, 18, 0, 16, 0, 0, 0};
+    setup.insert(setup.end(), fuzz_x11_proto.begin(), fuzz_x11_proto.end());
+    setup.resize(setup.size() + 2, 0);
+    setup.insert(setup.end(), fuzz_x11_fake.begin(), fuzz_x11_fake.end());
+    put(12, setup);
+    put(13, text("localhost:10.0"));
+    put(13, text("unix:0"));
 }
 
 } // namespace
@@ -181,9 +246,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 {
     if (size < 1 || size > 64 * 1024)
         return 0;
-    const std::uint8_t mode = data[0] % 10;
+    const std::uint8_t mode = data[0] % 14;
     if (mode < 9) {
         messages(mode, byte_span(data + 1, size - 1));
+    } else if (mode >= 10) {
+        x11_messages(mode, byte_span(data + 1, size - 1));
     } else if (size >= 2) {
         permissions(data[1], std::string_view(reinterpret_cast<const char*>(data + 2), size - 2));
     }

@@ -320,6 +320,7 @@ server_connection::~server_connection()
     remote_forwards_.reset();
     direct_forwards_.reset();
     sessions_.reset();
+    x11_.reset();
     agent_.reset();
     runner_.reset();
 }
@@ -334,6 +335,8 @@ void server_connection::start_channels()
     runner_->set_logger(&log_);
     agent_ = std::make_unique<agent_forwarding>(io_, *runner_, session_env_);
     session_env_.agent = agent_.get();
+    x11_ = std::make_unique<x11_forwarding>(io_, *runner_, session_env_);
+    session_env_.x11 = x11_.get();
     // What the client may open and ask: sessions, and (issue 11) the
     // forwarding kinds, each an entry of its own; the rest is refused.
     sessions_ = std::make_unique<session_channels>(io_, *runner_, session_env_);

@@ -1,11 +1,13 @@
 #include "sshd/server_session.hpp"
 
 #include "channel/forward/forward_messages.hpp"
+#include "channel/forward/x11_messages.hpp"
 #include "channel/messages.hpp"
 #include "common/match.hpp"
 #include "common/text.hpp"
 #include "sshd/agent_forwarding.hpp"
 #include "sshd/sftp/sftp_server_main.hpp"
+#include "sshd/x11_forwarding.hpp"
 
 #include <fcntl.h>
 #include <sys/wait.h>
@@ -155,6 +157,8 @@ server_session::build_environment(const std::string& original_command) const
         if (!term_.empty())
             set_var(env, "TERM", term_);
     }
+    if (x11_)
+        set_var(env, "DISPLAY", x11_->display());
     if (!original_command.empty())
         set_var(env, "SSH_ORIGINAL_COMMAND", original_command);
     if (env_.agent && !env_.agent->socket_path().empty())
@@ -219,6 +223,12 @@ bool server_session::start_program(std::string_view kind, std::string client_com
     const bool admin_forced = !c.force_command.empty() && c.force_command != "none";
     req.run_user_rc = kind != "subsystem" && !admin_forced && c.permit_user_rc &&
                       (!env_.key || env_.key->options.permit_user_rc);
+    if (x11_) {
+        req.x11.protocol = x11_->protocol();
+        req.x11.cookie = x11_->cookie();
+        req.x11.auth_display = x11_->auth_display();
+        req.x11.xauth = c.xauth_location;
+    }
     // A login shell on a pty shows the last login and /etc/motd, as
     // OpenSSH's do_login() (only from do_exec_pty()).
     req.print_motd = c.print_motd && pty_ && command.empty();
@@ -355,8 +365,16 @@ void server_session::on_request(std::string_view name, bool want_reply, byte_spa
         // The request carries nothing; one that does is refused, as this
         // session refuses any request it cannot decode.
         ok = data.empty() && env_.agent != nullptr && env_.agent->request(conn);
-    } else if (name == "x11-req") {
-        env_.log->verbose(std::string(name) + ": not supported yet, refused");
+    } else if (name == forward::x11_request_name) {
+        // Only before the program starts, as OpenSSH answers it only on a
+        // larval session.
+        if (env_.x11 != nullptr && pid_ < 0) {
+            auto d = env_.x11->request(conn, data, x11_ != nullptr);
+            if (d) {
+                x11_ = std::move(d);
+                ok = true;
+            }
+        }
     } else {
         env_.log->debug("session_input_channel_req: unknown request " + printable(name));
     }

@@ -1,4 +1,4 @@
-// sshd's session channel: pty-req, env, exec/shell/subsystem, window-change,
+// sshd's session channel: pty-req, env, x11-req, exec/shell/subsystem, window-change,
 // signal and break requests; the user's program on a pty or pipes, its output
 // streamed with backpressure, and exit-status/exit-signal, EOF and CLOSE in
 // an order that never loses trailing output.
@@ -27,6 +27,8 @@ struct pty_grant {
 
 // What every session of one authenticated connection shares.
 class agent_forwarding;
+class x11_display;
+class x11_forwarding;
 
 struct session_environment {
     const user_account* user = nullptr;
@@ -47,6 +49,8 @@ struct session_environment {
     // The connection's agent forwarding (auth-agent-req@openssh.com and
     // SSH_AUTH_SOCK); unset: refused.
     agent_forwarding* agent = nullptr;
+    // The connection's X11 forwarding (x11-req, DISPLAY); unset: refused.
+    x11_forwarding* x11 = nullptr;
 };
 
 class server_session : public channel_handler, public std::enable_shared_from_this<server_session> {
@@ -73,6 +77,7 @@ private:
     void send_exit_and_close();
 
     const session_environment& env_;
+    std::unique_ptr<x11_display> x11_; // x11-req granted: its listeners
     std::optional<pty_pair> pty_;
     int pty_master_ = -1; // the program's pty master once started
     std::string term_;

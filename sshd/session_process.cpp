@@ -70,20 +70,53 @@ bool file_exists(const std::string& path)
     return ::stat(path.c_str(), &st) == 0;
 }
 
-// Runs `/bin/sh file` and waits, as OpenSSH does for ~/.ssh/rc.
-void run_rc(const std::string& file, char* const envp[])
+// Runs argv[0] with `input` on its stdin and waits, as OpenSSH's popen(..., "w")
+// for the rc files and xauth. Called in the session child after fork:
+// pipe, fork, write, close and waitpid only.
+void run_with_input(const char* path, const char* const argv[], char* const envp[], const std::string& input)
 {
+    int fds[2] = {-1, -1};
+    const bool piped = !input.empty() && ::pipe(fds) == 0;
     pid_t pid = fork();
     if (pid == 0) {
-        const char* argv[] = {"sh", file.c_str(), nullptr};
-        execve("/bin/sh", const_cast<char* const*>(argv), envp);
+        if (piped) {
+            ::dup2(fds[0], 0);
+            ::close(fds[0]);
+            ::close(fds[1]);
+        }
+        execve(path, const_cast<char* const*>(argv), envp);
         _exit(127);
+    }
+    if (piped) {
+        ::close(fds[0]);
+        // The reader may exit without reading: SIGPIPE is at its default
+        // here (reset_signals), so ignore it for the write.
+        std::signal(SIGPIPE, SIG_IGN);
+        std::size_t off = 0;
+        while (pid > 0 && off < input.size()) {
+            const ssize_t n = ::write(fds[1], input.data() + off, input.size() - off);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0)
+                break;
+            off += static_cast<std::size_t>(n);
+        }
+        ::close(fds[1]);
+        std::signal(SIGPIPE, SIG_DFL);
     }
     if (pid > 0) {
         int status = 0;
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
         }
     }
+}
+
+// Runs `/bin/sh file` and waits, as OpenSSH does for ~/.ssh/rc; `input`
+// (the X11 cookie line, or nothing) on its stdin.
+void run_rc(const std::string& file, char* const envp[], const std::string& input)
+{
+    const char* argv[] = {"sh", file.c_str(), nullptr};
+    run_with_input("/bin/sh", argv, envp, input);
 }
 
 void print_motd()
@@ -145,6 +178,14 @@ result<spawned_session> spawn_session(const session_spawn& req, std::string& err
         envp.push_back(const_cast<char*>(e.c_str()));
     envp.push_back(nullptr);
     const std::string user_rc = user.home + "/.ssh/rc";
+    // X11 forwarding's cookie: what the rc file reads, or xauth's commands.
+    const session_x11_auth& x = req.x11;
+    const bool do_xauth = !x.protocol.empty();
+    const std::string rc_input = do_xauth ? x.protocol + " " + x.cookie + "\n" : std::string();
+    const std::string xauth_input = do_xauth ? "remove " + x.auth_display + "\nadd " + x.auth_display + " " +
+                                                   x.protocol + " " + x.cookie + "\n"
+                                             : std::string();
+    const char* xauth_argv[] = {x.xauth.c_str(), "-q", "-", nullptr};
     const std::string hushlogin = user.home + "/.hushlogin";
 
     pid_t pid = fork();
@@ -184,9 +225,11 @@ result<spawned_session> spawn_session(const session_spawn& req, std::string& err
                 print_motd();
         }
         if (req.run_user_rc && file_exists(user_rc))
-            run_rc(user_rc, envp.data());
+            run_rc(user_rc, envp.data(), rc_input);
         else if (!req.system_rc.empty() && file_exists(req.system_rc))
-            run_rc(req.system_rc, envp.data());
+            run_rc(req.system_rc, envp.data(), rc_input);
+        else if (do_xauth && !x.xauth.empty())
+            run_with_input(x.xauth.c_str(), xauth_argv, envp.data(), xauth_input);
         if (req.run_in_process) {
             environ = envp.data();
             _exit(req.run_in_process());

@@ -15,6 +15,17 @@
 
 namespace longhaul {
 
+// A forwarded X11 display's cookie, for the user's xauthority (OpenSSH's
+// do_rc_files): the rc file that runs gets "protocol cookie" on its stdin;
+// with no rc file, `xauth -q -` gets "remove auth_display" and "add
+// auth_display protocol cookie". Unset protocol: no X11 forwarding.
+struct session_x11_auth {
+    std::string protocol;
+    std::string cookie;
+    std::string auth_display;
+    std::string xauth; // XAuthLocation; empty: none
+};
+
 struct session_spawn {
     const user_account* user = nullptr;
     // Empty: an interactive login shell. Otherwise run with "shell -c command".
@@ -31,6 +42,7 @@ struct session_spawn {
     std::string login_message;
     bool print_motd = false;
     std::string system_rc = "/etc/ssh/sshrc";
+    session_x11_auth x11;
     // Inside ChrootDirectory a missing home directory is usual (an sftp
     // jail): the session starts in "/" without the "Could not chdir to home
     // directory" line, as OpenSSH's do_child() suppresses it there.

@@ -181,7 +181,6 @@ struct server_config {
 
     // What the server does with the features of later issues: off until
     // they exist (unsupported_settings() lists what was asked for).
-    bool x11_forwarding_enabled() const noexcept { return false; }
     bool tunnel_enabled() const noexcept { return false; }
 };
 
@@ -300,9 +299,9 @@ private:
 // OpenSSH 9.2's order and formats.
 std::string dump(const server_config& config);
 
-// Settings that ask for something this server does not do yet (forwarding,
-// X11, tunnels, certificates, GSSAPI...), one log line
-// each, e.g. "X11Forwarding yes: not supported yet, treated as no". sshd
+// Settings that ask for something this server does not do yet (tunnels,
+// host-based authentication, GSSAPI...), one log line each, e.g.
+// "PermitTunnel yes: not supported yet, treated as no". sshd
 // logs them at start (and may log them per connection after Match).
 std::vector<std::string> unsupported_settings(const server_config& config);
 

@@ -19,6 +19,7 @@
 #include "sshd/password_backend.hpp"
 #include "sshd/server_connection.hpp"
 #include "sshd/agent_forwarding.hpp"
+#include "sshd/x11_forwarding.hpp"
 #include "sshd/direct_forwarding.hpp"
 #include "sshd/login_record.hpp"
 #include "sshd/remote_forwarding.hpp"
@@ -194,6 +195,7 @@ private:
     // sessions_, whose sessions record their logouts as they go.
     std::unique_ptr<login_recorder> local_logins_;
     std::unique_ptr<agent_forwarding> agent_; // ssh -A: SSH_AUTH_SOCK for the sessions
+    std::unique_ptr<x11_forwarding> x11_;     // ssh -X: the sessions' displays' channels
     std::unique_ptr<session_channels> sessions_;
     std::unique_ptr<direct_forwarding> direct_forwards_; // -L, -D, -W through this server
     std::unique_ptr<remote_forwarding> remote_forwards_; // -R: listeners for the client
