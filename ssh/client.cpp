@@ -175,6 +175,9 @@ int ssh_client::run()
     // The server's auth-agent@openssh.com opens (-A).
     agent_forwards_ = std::make_unique<client_agent_forwarding>(*runner_, log_);
     agent_forwards_->register_in(layer_->channel_types());
+    // The server's x11 opens (-X, -Y).
+    x11_forwards_ = std::make_unique<client_x11_forwarding>(*runner_, log_);
+    x11_forwards_->register_in(layer_->channel_types());
     // No global request of the server is served.
     layer_->global_requests().set_unknown([this](connection& conn, std::string_view name, bool want_reply, byte_span) {
         log_.debug("client_input_global_request: rtype " + printable(name) + " want_reply " +
@@ -215,6 +218,7 @@ int ssh_client::run()
         if (sig == SIGWINCH) {
             if (session_)
                 session_->window_changed();
+            mux_window_changed();
             signals_.async_wait(on_signal);
             return;
         }
@@ -247,7 +251,7 @@ void ssh_client::finish_when_channels_closed()
     std::size_t others = conn_->channel_count();
     if (session_ && conn_->exists(session_->id))
         --others;
-    if (others > 0)
+    if (others > 0 || mux_busy()) // mux clients keep a master
         return;
     if (session_ && session_->tty())
         log_.info("Connection to " + host_ + " closed.");
@@ -264,12 +268,15 @@ void ssh_client::finish(int status)
     alive_timer_.cancel();
     boost::system::error_code ignored;
     signals_.cancel(ignored);
+    stop_mux();
     if (forwards_)
         forwards_->stop();
     if (remote_forwards_)
         remote_forwards_->stop();
     if (agent_forwards_)
         agent_forwards_->stop();
+    if (x11_forwards_)
+        x11_forwards_->stop();
     if (runner_)
         runner_->stop();
     if (core_ && !core_->closed())
@@ -342,7 +349,6 @@ void ssh_client::report_disconnect(const transport_event& ev)
 {
     if (finished_)
         return;
-    const std::string where = host_ + " port " + std::to_string(port_);
     const std::string addr = stream_.peer_address == "UNKNOWN" ? "UNKNOWN" : stream_.peer_address;
     const std::string from = addr + " port " + std::to_string(stream_.proxy_pid > 0 ? 65535 : port_);
     std::string text(ev.text);
@@ -365,7 +371,6 @@ void ssh_client::report_disconnect(const transport_event& ev)
         log_.error(text);
         log_.error("ssh_dispatch_run_fatal: Connection to " + from + ": " + std::string(to_string(ev.error)));
     }
-    (void)where;
     finish(session_ && status_ != 255 ? status_ : 255);
 }
 
@@ -416,6 +421,7 @@ void ssh_client::on_authenticated()
     // The session layer told the transport (compression, automatic rekeys).
     runner_->start_timers();
     arm_keepalive();
+    start_mux_master();
     if (cfg_.fork_after_authentication.value_or(false)) {
         pid_t pid = fork();
         if (pid < 0) {
@@ -522,6 +528,7 @@ void ssh_client::start_session()
         agent_forwards_->enable(std::move(agent), agent_binding_of());
         sp.forward_agent = true;
     }
+    sp.x11 = x11_forwards_->prepare(cfg_);
     session_ = std::make_shared<client_session>(std::move(sp), log_);
     session_->on_done = [this](int status) {
         if (session_ && session_->tty() && raw_) {
@@ -592,6 +599,8 @@ namespace longhaul {
 
 int run_client(client_invocation& inv)
 {
+    if (auto status = detail::try_mux_client(inv))
+        return *status;
     detail::ssh_client c(inv);
     return c.run();
 }

@@ -5,6 +5,7 @@
 
 #include "common/log.hpp"
 #include "ssh/client_config.hpp"
+#include "ssh/options.hpp"
 #include "ssh/ssh_config.hpp"
 
 #include <string>
@@ -19,6 +20,7 @@ struct client_invocation {
     bool have_command = false;
     bool subsystem = false; // -s: command is a subsystem name
     bool tty_requested_explicitly = false;
+    mux_command mux = mux_command::none; // -O
 };
 
 // Returns the process exit status: the remote program's, or 255.

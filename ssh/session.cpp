@@ -16,12 +16,23 @@ client_session::client_session(session_params params, logger& log) : params_(std
         escapes_ = std::make_unique<escape_filter>(params_.escape_char);
 }
 
-client_session::~client_session() = default;
+client_session::~client_session()
+{
+    if (params_.owns_fds) {
+        for (int fd : {params_.stdin_fd, params_.stdout_fd, params_.stderr_fd})
+            if (fd >= 0)
+                ::close(fd);
+    }
+}
 
 void client_session::on_open_confirmed(byte_span)
 {
     connection& c = runner->conn();
-    // OpenSSH's ssh_session2_setup asks for the agent before the pty.
+    // OpenSSH's ssh_session2_setup asks for X11, then the agent, before the pty.
+    if (params_.x11) {
+        c.send_request(id, forward::x11_request_name, true, params_.x11->encode());
+        pending_replies_.push_back("X11 forwarding");
+    }
     if (params_.forward_agent) {
         log_.debug("Requesting authentication agent forwarding.");
         c.send_request(id, forward::agent_request_name, false);
@@ -55,17 +66,25 @@ void client_session::on_open_confirmed(byte_span)
     }
     start_streams();
     runner->flush();
+    if (on_opened)
+        on_opened(true);
 }
 
 void client_session::on_open_failed(std::uint32_t reason, std::string_view text)
 {
+    if (on_opened) {
+        auto cb = std::move(on_opened);
+        on_opened = nullptr;
+        cb(false);
+    }
     fail("channel 0: open failed: " + std::to_string(reason) + ": " + std::string(text));
 }
 
 void client_session::start_streams()
 {
     // Private descriptions of our stdio: non-blocking mode stays ours.
-    const int in = params_.stdin_null ? ::open("/dev/null", O_RDONLY | O_CLOEXEC) : private_nonblocking_fd(0, false);
+    const int in = params_.stdin_null ? ::open("/dev/null", O_RDONLY | O_CLOEXEC)
+                                      : private_nonblocking_fd(params_.stdin_fd, false);
     stdin_ = std::make_shared<fd_source>(*runner, id, in, 0, true);
     if (escapes_) {
         stdin_->filter = [this](byte_span input, bytes& out) {
@@ -73,10 +92,10 @@ void client_session::start_streams()
             escapes_->feed(input, out, actions);
             for (auto a : actions) {
                 if (const std::string echo = escape_echo(a, escapes_->escape_char()); !echo.empty())
-                    (void)!::write(STDERR_FILENO, echo.data(), echo.size());
+                    (void)!::write(params_.stderr_fd, echo.data(), echo.size());
                 if (a == escape_action::help) {
                     const std::string help = escapes_->help_text(params_.escape_command_line);
-                    (void)!::write(STDERR_FILENO, help.data(), help.size());
+                    (void)!::write(params_.stderr_fd, help.data(), help.size());
                 } else if (a == escape_action::send_break) {
                     send_break();
                 } else if (on_escape) {
@@ -93,8 +112,8 @@ void client_session::start_streams()
         runner->conn().send_eof(id);
         runner->flush();
     };
-    stdout_ = std::make_shared<fd_sink>(*runner, id, private_nonblocking_fd(1, true), true);
-    stderr_ = std::make_shared<fd_sink>(*runner, id, private_nonblocking_fd(2, true), true);
+    stdout_ = std::make_shared<fd_sink>(*runner, id, private_nonblocking_fd(params_.stdout_fd, true), true);
+    stderr_ = std::make_shared<fd_sink>(*runner, id, private_nonblocking_fd(params_.stderr_fd, true), true);
     stdout_->on_drained = [this] { maybe_done(); };
     stderr_->on_drained = [this] { maybe_done(); };
     stdout_->on_error = [this](int) {
@@ -160,8 +179,17 @@ void client_session::on_request_reply(bool success)
         log_.debug("channel 0: " + what + " request accepted");
         return;
     }
+    if (what == "X11 forwarding") {
+        log_.error("X11 forwarding request failed on channel 0");
+        return;
+    }
     if (what == "pty-req") {
-        log_.error("PTY allocation request failed on channel 0");
+        if (on_error)
+            on_error("PTY allocation request failed on channel " + std::to_string(id));
+        else
+            log_.error("PTY allocation request failed on channel 0");
+        if (on_tty_failed)
+            on_tty_failed();
         return;
     }
     fail(what == "shell" || what == "exec" ? what + " request failed on channel 0"
@@ -178,7 +206,7 @@ void client_session::window_changed()
 {
     if (!params_.want_tty || closed_)
         return;
-    auto sz = query_terminal_size(0);
+    auto sz = query_terminal_size(params_.stdin_fd);
     if (!sz)
         return;
     window_change_request w{sz->cols, sz->rows, sz->width_px, sz->height_px};
@@ -204,9 +232,22 @@ void client_session::maybe_done()
         on_done(exit_status_.value_or(255));
 }
 
+void client_session::close_channel()
+{
+    if (closed_ || !runner)
+        return;
+    if (stdin_)
+        stdin_->stop();
+    runner->conn().close(id);
+    runner->flush();
+}
+
 void client_session::fail(std::string message)
 {
-    log_.error(message);
+    if (on_error)
+        on_error(message);
+    else
+        log_.error(message);
     done_ = true;
     if (on_done)
         on_done(255);

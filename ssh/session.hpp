@@ -3,6 +3,7 @@
 // the remote exit status.
 #pragma once
 
+#include "channel/forward/x11_messages.hpp"
 #include "channel/io/fd_pump.hpp"
 #include "common/log.hpp"
 #include "ssh/escape.hpp"
@@ -29,9 +30,17 @@ struct session_params {
     std::vector<std::pair<std::string, std::string>> env;
     bool stdin_null = false;
     bool forward_agent = false; // ask for auth-agent-req@openssh.com
+    std::optional<forward::x11_request> x11; // ask for X11 forwarding (ssh/client_x11)
     int escape_char = '~'; // -1: none; only active with a tty
     bool escape_command_line = false; // EnableEscapeCommandline: ~C listed in ~?
     std::string host;      // for "Connection to host closed."
+    // The local ends: ssh's own stdio, or those a mux client passed to the
+    // master (owned then: closed with the session). stdin_fd's terminal
+    // gives the window size.
+    int stdin_fd = 0;
+    int stdout_fd = 1;
+    int stderr_fd = 2;
+    bool owns_fds = false;
 };
 
 class client_session : public channel_handler, public std::enable_shared_from_this<client_session> {
@@ -44,6 +53,12 @@ public:
     std::function<void(int status)> on_done;
     // Escape actions that concern the whole connection (~., ~R, ~^Z, ...).
     std::function<void(escape_action)> on_escape;
+    // Optional, for the master's mux sessions: the channel opened (true) or
+    // was refused (false); the pty request failed; a session error to show
+    // the mux client (instead of our log).
+    std::function<void(bool opened)> on_opened;
+    std::function<void()> on_tty_failed;
+    std::function<void(const std::string&)> on_error;
 
     void on_open_confirmed(byte_span) override;
     void on_open_failed(std::uint32_t reason, std::string_view text) override;
@@ -60,6 +75,10 @@ public:
     // ~&, from on_escape: after the escape, the input ends as OpenSSH's
     // does it, with a ^D (a shell on the pty logs out) and then EOF.
     void end_input() noexcept { end_input_ = true; }
+    // The exit-status the server sent, if it sent one.
+    std::optional<int> exit_status() const noexcept { return exit_status_; }
+    // Ends this session alone (a mux client went away, or its ~.).
+    void close_channel();
 
 private:
     void start_streams();

@@ -3,7 +3,9 @@
 // (connecting, the transport and session-layer events, the session
 // channel, keepalives), ssh/client_escapes.cpp (escape sequences, the ~C
 // command line, LocalCommand) and ssh/client_login.cpp (user
-// authentication: identities, the agent, prompts).
+// authentication: identities, the agent, prompts) and ssh/client_mux.cpp
+// (connection multiplexing: the mux client tried first, the master's
+// ControlPath listener and its passenger sessions, ControlPersist).
 #pragma once
 
 #include "channel/io/connection_runner.hpp"
@@ -13,10 +15,12 @@
 #include "common/random.hpp"
 #include "ssh/client.hpp"
 #include "ssh/client_agent_forwarding.hpp"
+#include "ssh/client_x11.hpp"
 #include "ssh/client_forwards.hpp"
 #include "ssh/client_remote_forwards.hpp"
 #include "ssh/connect.hpp"
 #include "ssh/escape.hpp"
+#include "ssh/mux/mux_master.hpp"
 #include "ssh/session.hpp"
 #include "ssh/terminal.hpp"
 
@@ -32,6 +36,15 @@
 namespace longhaul::detail {
 
 namespace asio = boost::asio;
+
+struct mux_master_state; // ssh/client_mux.cpp
+struct mux_master_deleter {
+    void operator()(mux_master_state* p) const noexcept;
+};
+
+// Before connecting: a master at ControlPath runs the -O command or the
+// session (ssh/client_mux.cpp). nullopt: connect as usual.
+std::optional<int> try_mux_client(client_invocation& inv);
 
 class ssh_client {
 public:
@@ -77,6 +90,18 @@ private:
     // connections still open have closed, then finishes with the session's
     // status.
     void finish_when_channels_closed();
+    // ssh/client_mux.cpp: the master's side. start_mux_master() runs after
+    // authentication (with ControlPersist it forks: the foreground becomes
+    // a mux client and exits there).
+    void start_mux_master();
+    void accept_mux_client(const std::shared_ptr<mux::control_client>& c);
+    void on_mux_request(std::uint32_t peer, const mux::message& m, mux::passed_fds fds);
+    void open_mux_session(std::uint32_t peer, const mux::new_session& req, mux::passed_fds fds);
+    void mux_peer_done(std::uint32_t peer);
+    void mux_window_changed();
+    void arm_persist_timer();
+    bool mux_busy() const;
+    void stop_mux();
     std::vector<client_identity> collect_identities();
     // The server's host key, the session id and its signature, for
     // session-bind@openssh.com (client_agent_forwarding.hpp).
@@ -106,6 +131,7 @@ private:
     std::unique_ptr<client_forwards> forwards_;
     std::unique_ptr<client_remote_forwards> remote_forwards_;
     std::unique_ptr<client_agent_forwarding> agent_forwards_; // -A: the server's agent opens
+    std::unique_ptr<client_x11_forwarding> x11_forwards_;     // -X, -Y: the server's x11 opens
     std::deque<std::function<void(bool, byte_span)>> global_replies_;
     std::unique_ptr<raw_terminal> raw_;
     bool version_seen_ = false;
@@ -115,6 +141,7 @@ private:
     int status_ = 255;
     std::optional<alive_check> alive_;
     std::chrono::steady_clock::time_point alive_next_{}; // the first expiry checks at once
+    std::unique_ptr<mux_master_state, mux_master_deleter> mux_;
 };
 
 } // namespace longhaul::detail

@@ -1,0 +1,233 @@
+#!/usr/bin/env bash
+# Connection multiplexing (ControlMaster / ControlPath / ControlPersist,
+# -M -S -O), both directions against OpenSSH 9.2's ssh, on Debian's sshd
+# and Longhaul's:
+#  (a) a Longhaul master and Longhaul mux clients: concurrent sessions with
+#      checksummed data both ways, exit statuses, -O check/stop/exit with
+#      Debian's messages and statuses, no new TCP connection per session;
+#  (b) the Longhaul master and Debian's ssh as mux client;
+#  (c) Debian's master (ssh -M -S path -f -N) and Longhaul's mux client;
+#  (d) ControlMaster auto + ControlPersist 2: the first call returns, the
+#      master stays, a second call reuses it, the master leaves when idle
+#      and removes its socket.
+# Background masters are found by their -O check pid and stopped by it.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+BUILD=${LONGHAUL_BUILD_DIR:?LONGHAUL_BUILD_DIR must point at the build directory}
+SSH=$BUILD/bin/ssh
+LH_SSHD_BIN=$BUILD/bin/sshd
+[ -x "$SSH" ] || lh_fail "ssh not built ($SSH)"
+[ -x "$LH_SSHD_BIN" ] || lh_fail "sshd not built ($LH_SSHD_BIN)"
+DEBIAN_SSH=/usr/bin/ssh
+[ -x "$DEBIAN_SSH" ] || lh_skip "OpenSSH's ssh client not found at $DEBIAN_SSH"
+lh_require_openssh_server
+T=$LH_TMP
+
+lh_make_host_keys "$T"
+"$LH_SSH_KEYGEN" -q -t ed25519 -N '' -f "$T/id"
+cp "$T/id.pub" "$T/authorized_keys"
+chmod 600 "$T/id"
+
+# start NAME SSHD: sets port_NAME; the server's log is $T/srv-NAME/sshd.log.
+start() {
+    local name=$1 sshd=$2 d="$T/srv-$1" p
+    mkdir -p "$d"
+    cp "$T"/ssh_host_* "$T/authorized_keys" "$d/"
+    lh_port p
+    LH_SSHD=$sshd lh_start_sshd "$d" "$p"
+    lh_known_hosts "$d" "$p"
+    printf -v "port_$name" %s "$p"
+}
+start deb "$LH_SSHD"
+start lh "$LH_SSHD_BIN"
+
+# opts NAME: the client options for server NAME (either ssh takes them).
+opts() {
+    local d="$T/srv-$1" p
+    p=port_$1
+    OPTS=(-F /dev/null -p "${!p}" -o "UserKnownHostsFile=$d/known_hosts.${!p}" -o StrictHostKeyChecking=yes
+          -o BatchMode=yes -o IdentitiesOnly=yes -o IdentityAgent=none -i "$T/id")
+}
+accepted() { grep -c "Accepted publickey" "$T/srv-$1/sshd.log" || true; }
+
+# master_pid CTLPATH: the pid a master reports to -O check (Debian's ssh asks).
+master_pid() {
+    "$DEBIAN_SSH" -F /dev/null -S "$1" -O check 127.0.0.1 2>&1 | sed -n 's/^Master running (pid=\([0-9]*\)).*/\1/p'
+}
+gone() { ! kill -0 "$1" 2>/dev/null; }
+
+head -c $((3 * 1024 * 1024 + 12345)) /dev/urandom >"$T/data"
+SUM=$(sha256sum <"$T/data" | cut -d' ' -f1)
+
+# data_both_ways SSH CTLPATH: stdin to the remote checksum, and the remote
+# file back to our stdout; three sessions at once.
+data_both_ways() {
+    local ssh=$1 ctl=$2 i ok=0 pids=()
+    for i in 1 2 3; do
+        timeout 60 "$ssh" -F /dev/null -S "$ctl" 127.0.0.1 'sha256sum' <"$T/data" >"$T/up.$i" 2>"$T/up.$i.err" &
+        pids+=($!)
+        timeout 60 "$ssh" -F /dev/null -S "$ctl" 127.0.0.1 "cat '$T/data'" </dev/null >"$T/down.$i" 2>"$T/down.$i.err" &
+        pids+=($!)
+    done
+    # (Not a bare wait: the servers are this shell's children too.)
+    wait "${pids[@]}"
+    for i in 1 2 3; do
+        [ "$(cut -d' ' -f1 <"$T/up.$i")" = "$SUM" ] || { echo "   upload $i: $(cat "$T/up.$i" "$T/up.$i.err")"; ok=1; }
+        cmp -s "$T/data" "$T/down.$i" || { echo "   download $i differs: $(cat "$T/down.$i.err")"; ok=1; }
+    done
+    return $ok
+}
+
+# statuses SSH CTLPATH: exit statuses, stdout and stderr kept apart.
+statuses() {
+    local ssh=$1 ctl=$2 want rc
+    for want in 0 1 7 255; do
+        rc=0
+        timeout 20 "$ssh" -F /dev/null -S "$ctl" 127.0.0.1 "exit $want" </dev/null || rc=$?
+        [ "$rc" = "$want" ] || { echo "   exit $want: got $rc"; return 1; }
+    done
+    rc=0
+    timeout 20 "$ssh" -F /dev/null -S "$ctl" 127.0.0.1 'echo out; echo err >&2; exit 42' </dev/null \
+        >"$T/o" 2>"$T/e" || rc=$?
+    [ "$rc" = 42 ] && [ "$(cat "$T/o")" = out ] && [ "$(cat "$T/e")" = err ] ||
+        { echo "   rc $rc, out '$(cat "$T/o")', err '$(cat "$T/e")'"; return 1; }
+}
+
+# ------------------------------------------------ (a) + (b): Longhaul master
+for srv in deb lh; do
+    opts $srv
+    CTL=$T/lm-$srv
+    n0=$(accepted $srv)
+    timeout 20 "$SSH" "${OPTS[@]}" -M -S "$CTL" -N -f 127.0.0.1 >/dev/null 2>"$T/lm-$srv.err" ||
+        lh_fail "Longhaul master to $srv: $(cat "$T/lm-$srv.err")"
+    lh_wait_until 5 test -S "$CTL" || lh_fail "no control socket from the Longhaul master"
+    MPID=$(master_pid "$CTL")
+    [ -n "$MPID" ] && LH_PIDS+=("$MPID")
+
+    check_mode() { [ "$(stat -c %a "$CTL")" = 600 ]; }
+    lh_check "[$srv] Longhaul master: ControlPath created with mode 0600" check_mode
+
+    check_check() {
+        local out rc=0 ref
+        out=$("$SSH" -F /dev/null -S "$CTL" -O check 127.0.0.1 2>&1) || rc=$?
+        ref=$("$DEBIAN_SSH" -F /dev/null -S "$CTL" -O check 127.0.0.1 2>&1)
+        [ "$rc" = 0 ] && [ "$out" = "$(printf 'Master running (pid=%s)\r' "$MPID")" ] && [ "$out" = "$ref" ]
+    }
+    lh_check "[$srv] -O check: 'Master running (pid=N)', status 0, from Longhaul's and Debian's ssh" check_check
+
+    lh_check "[$srv] Longhaul mux clients: 3+3 concurrent sessions, 3 MiB each way, checksums" data_both_ways "$SSH" "$CTL"
+    lh_check "[$srv] Longhaul mux clients: exit statuses 0/1/7/255/42, stdout and stderr apart" statuses "$SSH" "$CTL"
+    lh_check "[$srv] Debian's ssh as mux client of Longhaul's master: data both ways" data_both_ways "$DEBIAN_SSH" "$CTL"
+    lh_check "[$srv] Debian's ssh as mux client of Longhaul's master: exit statuses" statuses "$DEBIAN_SSH" "$CTL"
+
+    check_one_connection() { [ "$(accepted $srv)" = $((n0 + 1)) ]; }
+    lh_check "[$srv] every session went over the master's one connection" check_one_connection
+
+    check_refused() {
+        # Forwarding requests to this master: FAILURE with a clear reason.
+        local out rc=0
+        out=$(timeout 10 "$DEBIAN_SSH" -F /dev/null -S "$CTL" -W 127.0.0.1:1 127.0.0.1 2>&1 </dev/null) || rc=$?
+        [ "$rc" = 255 ] && [[ "$out" == *"not supported yet"* ]] || { echo "   rc $rc: $out"; return 1; }
+    }
+    lh_check "[$srv] -W through the Longhaul master is refused: not supported yet" check_refused
+
+    check_exit() {
+        local out rc=0
+        out=$("$SSH" -F /dev/null -S "$CTL" -O exit 127.0.0.1 2>&1) || rc=$?
+        [ "$rc" = 0 ] && [ "$out" = "$(printf 'Exit request sent.\r')" ] &&
+            lh_wait_until 5 gone "$MPID" && ! test -e "$CTL"
+    }
+    lh_check "[$srv] -O exit: 'Exit request sent.', the master exits and removes its socket" check_exit
+done
+
+# -O stop on a Longhaul master: the socket goes, the master stays.
+opts deb
+CTL=$T/lm-stop
+timeout 20 "$SSH" "${OPTS[@]}" -M -S "$CTL" -N -f 127.0.0.1 >/dev/null 2>"$T/lm-stop.err" || lh_fail "master: $(cat "$T/lm-stop.err")"
+lh_wait_until 5 test -S "$CTL" || lh_fail "no control socket from the Longhaul master"
+MPID=$(master_pid "$CTL")
+[ -n "$MPID" ] && LH_PIDS+=("$MPID")
+check_stop() {
+    local out rc=0
+    out=$("$SSH" -F /dev/null -S "$CTL" -O stop 127.0.0.1 2>&1) || rc=$?
+    [ "$rc" = 0 ] && [ "$out" = "$(printf 'Stop listening request sent.\r')" ] && ! test -e "$CTL" && kill -0 "$MPID"
+}
+lh_check "-O stop: 'Stop listening request sent.', the socket is removed, the master stays" check_stop
+kill "$MPID" 2>/dev/null || true
+
+check_existing() {
+    # A second master on a path in use says so and works without it.
+    local out rc=0
+    : >"$T/taken"
+    out=$(timeout 20 "$SSH" "${OPTS[@]}" -M -S "$T/taken" 127.0.0.1 'echo fine' 2>&1 </dev/null) || rc=$?
+    [ "$rc" = 0 ] && [[ "$out" == *"ControlSocket $T/taken already exists, disabling multiplexing"* ]] &&
+        [[ "$out" == *fine* ]] || { echo "   rc $rc: $out"; return 1; }
+}
+lh_check "a master whose ControlPath exists: 'ControlSocket PATH already exists, disabling multiplexing'" check_existing
+
+check_missing() {
+    local c out ref rc ref_rc
+    for c in check exit stop; do
+        rc=0 ref_rc=0
+        out=$("$SSH" -F /dev/null -S "$T/none" -O $c 127.0.0.1 2>&1) || rc=$?
+        ref=$("$DEBIAN_SSH" -F /dev/null -S "$T/none" -O $c 127.0.0.1 2>&1) || ref_rc=$?
+        [ "$rc" = 255 ] && [ "$ref_rc" = 255 ] && [ "$out" = "$ref" ] &&
+            [[ "$out" == "Control socket connect($T/none): No such file or directory"* ]] ||
+            { echo "   -O $c: $rc '$out' vs $ref_rc '$ref'"; return 1; }
+    done
+}
+lh_check "-O check/exit/stop without a master: Debian's message and status 255" check_missing
+
+# ------------------------------------------------ (c): Debian's master
+for srv in deb lh; do
+    opts $srv
+    CTL=$T/dm-$srv
+    n0=$(accepted $srv)
+    timeout 20 "$DEBIAN_SSH" "${OPTS[@]}" -M -S "$CTL" -f -N 127.0.0.1 >/dev/null 2>"$T/dm.err" ||
+        lh_fail "Debian's master: $(cat "$T/dm.err")"
+    lh_wait_until 5 test -S "$CTL" || lh_fail "no control socket from Debian's master"
+    MPID=$(master_pid "$CTL")
+    [ -n "$MPID" ] && LH_PIDS+=("$MPID")
+    check_dcheck() {
+        local out rc=0
+        out=$("$SSH" -F /dev/null -S "$CTL" -O check 127.0.0.1 2>&1) || rc=$?
+        [ "$rc" = 0 ] && [ "$out" = "$(printf 'Master running (pid=%s)\r' "$MPID")" ]
+    }
+    lh_check "[$srv] Longhaul's -O check against Debian's master" check_dcheck
+    lh_check "[$srv] Longhaul mux clients of Debian's master: data both ways" data_both_ways "$SSH" "$CTL"
+    lh_check "[$srv] Longhaul mux clients of Debian's master: exit statuses" statuses "$SSH" "$CTL"
+    check_one_connection() { [ "$(accepted $srv)" = $((n0 + 1)) ]; }
+    lh_check "[$srv] Debian's master: one connection for all of them" check_one_connection
+    check_dexit() {
+        local out rc=0
+        out=$("$SSH" -F /dev/null -S "$CTL" -O exit 127.0.0.1 2>&1) || rc=$?
+        [ "$rc" = 0 ] && [ "$out" = "$(printf 'Exit request sent.\r')" ] && lh_wait_until 5 gone "$MPID"
+    }
+    lh_check "[$srv] Longhaul's -O exit ends Debian's master" check_dexit
+done
+
+# ------------------------------------------------ (d): auto + ControlPersist
+for srv in deb lh; do
+    opts $srv
+    persist=(-o ControlMaster=auto -o "ControlPath=$T/cp-%C" -o ControlPersist=2)
+    n0=$(accepted $srv)
+    check_persist() {
+        local out rc=0 t0=$EPOCHREALTIME ctl pid
+        out=$(timeout 20 "$SSH" "${OPTS[@]}" "${persist[@]}" 127.0.0.1 'echo first; exit 3' </dev/null) || rc=$?
+        [ "$rc" = 3 ] && [ "$out" = first ] || { echo "   first call: rc $rc, '$out'"; return 1; }
+        ctl=$(ls "$T"/cp-* 2>/dev/null | head -n 1)
+        [ -S "$ctl" ] || { echo "   no control socket after the first call"; return 1; }
+        pid=$(master_pid "$ctl")
+        [ -n "$pid" ] && LH_PIDS+=("$pid")
+        rc=0
+        out=$(timeout 20 "$SSH" "${OPTS[@]}" "${persist[@]}" 127.0.0.1 'echo second' </dev/null) || rc=$?
+        [ "$rc" = 0 ] && [ "$out" = second ] || { echo "   second call: rc $rc, '$out'"; return 1; }
+        [ "$(accepted $srv)" = $((n0 + 1)) ] || { echo "   $(($(accepted $srv) - n0)) connections"; return 1; }
+        # Idle for 2 s: the master leaves and removes its socket.
+        lh_wait_until 8 gone "$pid" && ! test -e "$ctl" || { echo "   master still there"; return 1; }
+    }
+    lh_check "[$srv] ControlMaster auto + ControlPersist 2: one connection, the master leaves when idle" check_persist
+done
+
+lh_summary

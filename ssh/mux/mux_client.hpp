@@ -1,0 +1,56 @@
+// The mux client: ssh using a master's connection through ControlPath,
+// as OpenSSH's ssh does it (its muxclient()): the HELLO exchange, the
+// -O commands (check, exit, stop) and a passenger session, whose stdin,
+// stdout and stderr go to the master over SCM_RIGHTS. Blocking I/O: the
+// client has nothing else to do while it waits.
+#pragma once
+
+#include "common/log.hpp"
+#include "ssh/mux/mux_messages.hpp"
+#include "ssh/mux/mux_socket.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace longhaul::mux {
+
+class mux_client {
+public:
+    mux_client(control_socket sock, logger& log) : sock_(std::move(sock)), log_(log) {}
+
+    // Both HELLOs; false (logged) when the master speaks another version.
+    bool hello_exchange();
+    // -O check: the master's pid, or nullopt (logged as OpenSSH's fatal).
+    std::optional<std::uint32_t> alive_check();
+    // -O exit and -O stop: true when the master accepted (or went away
+    // before answering an exit); false, logged, otherwise.
+    bool terminate();
+    bool stop_listening();
+
+    struct session_hooks {
+        // Called with true once the session is open when a tty was asked
+        // for, with false when it ends or the remote tty failed.
+        std::function<void(bool raw)> set_raw;
+        // "Shared connection to HOST closed." when non-empty (tty sessions).
+        std::string closed_message;
+    };
+    // NEW_SESSION with our descriptors 0, 1, 2, then the exit status the
+    // master reports (255 when it reports none or we are signalled).
+    // nullopt: the master refused or failed the session, logged; ssh then
+    // connects by itself, as OpenSSH's does.
+    std::optional<int> run_session(new_session request, const session_hooks& hooks);
+
+private:
+    // The next reply; nullopt (logged with `what`) at EOF or on error.
+    std::optional<message> reply(const char* what);
+    bool check_id(std::uint32_t id, const char* what);
+
+    control_socket sock_;
+    logger& log_;
+    std::uint32_t request_id_ = 0;
+    std::uint32_t master_pid_ = 0;
+};
+
+} // namespace longhaul::mux
