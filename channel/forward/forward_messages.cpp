@@ -1,5 +1,7 @@
 #include "channel/forward/forward_messages.hpp"
 
+#include "channel/forward/message_fields.hpp"
+
 #include "common/wire.hpp"
 
 #include <sys/un.h>
@@ -10,41 +12,9 @@ const std::size_t max_socket_path = sizeof(sockaddr_un::sun_path) - 1;
 
 namespace {
 
-// A string field read as OpenSSH's sshpkt_get_cstring reads it (no NUL
-// inside). Its length bound is checked after the whole message parsed (see
-// finish()), so it is read here up to the packet limit.
-std::string cstring(wire_reader& r)
-{
-    const std::string_view s = r.text(max_wire_string);
-    if (!r.ok())
-        return {};
-    if (s.find('\0') != std::string_view::npos) {
-        r.fail(errc::malformed);
-        return {};
-    }
-    return std::string(s);
-}
-
-std::uint16_t read_port(wire_reader& r, bool& too_large)
-{
-    const std::uint32_t p = r.u32();
-    if (p > 0xffff)
-        too_large = true;
-    return static_cast<std::uint16_t>(p);
-}
-
-// Structural errors (truncation, trailing bytes, NUL) first: a message
-// that does not parse is a protocol error whatever its values. Then the
-// bounds on values.
-template <class T>
-result<T> finish(wire_reader& r, T value, bool too_large)
-{
-    if (auto f = r.finish(); !f)
-        return f.error() == errc::incomplete ? errc::malformed : f.error();
-    if (too_large)
-        return errc::too_large;
-    return value;
-}
+using detail::finish_message;
+using detail::read_cstring;
+using detail::read_port;
 
 bool over(const std::string& s, std::size_t max) { return s.size() > max; }
 
@@ -62,12 +32,12 @@ result<direct_tcpip_open> direct_tcpip_open::decode(byte_span data)
     wire_reader r(data);
     direct_tcpip_open m;
     bool big = false;
-    m.host = cstring(r);
+    m.host = read_cstring(r);
     m.port = read_port(r, big);
-    m.originator = cstring(r);
+    m.originator = read_cstring(r);
     m.originator_port = read_port(r, big);
     big = big || over(m.host, max_forward_host) || over(m.originator, max_forward_host);
-    return finish(r, std::move(m), big);
+    return finish_message(r, std::move(m), big);
 }
 
 bytes forwarded_tcpip_open::encode() const
@@ -82,12 +52,12 @@ result<forwarded_tcpip_open> forwarded_tcpip_open::decode(byte_span data)
     wire_reader r(data);
     forwarded_tcpip_open m;
     bool big = false;
-    m.address = cstring(r);
+    m.address = read_cstring(r);
     m.port = read_port(r, big);
-    m.originator = cstring(r);
+    m.originator = read_cstring(r);
     m.originator_port = read_port(r, big);
     big = big || over(m.address, max_forward_host) || over(m.originator, max_forward_host);
-    return finish(r, std::move(m), big);
+    return finish_message(r, std::move(m), big);
 }
 
 bytes direct_streamlocal_open::encode() const
@@ -102,11 +72,11 @@ result<direct_streamlocal_open> direct_streamlocal_open::decode(byte_span data)
     wire_reader r(data);
     direct_streamlocal_open m;
     bool big = false;
-    m.path = cstring(r);
-    m.originator = cstring(r);
+    m.path = read_cstring(r);
+    m.originator = read_cstring(r);
     m.originator_port = read_port(r, big);
     big = big || over(m.path, max_socket_path) || over(m.originator, max_forward_host);
-    return finish(r, std::move(m), big);
+    return finish_message(r, std::move(m), big);
 }
 
 bytes forwarded_streamlocal_open::encode() const
@@ -120,10 +90,10 @@ result<forwarded_streamlocal_open> forwarded_streamlocal_open::decode(byte_span 
 {
     wire_reader r(data);
     forwarded_streamlocal_open m;
-    m.path = cstring(r);
-    m.reserved = cstring(r);
+    m.path = read_cstring(r);
+    m.reserved = read_cstring(r);
     const bool big = over(m.path, max_socket_path) || over(m.reserved, max_forward_host);
-    return finish(r, std::move(m), big);
+    return finish_message(r, std::move(m), big);
 }
 
 bytes tcpip_forward_request::encode() const
@@ -138,10 +108,10 @@ result<tcpip_forward_request> tcpip_forward_request::decode(byte_span data)
     wire_reader r(data);
     tcpip_forward_request m;
     bool big = false;
-    m.address = cstring(r);
+    m.address = read_cstring(r);
     m.port = read_port(r, big);
     big = big || over(m.address, max_forward_host);
-    return finish(r, std::move(m), big);
+    return finish_message(r, std::move(m), big);
 }
 
 bytes tcpip_forward_reply::encode() const
@@ -157,7 +127,7 @@ result<tcpip_forward_reply> tcpip_forward_reply::decode(byte_span data)
     tcpip_forward_reply m;
     bool big = false;
     m.port = read_port(r, big);
-    return finish(r, m, big);
+    return finish_message(r, m, big);
 }
 
 bytes streamlocal_forward_request::encode() const
@@ -171,9 +141,9 @@ result<streamlocal_forward_request> streamlocal_forward_request::decode(byte_spa
 {
     wire_reader r(data);
     streamlocal_forward_request m;
-    m.path = cstring(r);
+    m.path = read_cstring(r);
     const bool big = over(m.path, max_socket_path);
-    return finish(r, std::move(m), big);
+    return finish_message(r, std::move(m), big);
 }
 
 namespace {

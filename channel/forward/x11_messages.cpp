@@ -1,5 +1,7 @@
 #include "channel/forward/x11_messages.hpp"
 
+#include "channel/forward/message_fields.hpp"
+
 #include "common/wire.hpp"
 
 #include <cctype>
@@ -8,30 +10,13 @@ namespace longhaul::forward {
 
 namespace {
 
-// As forward_messages reads strings: OpenSSH's sshpkt_get_cstring, which
-// refuses a NUL inside.
+// A string field, too_large past the X11 fields' bound.
 std::string x11_cstring(wire_reader& r, bool& too_large)
 {
-    const std::string_view s = r.text(max_wire_string);
-    if (!r.ok())
-        return {};
-    if (s.find('\0') != std::string_view::npos) {
-        r.fail(errc::malformed);
-        return {};
-    }
+    std::string s = detail::read_cstring(r);
     if (s.size() > max_x11_auth_field)
         too_large = true;
-    return std::string(s);
-}
-
-template <class T>
-result<T> x11_finish(wire_reader& r, T value, bool too_large)
-{
-    if (auto f = r.finish(); !f)
-        return f.error() == errc::incomplete ? errc::malformed : f.error();
-    if (too_large)
-        return errc::too_large;
-    return value;
+    return s;
 }
 
 bool x11_name_char(char c, std::string_view extra) noexcept
@@ -72,7 +57,7 @@ result<x11_request> x11_request::decode(byte_span data)
     m.auth_protocol = x11_cstring(r, big);
     m.auth_cookie = x11_cstring(r, big);
     m.screen = r.u32();
-    return x11_finish(r, std::move(m), big);
+    return detail::finish_message(r, std::move(m), big);
 }
 
 bytes x11_open::encode() const
@@ -88,10 +73,8 @@ result<x11_open> x11_open::decode(byte_span data)
     x11_open m;
     bool big = false;
     m.originator = x11_cstring(r, big);
-    const std::uint32_t port = r.u32();
-    big = big || port > 0xffff;
-    m.originator_port = static_cast<std::uint16_t>(port);
-    return x11_finish(r, std::move(m), big);
+    m.originator_port = detail::read_port(r, big);
+    return detail::finish_message(r, std::move(m), big);
 }
 
 bool xauth_valid_string(std::string_view s) noexcept
