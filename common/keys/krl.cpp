@@ -76,19 +76,6 @@ void sort_unique(std::vector<T>& v)
     v.erase(std::unique(v.begin(), v.end()), v.end());
 }
 
-// Merges overlapping and adjacent ranges, as insert_serial_range() does.
-void merge_ranges(std::vector<krl_serial_range>& v)
-{
-    std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.lo < b.lo; });
-    std::vector<krl_serial_range> out;
-    for (const auto& r : v) {
-        if (!out.empty() && (out.back().hi == std::numeric_limits<std::uint64_t>::max() || r.lo <= out.back().hi + 1))
-            out.back().hi = std::max(out.back().hi, r.hi);
-        else
-            out.push_back(r);
-    }
-    v = std::move(out);
-}
 
 // An extension section or certificate subsection (§2.5, §5): name,
 // criticality, contents, nothing after. None are defined, so a critical
@@ -176,7 +163,7 @@ public:
         sort_unique(out_.sha1s);
         sort_unique(out_.sha256s);
         for (auto& ca : out_.authorities) {
-            merge_ranges(ca.serial_ranges);
+            merge_serial_ranges(ca.serial_ranges);
             sort_unique(ca.key_ids);
         }
         return std::move(out_);
@@ -366,6 +353,19 @@ bool krl::revokes(const public_key& key) const
             return true;
     }
     return std::binary_search(keys.begin(), keys.end(), blob);
+}
+
+void merge_serial_ranges(std::vector<krl_serial_range>& v)
+{
+    std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.lo < b.lo; });
+    std::vector<krl_serial_range> out;
+    for (const auto& r : v) {
+        if (!out.empty() && (out.back().hi == std::numeric_limits<std::uint64_t>::max() || r.lo <= out.back().hi + 1))
+            out.back().hi = std::max(out.back().hi, r.hi);
+        else
+            out.push_back(r);
+    }
+    v = std::move(out);
 }
 
 result<krl> parse_krl(byte_span file) { return parser().run(file); }

@@ -87,6 +87,11 @@ struct krl {
     bool revokes_serial_or_id(const certificate& cert) const;
 };
 
+// Sorts `ranges` and joins the overlapping and adjacent ones, as
+// OpenSSH's insert_serial_range() keeps them (the parser, the -Q -l
+// listing and the writer all need this form).
+void merge_serial_ranges(std::vector<krl_serial_range>& ranges);
+
 // Parses a whole KRL file (magic included). Errors:
 //   invalid_format   not a KRL, bad version, unknown section, bad lengths,
 //                    trailing bytes in a section, NUL inside a string

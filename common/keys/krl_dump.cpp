@@ -76,15 +76,8 @@ std::vector<krl_serial_range> all_serials(const krl_certificate_authority& ca)
                 v.push_back({serial, serial});
         }
     }
-    std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.lo < b.lo; });
-    std::vector<krl_serial_range> out;
-    for (const auto& r : v) {
-        if (!out.empty() && (out.back().hi == std::numeric_limits<std::uint64_t>::max() || r.lo <= out.back().hi + 1))
-            out.back().hi = std::max(out.back().hi, r.hi);
-        else
-            out.push_back(r);
-    }
-    return out;
+    merge_serial_ranges(v);
+    return v;
 }
 
 } // namespace

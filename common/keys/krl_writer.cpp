@@ -44,15 +44,8 @@ std::vector<T> sorted_unique_copy(std::vector<T> v)
 // Sorted, with overlapping and adjacent ranges joined.
 std::vector<krl_serial_range> merged_ranges(std::vector<krl_serial_range> v)
 {
-    std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.lo < b.lo; });
-    std::vector<krl_serial_range> out;
-    for (const auto& r : v) {
-        if (!out.empty() && (out.back().hi == std::numeric_limits<std::uint64_t>::max() || r.lo <= out.back().hi + 1))
-            out.back().hi = std::max(out.back().hi, r.hi);
-        else
-            out.push_back(r);
-    }
-    return out;
+    merge_serial_ranges(v);
+    return v;
 }
 
 std::uint64_t plain_cost(const krl_serial_range& r) noexcept
