@@ -214,14 +214,18 @@ key_decision sshd_auth_policy::key_allowed(std::string_view, const public_key& k
             return d;
     }
     const authorized_keys_context ctx = keys_context();
-    std::optional<authorized_key_match> found = find_in_authorized_keys(
-        [&](std::string_view contents, const std::string& path) {
-            return check_authorized_keys(contents, path, key, ctx);
-        });
+    const keys_file_check check = [&](std::string_view contents, const std::string& source) {
+        return check_authorized_keys(contents, source, key, ctx);
+    };
+    std::optional<authorized_key_match> found = find_in_authorized_keys(check);
     if (!found)
-        found = find_in_keys_command(key, nullptr, [&](std::string_view contents, const std::string& source) {
-            return check_authorized_keys(contents, source, key, ctx);
-        });
+        found = find_in_keys_command(key, nullptr, check);
+    return decision_of(std::move(found));
+}
+
+key_decision sshd_auth_policy::decision_of(std::optional<authorized_key_match> found)
+{
+    key_decision d;
     if (!found)
         return d;
     d.allowed = true;

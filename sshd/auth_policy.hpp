@@ -67,6 +67,8 @@ private:
     // certificate's principals.
     std::optional<principals_match> find_in_principals_command(const certificate& cert,
                                                                std::vector<log_message>& notes);
+    // A key or certificate allowed by `found` (its options), or refused.
+    static key_decision decision_of(std::optional<authorized_key_match> found);
     // %C of both commands.
     std::string connection_id() const;
     bool allowed_user(const user_account& u, const user_groups& g);

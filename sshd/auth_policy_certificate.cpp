@@ -149,22 +149,15 @@ key_decision sshd_auth_policy::certificate_allowed(std::string_view, const certi
             return d;
     }
     const authorized_keys_context ctx = keys_context();
-    std::optional<authorized_key_match> found = find_in_authorized_keys(
-        [&](std::string_view contents, const std::string& path) {
-            return check_authorized_keys(contents, path, cert, ctx);
-        });
+    const keys_file_check check = [&](std::string_view contents, const std::string& source) {
+        return check_authorized_keys(contents, source, cert, ctx);
+    };
+    std::optional<authorized_key_match> found = find_in_authorized_keys(check);
     if (!found && !c.trusted_user_ca_keys.empty())
         found = trusted_ca_match(cert, ctx);
     if (!found)
-        found = find_in_keys_command(cert.key(), &cert, [&](std::string_view contents, const std::string& source) {
-            return check_authorized_keys(contents, source, cert, ctx);
-        });
-    if (!found)
-        return d;
-    d.allowed = true;
-    d.forced_command = found->options.force_command.has_value();
-    d.options = std::make_shared<const authorized_key_match>(std::move(*found));
-    return d;
+        found = find_in_keys_command(cert.key(), &cert, check);
+    return decision_of(std::move(found));
 }
 
 } // namespace longhaul

@@ -233,22 +233,17 @@ private:
     std::uint8_t poly_key_[32] = {9, 8, 7};
 };
 
-class raw_ctr_hmac final : public raw_protection {
+// AES-CTR and a separate MAC, in either order (classic or -etm): the
+// cipher side shared by the HMAC and UMAC raw baselines.
+class raw_ctr_then_mac : public raw_protection {
 public:
-    raw_ctr_hmac(int key_bits, const char* digest, std::size_t mac_size, bool etm)
-        : hmac_("HMAC"), mac_size_(mac_size), etm_(etm)
+    raw_ctr_then_mac(int key_bits, bool etm) : etm_(etm)
     {
         const std::vector<std::uint8_t> key(std::size_t(key_bits / 8), 0x33);
         const std::string name = "AES-" + std::to_string(key_bits) + "-CTR";
         EVP_CIPHER* c = EVP_CIPHER_fetch(nullptr, name.c_str(), nullptr);
         check(EVP_CipherInit_ex2(ctx_.p, c, key.data(), nullptr, 1, nullptr) == 1, "ctr init");
         EVP_CIPHER_free(c);
-        OSSL_PARAM params[] = {
-            OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, const_cast<char*>(digest), 0),
-            OSSL_PARAM_construct_end(),
-        };
-        const std::uint8_t mac_key[64] = {4};
-        check(EVP_MAC_init(hmac_.p, mac_key, mac_size, params) == 1, "hmac init");
     }
     void seal(std::uint32_t seq, mutable_byte_span packet, std::uint8_t* tag) override
     {
@@ -265,15 +260,19 @@ public:
         std::uint8_t expect[64];
         if (etm_) {
             mac(seq, packet, expect);
-            if (CRYPTO_memcmp(expect, tag, mac_size_) != 0)
+            if (CRYPTO_memcmp(expect, tag, tag_size()) != 0)
                 return false;
             crypt(packet.subspan(4));
             return true;
         }
         crypt(packet);
         mac(seq, packet, expect);
-        return CRYPTO_memcmp(expect, tag, mac_size_) == 0;
+        return CRYPTO_memcmp(expect, tag, tag_size()) == 0;
     }
+
+protected:
+    virtual void mac(std::uint32_t seq, byte_span packet, std::uint8_t* out) = 0;
+    virtual std::size_t tag_size() const = 0;
 
 private:
     void crypt(mutable_byte_span body)
@@ -283,7 +282,25 @@ private:
         EVP_CipherInit_ex2(ctx_.p, nullptr, nullptr, iv, -1, nullptr);
         EVP_CipherUpdate(ctx_.p, body.data(), &n, body.data(), int(body.size()));
     }
-    void mac(std::uint32_t seq, byte_span packet, std::uint8_t* out)
+    evp_ctx ctx_;
+    bool etm_;
+};
+
+class raw_ctr_hmac final : public raw_ctr_then_mac {
+public:
+    raw_ctr_hmac(int key_bits, const char* digest, std::size_t mac_size, bool etm)
+        : raw_ctr_then_mac(key_bits, etm), hmac_("HMAC"), mac_size_(mac_size)
+    {
+        OSSL_PARAM params[] = {
+            OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, const_cast<char*>(digest), 0),
+            OSSL_PARAM_construct_end(),
+        };
+        const std::uint8_t mac_key[64] = {4};
+        check(EVP_MAC_init(hmac_.p, mac_key, mac_size, params) == 1, "hmac init");
+    }
+
+private:
+    void mac(std::uint32_t seq, byte_span packet, std::uint8_t* out) override
     {
         std::uint8_t seq_be[4];
         store_u32(seq_be, seq);
@@ -293,66 +310,30 @@ private:
         EVP_MAC_update(hmac_.p, packet.data(), packet.size());
         EVP_MAC_final(hmac_.p, out, &n, 64);
     }
-    evp_ctx ctx_;
+    std::size_t tag_size() const override { return mac_size_; }
     mac_ctx hmac_;
     std::size_t mac_size_;
-    bool etm_;
 };
 
 // UMAC has no EVP form (OpenSSL does not implement it), so its "raw" side
 // is an EVP AES-CTR pass and our umac class (common/crypto/umac.hpp) called
 // directly: the overhead column is then the packet layer's alone.
-class raw_ctr_umac final : public raw_protection {
+class raw_ctr_umac final : public raw_ctr_then_mac {
 public:
-    raw_ctr_umac(std::size_t tag_size, bool etm) : umac_(std::vector<std::uint8_t>(16, 0x44), tag_size), etm_(etm)
+    raw_ctr_umac(std::size_t tag_size, bool etm)
+        : raw_ctr_then_mac(128, etm), umac_(std::vector<std::uint8_t>(16, 0x44), tag_size)
     {
-        const std::vector<std::uint8_t> key(16, 0x33);
-        EVP_CIPHER* c = EVP_CIPHER_fetch(nullptr, "AES-128-CTR", nullptr);
-        check(EVP_CipherInit_ex2(ctx_.p, c, key.data(), nullptr, 1, nullptr) == 1, "ctr init");
-        EVP_CIPHER_free(c);
-    }
-    void seal(std::uint32_t seq, mutable_byte_span packet, std::uint8_t* tag) override
-    {
-        if (etm_) {
-            crypt(packet.subspan(4));
-            mac(seq, packet, tag);
-        } else {
-            mac(seq, packet, tag);
-            crypt(packet);
-        }
-    }
-    bool open(std::uint32_t seq, mutable_byte_span packet, const std::uint8_t* tag) override
-    {
-        std::uint8_t expect[16];
-        if (etm_) {
-            mac(seq, packet, expect);
-            if (CRYPTO_memcmp(expect, tag, umac_.size()) != 0)
-                return false;
-            crypt(packet.subspan(4));
-            return true;
-        }
-        crypt(packet);
-        mac(seq, packet, expect);
-        return CRYPTO_memcmp(expect, tag, umac_.size()) == 0;
     }
 
 private:
-    void crypt(mutable_byte_span body)
-    {
-        const std::uint8_t iv[16] = {0xf0};
-        int n = 0;
-        EVP_CipherInit_ex2(ctx_.p, nullptr, nullptr, iv, -1, nullptr);
-        EVP_CipherUpdate(ctx_.p, body.data(), &n, body.data(), int(body.size()));
-    }
-    void mac(std::uint32_t seq, byte_span packet, std::uint8_t* out)
+    void mac(std::uint32_t seq, byte_span packet, std::uint8_t* out) override
     {
         umac_.begin();
         umac_.update(packet);
         check(umac_.finish(std::uint64_t(seq), out), "umac");
     }
-    evp_ctx ctx_;
+    std::size_t tag_size() const override { return umac_.size(); }
     umac umac_;
-    bool etm_;
 };
 
 // ---- the cases ----
