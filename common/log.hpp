@@ -33,6 +33,7 @@ public:
     bool to_file(const std::string& path);
     void to_syslog(int facility);
     void to_stderr();
+    bool on_stderr() const noexcept { return file_ == nullptr && !syslog_ && !sink_; }
     // Hands every line that passes the level to `sink` instead (sshd's
     // sandboxed pre-authentication child sends its lines to the monitor,
     // which logs them where sshd logs).

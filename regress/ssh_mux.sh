@@ -10,6 +10,14 @@
 #  (d) ControlMaster auto + ControlPersist 2: the first call returns, the
 #      master stays, a second call reuses it, the master leaves when idle
 #      and removes its socket.
+#  (e) forwarding through a master, Longhaul's and Debian's masters each
+#      with Longhaul's and Debian's mux clients: -O forward -L / -R 0 (the
+#      allocated port on stdout) / -D, checksummed data through each,
+#      -O cancel (and "port not forwarded" the second time), -W through
+#      the master (data both ways, a refused target's message and status),
+#      a login through a ProxyCommand "ssh -S path -W %h:%p", -L with a
+#      session; ControlPersist with -W (the first -W call forks the master
+#      and forwards through it); "ssh -f" leaves its caller's stdout.
 # Background masters are found by their -O check pid and stopped by it.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -58,6 +66,13 @@ master_pid() {
 gone() { ! kill -0 "$1" 2>/dev/null; }
 
 head -c $((3 * 1024 * 1024 + 12345)) /dev/urandom >"$T/data"
+HERE=$(dirname "$0")
+lh_port ECHO_PORT
+lh_port CLOSED_PORT # reserved and never listened on
+python3 "$HERE/echo_server.py" "$ECHO_PORT" &
+LH_PIDS+=($!)
+accepts() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+lh_wait_until 10 accepts "$ECHO_PORT" || lh_fail "the echo server did not start"
 SUM=$(sha256sum <"$T/data" | cut -d' ' -f1)
 
 # data_both_ways SSH CTLPATH: stdin to the remote checksum, and the remote
@@ -123,14 +138,6 @@ for srv in deb lh; do
 
     check_one_connection() { [ "$(accepted $srv)" = $((n0 + 1)) ]; }
     lh_check "[$srv] every session went over the master's one connection" check_one_connection
-
-    check_refused() {
-        # Forwarding requests to this master: FAILURE with a clear reason.
-        local out rc=0
-        out=$(timeout 10 "$DEBIAN_SSH" -F /dev/null -S "$CTL" -W 127.0.0.1:1 127.0.0.1 2>&1 </dev/null) || rc=$?
-        [ "$rc" = 255 ] && [[ "$out" == *"not supported yet"* ]] || { echo "   rc $rc: $out"; return 1; }
-    }
-    lh_check "[$srv] -W through the Longhaul master is refused: not supported yet" check_refused
 
     check_exit() {
         local out rc=0
@@ -229,5 +236,138 @@ for srv in deb lh; do
     }
     lh_check "[$srv] ControlMaster auto + ControlPersist 2: one connection, the master leaves when idle" check_persist
 done
+
+# ------------------------------------------------ (e): forwarding through a master
+# echoed PORT: the data through a TCP connection to PORT comes back intact.
+echoed() {
+    local sum
+    sum=$(timeout 30 python3 "$HERE/tcp_pipe.py" "$1" <"$T/data" | sha256sum | cut -d' ' -f1)
+    [ "$sum" = "$SUM" ] || { echo "   port $1: the echo differs"; return 1; }
+}
+# new_master IMPL CTL: a master (Longhaul's or Debian's) on server deb; sets MPID.
+new_master() {
+    local bin=$SSH
+    [ "$1" = deb ] && bin=$DEBIAN_SSH
+    opts deb
+    timeout 20 "$bin" "${OPTS[@]}" -M -S "$2" -f -N 127.0.0.1 >/dev/null 2>"$T/fm.err" ||
+        lh_fail "$1 master: $(cat "$T/fm.err")"
+    lh_wait_until 5 test -S "$2" || lh_fail "no control socket from the $1 master"
+    MPID=$(master_pid "$2")
+    [ -n "$MPID" ] && LH_PIDS+=("$MPID")
+}
+for m in lh deb; do
+    for c in lh deb; do
+        CTL=$T/fwd-$m-$c
+        new_master $m "$CTL"
+        C=$SSH
+        [ $c = deb ] && C=$DEBIAN_SSH
+        tag="[$m master, $c client]"
+        lh_port LP
+        lh_port DP
+        n0=$(accepted deb)
+        check_fwd_local() {
+            local rc=0
+            "$C" -F /dev/null -S "$CTL" -O forward -L "$LP:127.0.0.1:$ECHO_PORT" 127.0.0.1 >"$T/o" 2>"$T/e" || rc=$?
+            [ "$rc" = 0 ] && [ ! -s "$T/o" ] || { echo "   rc $rc: $(cat "$T/o" "$T/e")"; return 1; }
+            echoed "$LP"
+        }
+        lh_check "$tag -O forward -L: status 0, 3 MiB echoed through it" check_fwd_local
+        check_fwd_remote() {
+            local rc=0 port again
+            port=$("$C" -F /dev/null -S "$CTL" -O forward -R "0:127.0.0.1:$ECHO_PORT" 127.0.0.1 2>"$T/e") || rc=$?
+            [ "$rc" = 0 ] && [[ $port =~ ^[0-9]+$ ]] || { echo "   rc $rc: '$port' $(cat "$T/e")"; return 1; }
+            again=$("$C" -F /dev/null -S "$CTL" -O forward -R "0:127.0.0.1:$ECHO_PORT" 127.0.0.1 2>"$T/e")
+            [ "$again" = "$port" ] || { echo "   asked again: '$again' (first $port)"; return 1; }
+            echoed "$port"
+        }
+        lh_check "$tag -O forward -R 0: the allocated port on stdout (the same when asked again), echoed" check_fwd_remote
+        check_fwd_dynamic() {
+            local rc=0 sum
+            "$C" -F /dev/null -S "$CTL" -O forward -D "$DP" 127.0.0.1 2>"$T/e" || rc=$?
+            [ "$rc" = 0 ] || { echo "   rc $rc: $(cat "$T/e")"; return 1; }
+            sum=$(timeout 30 python3 "$HERE/socks_client.py" "$DP" 127.0.0.1 "$ECHO_PORT" <"$T/data" | sha256sum | cut -d' ' -f1)
+            [ "$sum" = "$SUM" ] || { echo "   the echo through SOCKS5 differs"; return 1; }
+        }
+        lh_check "$tag -O forward -D: SOCKS5 through it, echoed" check_fwd_dynamic
+        check_cancel() {
+            local rc=0 out
+            "$C" -F /dev/null -S "$CTL" -O cancel -L "$LP:127.0.0.1:$ECHO_PORT" 127.0.0.1 2>"$T/e" || rc=$?
+            [ "$rc" = 0 ] || { echo "   rc $rc: $(cat "$T/e")"; return 1; }
+            lh_wait_until 5 eval '! accepts $LP' || { echo "   port $LP still listening"; return 1; }
+            rc=0
+            out=$("$C" -F /dev/null -S "$CTL" -O cancel -L "$LP:127.0.0.1:$ECHO_PORT" 127.0.0.1 2>&1) || rc=$?
+            [ "$rc" = 0 ] && [[ "$out" == *"forwarding request failed: port not forwarded"* ]] &&
+                [[ "$out" == *"master cancel forward request failed"* ]] || { echo "   again: rc $rc: $out"; return 1; }
+            "$C" -F /dev/null -S "$CTL" -O cancel -D "$DP" 127.0.0.1 2>"$T/e" || { echo "   -D: $(cat "$T/e")"; return 1; }
+            lh_wait_until 5 eval '! accepts $DP' || { echo "   port $DP still listening"; return 1; }
+        }
+        lh_check "$tag -O cancel -L and -D: the listeners close; a second cancel: 'port not forwarded', status 0" check_cancel
+        check_stdio() {
+            local sum rc=0 out
+            sum=$(timeout 30 "$C" -F /dev/null -S "$CTL" -W "127.0.0.1:$ECHO_PORT" 127.0.0.1 <"$T/data" | sha256sum | cut -d' ' -f1)
+            [ "$sum" = "$SUM" ] || { echo "   -W: the echo differs"; return 1; }
+            out=$(timeout 20 "$C" -F /dev/null -S "$CTL" -W "127.0.0.1:$CLOSED_PORT" 127.0.0.1 2>&1 </dev/null) || rc=$?
+            [ "$rc" = 255 ] && [[ "$out" == *"Stdio forwarding request failed: Session open refused by peer"* ]] ||
+                { echo "   closed port: rc $rc: $out"; return 1; }
+        }
+        lh_check "$tag -W through the master: 3 MiB echoed; a refused target: Debian's message, status 255" check_stdio
+        check_proxy_command() {
+            local out rc=0
+            opts deb
+            out=$(timeout 30 "$C" "${OPTS[@]}" -o "ProxyCommand=$C -F /dev/null -S $CTL -W %h:%p 127.0.0.1" \
+                127.0.0.1 'echo through-the-master' </dev/null 2>"$T/e") || rc=$?
+            [ "$rc" = 0 ] && [ "$out" = through-the-master ] || { echo "   rc $rc: '$out' $(cat "$T/e")"; return 1; }
+        }
+        lh_check "$tag a login through ProxyCommand 'ssh -S path -W %h:%p'" check_proxy_command
+        check_session_forward() {
+            local out rc=0 lp2
+            lh_port lp2
+            out=$(timeout 20 "$C" -F /dev/null -S "$CTL" -L "$lp2:127.0.0.1:$ECHO_PORT" 127.0.0.1 'echo ran' </dev/null 2>"$T/e") ||
+                rc=$?
+            [ "$rc" = 0 ] && [ "$out" = ran ] || { echo "   rc $rc: '$out' $(cat "$T/e")"; return 1; }
+            echoed "$lp2"
+        }
+        lh_check "$tag -L with a command: the forward added to the master, the session run, echoed after it" check_session_forward
+        lh_check "$tag no login but the ProxyCommand one: the rest went over the master" eval '[ "$(accepted deb)" = $((n0 + 1)) ]'
+        "$SSH" -F /dev/null -S "$CTL" -O exit 127.0.0.1 >/dev/null 2>&1 || true
+        lh_wait_until 5 gone "$MPID" || kill "$MPID" 2>/dev/null || true
+    done
+done
+
+for srv in deb lh; do
+    opts $srv
+    persist=(-o ControlMaster=auto -o "ControlPath=$T/cw-%C" -o ControlPersist=3)
+    n0=$(accepted $srv)
+    check_persist_stdio() {
+        local sum ctl pid
+        sum=$(timeout 30 "$SSH" "${OPTS[@]}" "${persist[@]}" -W "127.0.0.1:$ECHO_PORT" 127.0.0.1 <"$T/data" | sha256sum | cut -d' ' -f1)
+        [ "$sum" = "$SUM" ] || { echo "   first -W: the echo differs"; return 1; }
+        ctl=$(ls "$T"/cw-* 2>/dev/null | head -n 1)
+        [ -S "$ctl" ] || { echo "   no control socket after the first call"; return 1; }
+        pid=$(master_pid "$ctl")
+        [ -n "$pid" ] && LH_PIDS+=("$pid")
+        sum=$(timeout 30 "$DEBIAN_SSH" "${OPTS[@]}" "${persist[@]}" -W "127.0.0.1:$ECHO_PORT" 127.0.0.1 <"$T/data" | sha256sum | cut -d' ' -f1)
+        [ "$sum" = "$SUM" ] || { echo "   second -W (Debian's ssh): the echo differs"; return 1; }
+        [ "$(accepted $srv)" = $((n0 + 1)) ] || { echo "   $(($(accepted $srv) - n0)) logins"; return 1; }
+        lh_wait_until 10 gone "$pid" && ! test -e "$ctl" || { echo "   master still there"; return 1; }
+    }
+    lh_check "[$srv] ControlPersist with -W: the first call forwards through the master it forks, Debian's ssh reuses it" check_persist_stdio
+done
+
+check_fork_stdout() {
+    # "ssh -f" goes to the background holding none of its caller's stdio,
+    # so a command substitution around it returns (as with OpenSSH).
+    local lp pid out
+    opts deb
+    lh_port lp
+    out=$(timeout 20 "$SSH" "${OPTS[@]}" -f -N -L "$lp:127.0.0.1:$ECHO_PORT" 127.0.0.1; echo returned) ||
+        { echo "   the substitution did not return: '$out'"; return 1; }
+    [ "$out" = returned ] || { echo "   '$out'"; return 1; }
+    lh_wait_until 5 accepts "$lp" || { echo "   no listener"; return 1; }
+    echoed "$lp" || return 1
+    pid=$(ss -Htlnp "sport = :$lp" | sed -n 's/.*pid=\([0-9]*\).*/\1/p' | head -n 1)
+    [ -n "$pid" ] && kill "$pid"
+}
+lh_check "ssh -f -N -L: the caller's stdout is let go (\$(ssh -f ...) returns), the forward works" check_fork_stdout
 
 lh_summary

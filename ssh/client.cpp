@@ -1,6 +1,5 @@
 #include "ssh/client.hpp"
 
-#include "common/match.hpp"
 #include "common/physical_memory.hpp"
 #include "common/text.hpp"
 #include "ssh/detail/ssh_client.hpp"
@@ -14,12 +13,12 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <signal.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cstring>
 #include <iostream>
 
-extern char** environ;
 
 namespace longhaul::detail {
 
@@ -34,41 +33,6 @@ bool is_loopback(const std::string& address)
     if (inet_pton(AF_INET6, address.c_str(), &a6) == 1)
         return IN6_IS_ADDR_LOOPBACK(&a6);
     return false;
-}
-
-// SendEnv patterns (a leading '-' removes earlier patterns, as ssh 9.x) and
-// SetEnv, in the order ssh sends them.
-std::vector<std::pair<std::string, std::string>> session_environment(const client_config& cfg)
-{
-    std::vector<std::pair<std::string, std::string>> out;
-    std::vector<std::string> patterns;
-    for (const auto& p : cfg.send_env) {
-        if (!p.empty() && p[0] == '-') {
-            const std::string gone = p.substr(1);
-            std::erase_if(patterns, [&](const std::string& q) { return match_pattern(q, gone); });
-        } else {
-            patterns.push_back(p);
-        }
-    }
-    for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-        std::string_view kv(*e);
-        auto eq = kv.find('=');
-        if (eq == std::string_view::npos)
-            continue;
-        std::string name(kv.substr(0, eq));
-        for (const auto& p : patterns) {
-            if (match_pattern(name, p)) {
-                out.emplace_back(name, std::string(kv.substr(eq + 1)));
-                break;
-            }
-        }
-    }
-    for (const auto& s : cfg.set_env) {
-        auto eq = s.find('=');
-        if (eq != std::string::npos)
-            out.emplace_back(s.substr(0, eq), s.substr(eq + 1));
-    }
-    return out;
 }
 
 } // namespace
@@ -414,144 +378,6 @@ void ssh_client::pump_session()
         }
         on_session_event(e);
     }
-}
-
-void ssh_client::on_authenticated()
-{
-    // The session layer told the transport (compression, automatic rekeys).
-    runner_->start_timers();
-    arm_keepalive();
-    start_mux_master();
-    if (cfg_.fork_after_authentication.value_or(false)) {
-        pid_t pid = fork();
-        if (pid < 0) {
-            log_.error(std::string("fork: ") + std::strerror(errno));
-            finish(255);
-            return;
-        }
-        if (pid > 0)
-            _exit(0);
-        setsid();
-        io_.notify_fork(asio::io_context::fork_child);
-    }
-    if (!start_forwards())
-        return;
-    // The stdio forward (-W) is the session.
-    if (!cfg_.stdio_forward_host) {
-        if (cfg_.session_type.value_or(session_type::normal) == session_type::none)
-            log_.debug("Not requesting a session (SessionType none / -N)");
-        else
-            start_session();
-    }
-    // As OpenSSH: once the forwards and the session are asked for.
-    if (!finished_)
-        run_configured_local_command();
-}
-
-bool ssh_client::start_forwards()
-{
-    client_forwards::settings fs;
-    fs.gateway_ports = cfg_.gateway_ports.value_or(false);
-    fs.stream_local_bind_mask = cfg_.stream_local_bind_mask.value_or(0177);
-    fs.stream_local_bind_unlink = cfg_.stream_local_bind_unlink.value_or(false);
-    forwards_ = std::make_unique<client_forwards>(*runner_, log_, fs);
-    const bool exit_on_failure = cfg_.exit_on_forward_failure.value_or(false);
-    if (cfg_.stdio_forward_host) {
-        if (!forwards_->start_stdio(*cfg_.stdio_forward_host, cfg_.stdio_forward_port,
-                                    [this](int status) { finish(status); })) {
-            finish(255);
-            return false;
-        }
-        return true;
-    }
-    for (const auto& f : cfg_.remote_forwards)
-        remote_forwards_->request(f, exit_on_failure, [this, exit_on_failure] {
-            if (exit_on_failure)
-                finish(255);
-        });
-    for (const auto& f : cfg_.local_forwards) {
-        if (f.listen_path)
-            log_.debug("Local forwarding listening on path " + printable(*f.listen_path) + ".");
-        else
-            log_.debug("Local connections to " + printable(f.listen_host.value_or("LOCALHOST")) + ":" +
-                       std::to_string(f.listen_port) + " forwarded to remote address " +
-                       (f.is_dynamic() ? std::string("socks") : printable(f.connect_path.value_or(
-                                                                     f.connect_host.value_or("")))) +
-                       (f.connect_path || f.is_dynamic() ? "" : ":" + std::to_string(f.connect_port)));
-        if (!forwards_->listen(f)) {
-            if (exit_on_failure) {
-                log_.error("Could not request local forwarding.");
-                finish(255);
-                return false;
-            }
-            log_.error("Could not request local forwarding.");
-        }
-    }
-    return true;
-}
-
-void ssh_client::start_session()
-{
-    session_params sp;
-    const bool subsystem = inv_.subsystem || cfg_.session_type.value_or(session_type::normal) == session_type::subsystem;
-    std::string command = inv_.command;
-    if (!inv_.have_command && cfg_.remote_command && *cfg_.remote_command != "none")
-        command = *cfg_.remote_command;
-    sp.kind = subsystem ? session_kind::subsystem : command.empty() ? session_kind::shell : session_kind::exec;
-    sp.command = command;
-    sp.stdin_null = cfg_.stdin_null.value_or(false);
-    const auto rt = cfg_.request_tty.value_or(request_tty::automatic);
-    const bool stdin_tty = isatty(STDIN_FILENO) != 0;
-    bool want = rt == request_tty::force || (rt == request_tty::yes) ||
-                (rt == request_tty::automatic && sp.kind == session_kind::shell);
-    if (want && rt != request_tty::force && !stdin_tty) {
-        if (rt == request_tty::yes)
-            log_.info("Pseudo-terminal will not be allocated because stdin is not a terminal.");
-        want = false;
-    }
-    sp.want_tty = want;
-    if (want) {
-        const char* term = std::getenv("TERM");
-        sp.term = term ? term : "";
-        if (auto sz = query_terminal_size(STDIN_FILENO))
-            sp.size = *sz;
-        sp.modes = encode_local_terminal_modes(STDIN_FILENO);
-    }
-    const int esc = cfg_.escape_char.value_or('~');
-    sp.escape_char = esc == escape_char_none ? -1 : esc;
-    sp.escape_command_line = cfg_.enable_escape_commandline.value_or(false);
-    sp.env = session_environment(cfg_);
-    sp.host = host_;
-    // Read after the host key check, which turns forwarding off for a
-    // changed key.
-    if (std::string agent = agent_forwarding_socket(cfg_); !agent.empty()) {
-        agent_forwards_->enable(std::move(agent), agent_binding_of());
-        sp.forward_agent = true;
-    }
-    sp.x11 = x11_forwards_->prepare(cfg_);
-    session_ = std::make_shared<client_session>(std::move(sp), log_);
-    session_->on_done = [this](int status) {
-        if (session_ && session_->tty() && raw_) {
-            raw_.reset();
-            log_.set_raw_terminal(false);
-        }
-        session_closed_ = true;
-        session_status_ = status;
-        finish_when_channels_closed();
-    };
-    session_->on_escape = [this](escape_action a) { on_escape(a); };
-    auto id = conn_->open("session");
-    if (!id) {
-        log_.error("cannot open a session channel");
-        finish(255);
-        return;
-    }
-    runner_->attach(*id, session_);
-    if (want && stdin_tty) {
-        raw_ = std::make_unique<raw_terminal>(STDIN_FILENO);
-        log_.set_raw_terminal(raw_->active());
-    }
-    driver_->flush();
 }
 
 void ssh_client::send_global(std::string_view name, const bytes& data, std::function<void(bool, byte_span)> on_reply,

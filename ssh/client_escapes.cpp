@@ -153,7 +153,7 @@ void ssh_client::run_escape_command(const std::string& line)
     }
     case kind::add_forward:
         if (c.dir == dir::remote) {
-            remote_forwards_->request(c.spec, false, nullptr);
+            remote_forwards_->request(c.spec, client_remote_forwards::reporting::own, nullptr);
         } else if (!forwards_ || !forwards_->listen(c.spec)) {
             log_.info("Port forwarding failed.");
             return;

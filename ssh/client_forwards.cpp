@@ -101,6 +101,27 @@ bool client_forwards::start_stdio(const std::string& host, int port, std::functi
             ::close(out);
         return false;
     }
+    auto refused = std::make_shared<bool>(false);
+    auto ch = open_stdio(
+        in, out, host, port,
+        [this, refused, on_done](bool opened) {
+            if (opened)
+                return;
+            log_.error("stdio forwarding failed");
+            *refused = true;
+            on_done(255);
+        },
+        [refused, on_done] {
+            if (!*refused)
+                on_done(0);
+        });
+    return ch != nullptr;
+}
+
+std::shared_ptr<socket_channel> client_forwards::open_stdio(int in, int out, const std::string& host, int port,
+                                                            std::function<void(bool)> on_open,
+                                                            std::function<void()> on_closed)
+{
     // What OpenSSH's channel_connect_stdio_fwd sends: a socket path (-W
     // /path) as direct-streamlocal, else direct-tcpip from 127.0.0.1:65535.
     result<channel_id> id = errc::unsupported;
@@ -122,25 +143,27 @@ bool client_forwards::start_stdio(const std::string& host, int port, std::functi
         ::close(in);
         ::close(out);
         log_.error("stdio forwarding: cannot open a channel");
-        return false;
+        return nullptr;
     }
     log_.debug("channel_connect_stdio_fwd: " + printable(host) + ":" + std::to_string(port));
     auto ch = std::make_shared<socket_channel>(in, out);
-    auto done = std::make_shared<bool>(false);
-    ch->on_refused = [this, id = *id, done, on_done](std::uint32_t reason, std::string_view text) {
+    auto refused = std::make_shared<bool>(false);
+    ch->on_refused = [this, id = *id, refused, on_open](std::uint32_t reason, std::string_view text) {
         log_.info(open_failed_line(id, reason, text));
-        log_.error("stdio forwarding failed");
-        *done = true;
-        on_done(255);
+        *refused = true;
+        on_open(false);
     };
-    ch->on_finished = [done, on_done] {
-        if (!*done)
-            on_done(0);
-        *done = true;
+    ch->before_start = [on_open] {
+        on_open(true);
+        return true;
+    };
+    ch->on_finished = [refused, on_closed] {
+        if (!*refused)
+            on_closed();
     };
     channels_.add(*id, ch);
     runner_.flush();
-    return true;
+    return ch;
 }
 
 bool client_forwards::listen(const forward_spec& spec)

@@ -44,6 +44,15 @@ public:
     // once the channel has closed both ways; on_done(255) after "stdio
     // forwarding failed" if the server refused it.
     bool start_stdio(const std::string& host, int port, std::function<void(int status)> on_done);
+    // A stdio forward on descriptors of its own (a mux client's NEW_STDIO_FWD;
+    // both taken): a channel to host:port (a socket path for
+    // port_streamlocal). `on_open` gets the server's answer (false after
+    // OpenSSH's "open failed" line), `on_closed` runs once the channel has
+    // closed both ways. Null, with the descriptors closed, when no channel
+    // could be opened.
+    std::shared_ptr<socket_channel> open_stdio(int in, int out, const std::string& host, int port,
+                                               std::function<void(bool opened)> on_open,
+                                               std::function<void()> on_closed);
     // -L / -D: the listeners of one forward. False, with OpenSSH's lines
     // logged, when nothing could listen.
     bool listen(const forward_spec& spec);

@@ -6,9 +6,11 @@
 // descriptors its clients pass, and ControlPersist's fork into the
 // background. Protocol, sockets and listener: ssh/mux/.
 #include "common/match.hpp"
+#include "ssh/detail/mux_master_state.hpp"
 #include "ssh/detail/ssh_client.hpp"
 #include "ssh/mux/mux_client.hpp"
 #include "ssh/mux/mux_socket.hpp"
+#include "ssh/mux_forward_spec.hpp"
 
 #include <boost/asio/post.hpp>
 
@@ -19,7 +21,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <map>
 
 extern char** environ;
 
@@ -41,26 +42,19 @@ void fatal_line(logger& log, const std::string& text)
         std::fprintf(stderr, "%s\r\n", text.c_str());
 }
 
+// -n: the session (or forward) reads nothing.
+void stdin_to_null()
+{
+    const int null = ::open("/dev/null", O_RDONLY);
+    if (null >= 0 && null != STDIN_FILENO) {
+        ::dup2(null, STDIN_FILENO);
+        ::close(null);
+    }
+}
+
 bool is_master_mode(control_master m)
 {
     return m == control_master::yes || m == control_master::ask;
-}
-
-bool send_env_permitted(std::string_view name, const std::vector<std::string>& patterns)
-{
-    std::vector<std::string> active;
-    for (const auto& p : patterns) {
-        if (!p.empty() && p[0] == '-') {
-            const std::string gone = p.substr(1);
-            std::erase_if(active, [&](const std::string& q) { return match_pattern(q, gone); });
-        } else {
-            active.push_back(p);
-        }
-    }
-    for (const auto& p : active)
-        if (match_pattern(std::string(name), p))
-            return true;
-    return false;
 }
 
 // Whether ssh asks for a tty, as start_session() decides it (and says why not).
@@ -107,8 +101,27 @@ mux::new_session session_request(const client_invocation& inv, logger& log)
     return r;
 }
 
-// The passenger: a session through the master at `sock`. nullopt when the
-// master refused it (ssh then connects by itself).
+// OPEN_FWD (or CLOSE_FWD) for each of our -L, -D and -R, as OpenSSH's
+// mux_client_forwards: all are tried; false if any failed.
+bool mux_forwards(mux::mux_client& client, const client_config& cfg, mux::msg type, bool print_port)
+{
+    bool ok = true;
+    auto one = [&](const forward_spec& f, bool remote) {
+        const auto kind = mux_forward_kind(f, remote);
+        if (!client.forward(mux_forward_request(type, kind, f),
+                            describe_mux_forward(kind, f, cfg.gateway_ports.value_or(false)), print_port))
+            ok = false;
+    };
+    for (const auto& f : cfg.local_forwards)
+        one(f, false);
+    for (const auto& f : cfg.remote_forwards)
+        one(f, true);
+    return ok;
+}
+
+// The passenger: our forwards added to the master at `sock`, then a
+// session through it, or (-W) a stdio forward. nullopt when the master
+// refused (ssh then connects by itself, as OpenSSH's does).
 std::optional<int> run_passenger(mux::control_socket sock, client_invocation& inv)
 {
     logger& log = *inv.log;
@@ -118,12 +131,21 @@ std::optional<int> run_passenger(mux::control_socket sock, client_invocation& in
         log.error("muxclient: master hello exchange failed");
         return std::nullopt;
     }
+    if (cfg.stdio_forward_host) {
+        if (cfg.stdin_null.value_or(false))
+            stdin_to_null();
+        // OpenSSH's muxclient() leaves with 0 whatever the forward did.
+        const int port = cfg.stdio_forward_port;
+        return client.run_stdio_forward(*cfg.stdio_forward_host, port == port_streamlocal
+                                                                     ? mux::port_streamlocal
+                                                                     : static_cast<std::uint32_t>(port));
+    }
+    if (!mux_forwards(client, cfg, mux::msg::open_fwd, false)) {
+        log.error("muxclient: master forward request failed");
+        return std::nullopt;
+    }
     if (cfg.stdin_null.value_or(false)) {
-        const int null = ::open("/dev/null", O_RDONLY);
-        if (null >= 0 && null != STDIN_FILENO) {
-            ::dup2(null, STDIN_FILENO);
-            ::close(null);
-        }
+        stdin_to_null();
     }
     mux::new_session req = session_request(inv, log);
     std::unique_ptr<raw_terminal> raw;
@@ -174,6 +196,17 @@ int run_control_command(mux::control_socket sock, client_invocation& inv)
         if (!quiet)
             std::fprintf(stderr, "Stop listening request sent.\r\n");
         return 0;
+    case mux_command::forward:
+        // -O forward: the port of a -R 0 on stdout.
+        if (!mux_forwards(client, *inv.cfg, mux::msg::open_fwd, true)) {
+            fatal_line(log, "muxclient: master forward request failed");
+            return 255;
+        }
+        return 0;
+    case mux_command::cancel:
+        if (!mux_forwards(client, *inv.cfg, mux::msg::close_fwd, false))
+            log.error("muxclient: master cancel forward request failed");
+        return 0;
     default: log.fatal("multiplexing control command not supported yet"); return 255;
     }
 }
@@ -201,22 +234,6 @@ std::optional<int> try_mux_client(client_invocation& inv)
         log.fatal("ControlPath too long ('" + path + "' >= " + std::to_string(mux::max_socket_path()) + " bytes)");
         return 255;
     }
-    if (inv.mux == mux_command::none) {
-        // Requests this master cannot take yet: ssh connects by itself, as
-        // OpenSSH's does when its master refuses them.
-        const char* why = nullptr;
-        if (cfg.stdio_forward_host)
-            why = "stdio forwarding (-W)";
-        else if (!cfg.local_forwards.empty() || !cfg.remote_forwards.empty())
-            why = "forwardings (-L, -R, -D)";
-        else if (cfg.session_type.value_or(session_type::normal) == session_type::none)
-            why = "a connection without a session (-N)";
-        if (why != nullptr) {
-            log.verbose(std::string("mux: ") + why + " through a control master is not supported yet; not using " +
-                        short_path(path));
-            return std::nullopt;
-        }
-    }
     mux::control_socket sock = mux::control_socket::connect_to(path);
     if (!sock.valid()) {
         const int err = sock.error();
@@ -238,22 +255,6 @@ std::optional<int> try_mux_client(client_invocation& inv)
         return run_control_command(std::move(sock), inv);
     return run_passenger(std::move(sock), inv);
 }
-
-// The master's state: the listener, each mux client and its session.
-struct mux_master_state {
-    struct peer {
-        std::shared_ptr<mux::control_client> control;
-        std::shared_ptr<client_session> session;
-        bool control_closed = false;
-        bool session_done = false;
-    };
-    std::unique_ptr<mux::master_listener> listener;
-    std::map<std::uint32_t, peer> peers;
-    bool persist = false;                    // ControlPersist
-    int persist_timeout = 0;                 // seconds, 0: forever
-    bool exit_when_idle = false;             // STOP_LISTENING under ControlPersist
-    std::unique_ptr<asio::steady_timer> persist_timer;
-};
 
 void mux_master_deleter::operator()(mux_master_state* p) const noexcept
 {
@@ -290,11 +291,11 @@ void ssh_client::start_mux_master()
         return;
     mux_->persist_timer = std::make_unique<asio::steady_timer>(io_);
     const bool wants_session = cfg_.session_type.value_or(session_type::normal) != session_type::none;
-    if (cfg_.stdio_forward_host) {
-        log_.verbose("ControlPersist with -W: the master stays in the foreground (not supported yet)");
-        return;
-    }
-    const bool detach = !cfg_.fork_after_authentication.value_or(false) && wants_session;
+    // With -W the forward goes through the master too (OpenSSH does not
+    // start it in a master that persists): this process becomes its mux
+    // client.
+    const bool detach =
+        !cfg_.fork_after_authentication.value_or(false) && (wants_session || cfg_.stdio_forward_host.has_value());
     // The master goes to the background in any case (the -f of
     // on_authenticated() is done here, with the daemon's stdio).
     cfg_.fork_after_authentication = false;
@@ -324,17 +325,9 @@ void ssh_client::start_mux_master()
     }
     io_.notify_fork(asio::io_context::fork_child);
     setsid();
-    // stdin and stdout to /dev/null; stderr too unless -v logs there.
-    const int null = ::open("/dev/null", O_RDWR);
-    if (null >= 0) {
-        ::dup2(null, STDIN_FILENO);
-        ::dup2(null, STDOUT_FILENO);
-        if (!log_.enabled(log_level::debug1))
-            ::dup2(null, STDERR_FILENO);
-        if (null > STDERR_FILENO)
-            ::close(null);
-    }
+    stdio_to_null();
     cfg_.session_type = session_type::none;
+    cfg_.stdio_forward_host.reset();
     cfg_.stdin_null = true;
     arm_persist_timer();
 }
@@ -356,6 +349,8 @@ void ssh_client::accept_mux_client(const std::shared_ptr<mux::control_client>& c
         // mux_master_control_cleanup_cb).
         if (it->second.session && !it->second.session_done)
             it->second.session->close_channel();
+        if (it->second.stdio && !it->second.session_done)
+            it->second.stdio->abandon();
         mux_peer_done(id);
     };
     c->start();
@@ -392,9 +387,12 @@ void ssh_client::on_mux_request(std::uint32_t peer, const mux::message& m, mux::
         default: fail(r->request_id, "proxy mode (MUX_C_PROXY) is not supported yet"); break;
         }
     } else if (const auto* f = std::get_if<mux::forward_request>(&m)) {
-        fail(f->request_id, "port forwarding through a Longhaul mux master is not supported yet");
+        if (f->type == mux::msg::open_fwd)
+            mux_open_forward(peer, *f);
+        else
+            mux_close_forward(peer, *f);
     } else if (const auto* w = std::get_if<mux::stdio_forward>(&m)) {
-        fail(w->request_id, "stdio forwarding through a Longhaul mux master is not supported yet");
+        open_mux_stdio(peer, *w, std::move(fds));
     } else {
         log_.error("mux: unexpected message 0x" + std::to_string(static_cast<std::uint32_t>(mux::type_of(m))) +
                    " from mux client");
@@ -406,7 +404,7 @@ void ssh_client::open_mux_session(std::uint32_t peer_id, const mux::new_session&
 {
     auto& peer = mux_->peers[peer_id];
     auto control = peer.control;
-    if (peer.session) {
+    if (peer.session || peer.stdio) {
         control->send(mux::error_reply{mux::msg::failure, req.request_id, "Multiple sessions not supported"});
         return;
     }
@@ -500,8 +498,7 @@ void ssh_client::mux_peer_done(std::uint32_t peer_id)
     auto it = mux_->peers.find(peer_id);
     if (it == mux_->peers.end())
         return;
-    const auto& p = it->second;
-    if (!p.control_closed || (p.session && !p.session_done))
+    if (!it->second.control_closed || it->second.busy())
         return;
     // Not now: this may run inside the session's own callbacks.
     asio::post(io_, [this, peer_id] {

@@ -48,7 +48,8 @@ void client_remote_forwards::register_in(channel_type_table& table)
     table.add(std::string(forward::forwarded_streamlocal_type), h);
 }
 
-void client_remote_forwards::request(const forward_spec& spec, bool exit_on_failure, std::function<void()> on_failed)
+void client_remote_forwards::request(const forward_spec& spec, reporting how,
+                                     std::function<void(bool, int)> on_result)
 {
     auto g = std::make_unique<granted>();
     g->spec = spec;
@@ -73,31 +74,38 @@ void client_remote_forwards::request(const forward_spec& spec, bool exit_on_fail
         log_.debug("Remote connections from " + printable(spec.listen_host.value_or("LOCALHOST")) + ":" +
                    std::to_string(spec.listen_port) + " forwarded to local address " + target_of(spec));
     }
-    send_(name, data, true, [this, raw, what, exit_on_failure, on_failed](bool ok, byte_span reply) {
-        if (!ok) {
-            // OpenSSH's ssh_confirm_remote_forward.
-            if (exit_on_failure) {
-                log_.error("Error: remote port forwarding failed for " + what);
-            } else {
-                log_.info("Warning: remote port forwarding failed for " + what);
-            }
-            if (on_failed)
-                on_failed();
-            return;
-        }
+    send_(name, data, true, [this, raw, what, how, on_result](bool ok, byte_span reply) {
+        auto failed = [&](const std::string& detail) {
+            // OpenSSH's ssh_confirm_remote_forward, or its mux master's
+            // mux_confirm_remote_forward.
+            if (how == reporting::own_exit_on_failure)
+                log_.error("Error: remote port forwarding failed for " + what + detail);
+            else if (how == reporting::own)
+                log_.info("Warning: remote port forwarding failed for " + what + detail);
+            else
+                log_.error("mux_confirm_remote_forward: remote port forwarding failed for " + what + detail);
+            raw->active = false;
+            if (on_result)
+                on_result(false, 0);
+        };
+        if (!ok)
+            return failed("");
         raw->active = true;
         if (!raw->spec.listen_path && raw->spec.listen_port == 0) {
             auto r = forward::tcpip_forward_reply::decode(reply);
-            if (!r) {
-                log_.error("Error: remote port forwarding failed for " + what + ": malformed reply");
-                raw->active = false;
-                if (on_failed)
-                    on_failed();
-                return;
-            }
+            if (!r)
+                return failed(": malformed reply");
             raw->allocated_port = r->port;
-            log_.info("Allocated port " + std::to_string(r->port) + " for remote forward to " + target_of(raw->spec));
+            const std::string line =
+                "Allocated port " + std::to_string(r->port) + " for remote forward to " + target_of(raw->spec);
+            if (how == reporting::mux)
+                log_.debug("Allocated port " + std::to_string(r->port) + " for mux remote forward to " +
+                           target_of(raw->spec));
+            else
+                log_.info(line);
         }
+        if (on_result)
+            on_result(true, raw->allocated_port);
     });
 }
 
@@ -111,23 +119,46 @@ bool client_remote_forwards::cancel(const forward_spec& key)
         const int port = g.spec.listen_port == 0 ? g.allocated_port : g.spec.listen_port;
         return port == key.listen_port && g.spec.listen_host == key.listen_host;
     };
+    for (auto it = forwards_.begin(); it != forwards_.end(); ++it)
+        if (matches(**it))
+            return cancel_granted(it, key.listen_port);
+    return false;
+}
+
+bool client_remote_forwards::cancel_requested(const forward_spec& spec)
+{
     for (auto it = forwards_.begin(); it != forwards_.end(); ++it) {
         const granted& g = **it;
-        if (!matches(g))
-            continue;
-        if (g.spec.listen_path) {
-            send_(forward::cancel_streamlocal_forward_name,
-                  forward::streamlocal_forward_request{*g.spec.listen_path}.encode(), false, nullptr);
-        } else {
-            forward::tcpip_forward_request r;
-            r.address = std::string(forward::remote_forward_bind_host(listen_host_of(g.spec)));
-            r.port = static_cast<std::uint16_t>(key.listen_port);
-            send_(forward::cancel_tcpip_forward_name, r.encode(), false, nullptr);
-        }
-        forwards_.erase(it);
-        return true;
+        if (g.active && g.spec == spec)
+            return cancel_granted(it, g.spec.listen_port == 0 ? g.allocated_port : g.spec.listen_port);
     }
     return false;
+}
+
+std::optional<int> client_remote_forwards::allocated_port(const forward_spec& spec) const
+{
+    for (const auto& g : forwards_)
+        if (g->active && g->spec == spec && g->spec.listen_port == 0)
+            return g->allocated_port;
+    return std::nullopt;
+}
+
+// cancel-tcpip-forward (or the streamlocal one) for `port`, without a reply
+// wanted, and the server's later opens for it refused.
+bool client_remote_forwards::cancel_granted(std::vector<std::unique_ptr<granted>>::iterator it, int port)
+{
+    const granted& g = **it;
+    if (g.spec.listen_path) {
+        send_(forward::cancel_streamlocal_forward_name, forward::streamlocal_forward_request{*g.spec.listen_path}.encode(),
+              false, nullptr);
+    } else {
+        forward::tcpip_forward_request r;
+        r.address = std::string(forward::remote_forward_bind_host(listen_host_of(g.spec)));
+        r.port = static_cast<std::uint16_t>(port);
+        send_(forward::cancel_tcpip_forward_name, r.encode(), false, nullptr);
+    }
+    forwards_.erase(it);
+    return true;
 }
 
 void client_remote_forwards::open(connection& conn, channel_id id, std::string_view type, byte_span data)

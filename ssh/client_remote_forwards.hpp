@@ -41,9 +41,15 @@ public:
 
     // forwarded-tcpip and forwarded-streamlocal@openssh.com.
     void register_in(channel_type_table& table);
-    // Asks the server for the forward; `on_failed` runs if it refuses
-    // (after the warning is logged).
-    void request(const forward_spec& spec, bool exit_on_failure, std::function<void()> on_failed);
+    // How a request reports itself: ssh's own forwards as OpenSSH's
+    // ssh_confirm_remote_forward ("Warning: ...", or "Error: ..." with
+    // ExitOnForwardFailure; "Allocated port N ..." for port 0), a mux
+    // client's as its master does (debug lines: the mux client says it).
+    enum class reporting { own, own_exit_on_failure, mux };
+    // Asks the server for the forward; `on_result` (may be empty) gets
+    // whether it was granted and, for a port 0 request, the port the
+    // server allocated (else 0).
+    void request(const forward_spec& spec, reporting how, std::function<void(bool ok, int allocated_port)> on_result);
     // ~C -KR: cancels the forward that `key` names ([bind_address:]port,
     // the allocated port for one asked with port 0, or a socket path), as
     // OpenSSH's channel_request_rforward_cancel: cancel-tcpip-forward (or
@@ -51,6 +57,12 @@ public:
     // the server's later opens for it refused. Connections already
     // forwarded carry on. False when no granted forward matched.
     bool cancel(const forward_spec& key);
+    // A mux client's CLOSE_FWD: cancels the granted forward asked for
+    // exactly as `spec` (the allocated port found for a port 0 request).
+    bool cancel_requested(const forward_spec& spec);
+    // The port the server allocated for the granted forward asked for
+    // exactly as `spec` (port 0), if there is one.
+    std::optional<int> allocated_port(const forward_spec& spec) const;
     // The client is ending: connections in progress abandoned, forwarded
     // sockets closed.
     void stop();
@@ -61,6 +73,7 @@ private:
         int allocated_port = 0; // the server's port for a port 0 request
         bool active = false;
     };
+    bool cancel_granted(std::vector<std::unique_ptr<granted>>::iterator it, int port);
     void open(connection& conn, channel_id id, std::string_view type, byte_span data);
 
     logger& log_;

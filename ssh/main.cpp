@@ -29,8 +29,6 @@ constexpr unsupported_flag unsupported_flags[] = {
 const char* unsupported_mux_command(mux_command c)
 {
     switch (c) {
-    case mux_command::forward: return "forward";
-    case mux_command::cancel: return "cancel";
     case mux_command::proxy: return "proxy";
     default: return nullptr;
     }

@@ -111,8 +111,31 @@ void socket_channel::stop()
     close_socket();
 }
 
+void socket_channel::abandon()
+{
+    if (finished_ || abandoned_)
+        return;
+    abandoned_ = true;
+    if (!started_)
+        return; // on_open_confirmed closes it; a refusal ends it anyway
+    if (from_socket_)
+        from_socket_->stop();
+    if (!read_done_ && !close_sent_ && !closed_by_peer_)
+        runner->conn().send_eof(id);
+    to_socket_.reset();
+    read_done_ = write_done_ = true;
+    close_socket();
+    maybe_close();
+}
+
 void socket_channel::on_open_confirmed(byte_span)
 {
+    if (abandoned_) {
+        read_done_ = write_done_ = true;
+        close_socket();
+        maybe_close();
+        return;
+    }
     if (before_start && !before_start()) {
         read_done_ = write_done_ = true;
         maybe_close();

@@ -39,6 +39,11 @@ public:
     // The program is ending: stop reading and writing and close the
     // socket, with no callback and nothing sent on the channel.
     void stop();
+    // The local side went away (a mux client that passed the descriptors
+    // has gone): as OpenSSH's chan_read_failed and chan_write_failed, the
+    // channel sends its EOF and closes, whatever is queued either way
+    // dropped. Before the peer's confirmation it closes on it.
+    void abandon();
 
     // The channel is closed both ways and the socket with it: the owner
     // may forget this handler.
@@ -73,6 +78,7 @@ private:
     bool close_sent_ = false;
     bool closed_by_peer_ = false;
     bool finished_ = false;
+    bool abandoned_ = false;
 };
 
 class pending_connect;

@@ -3,9 +3,11 @@
 // (connecting, the transport and session-layer events, the session
 // channel, keepalives), ssh/client_escapes.cpp (escape sequences, the ~C
 // command line, LocalCommand) and ssh/client_login.cpp (user
-// authentication: identities, the agent, prompts) and ssh/client_mux.cpp
+// authentication: identities, the agent, prompts), ssh/client_start.cpp
+// (once authenticated: -f, the forwards, the session) and ssh/client_mux.cpp
 // (connection multiplexing: the mux client tried first, the master's
-// ControlPath listener and its passenger sessions, ControlPersist).
+// ControlPath listener and its passenger sessions, ControlPersist) with
+// ssh/client_mux_forwards.cpp (the forwards mux clients ask a master for).
 #pragma once
 
 #include "channel/io/connection_runner.hpp"
@@ -41,6 +43,10 @@ struct mux_master_state; // ssh/client_mux.cpp
 struct mux_master_deleter {
     void operator()(mux_master_state* p) const noexcept;
 };
+
+// SendEnv: whether the variable `name` goes to the server (patterns with a
+// leading '-' remove earlier ones, as ssh 9.x). ssh/client_start.cpp.
+bool send_env_permitted(std::string_view name, const std::vector<std::string>& patterns);
 
 // Before connecting: a master at ControlPath runs the -O command or the
 // session (ssh/client_mux.cpp). nullopt: connect as usual.
@@ -86,6 +92,9 @@ private:
     void send_global(std::string_view name, const bytes& data, std::function<void(bool, byte_span)> on_reply,
                      bool want_reply = true);
     void finish(int status);
+    // 0, 1 and 2 to /dev/null (2 kept while -v logs there): a process gone
+    // to the background (-f, ControlPersist) holds no caller's stdio.
+    void stdio_to_null();
     // After the session: as OpenSSH, the client stays until the forwarded
     // connections still open have closed, then finishes with the session's
     // status.
@@ -97,6 +106,10 @@ private:
     void accept_mux_client(const std::shared_ptr<mux::control_client>& c);
     void on_mux_request(std::uint32_t peer, const mux::message& m, mux::passed_fds fds);
     void open_mux_session(std::uint32_t peer, const mux::new_session& req, mux::passed_fds fds);
+    // ssh/client_mux_forwards.cpp: OPEN_FWD, CLOSE_FWD and NEW_STDIO_FWD.
+    void mux_open_forward(std::uint32_t peer, const mux::forward_request& req);
+    void mux_close_forward(std::uint32_t peer, const mux::forward_request& req);
+    void open_mux_stdio(std::uint32_t peer, const mux::stdio_forward& req, mux::passed_fds fds);
     void mux_peer_done(std::uint32_t peer);
     void mux_window_changed();
     void arm_persist_timer();
@@ -137,6 +150,7 @@ private:
     bool version_seen_ = false;
     bool finished_ = false;
     bool session_closed_ = false;
+    bool forked_ = false; // -f: gone to the background after authentication
     int session_status_ = 255;
     int status_ = 255;
     std::optional<alive_check> alive_;

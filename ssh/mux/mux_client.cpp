@@ -184,6 +184,124 @@ bool mux_client::stop_listening()
     return false;
 }
 
+void mux_client::catch_signals()
+{
+    g_terminating = 0;
+    g_master_pid = static_cast<std::sig_atomic_t>(master_pid_);
+    install(SIGHUP, on_terminate_signal);
+    install(SIGINT, on_terminate_signal);
+    install(SIGTERM, on_terminate_signal);
+    install(SIGWINCH, on_winch);
+    sock_.interrupt_on(&g_terminating);
+}
+
+bool mux_client::forward(forward_request request, const std::string& description, bool print_port)
+{
+    const char* fn = "mux_client_forward";
+    const bool cancel = request.type == msg::close_fwd;
+    log_.debug(std::string("Requesting ") + (cancel ? "cancellation of " : "forwarding of ") + description);
+    request.request_id = request_id_;
+    if (!sock_.send(request)) {
+        log_.fatal(std::string(fn) + ": write packet: " + std::strerror(sock_.error()));
+        return false;
+    }
+    auto r = sock_.receive();
+    if (!r) {
+        if (r.error() != errc::connection_closed)
+            log_.error(std::string(fn) + ": master sent a malformed message (" + std::string(to_string(r.error())) +
+                       ")");
+        return false;
+    }
+    const message& m = *r;
+    if (const auto* ok = std::get_if<status_reply>(&m); ok != nullptr && ok->type == msg::ok) {
+        if (!check_id(ok->request_id, fn))
+            return false;
+    } else if (const auto* p = std::get_if<remote_port>(&m)) {
+        if (!check_id(p->request_id, fn))
+            return false;
+        if (cancel) {
+            log_.fatal(std::string(fn) + ": got MUX_S_REMOTE_PORT for cancel");
+            return false;
+        }
+        log_.verbose("Allocated port " + std::to_string(p->port) + " for remote forward to " +
+                     (request.connect_host) + ":" + std::to_string(static_cast<int>(request.connect_port)));
+        if (print_port) {
+            std::fprintf(stdout, "%u\n", static_cast<unsigned>(p->port));
+            std::fflush(stdout);
+        }
+    } else if (const auto* e = std::get_if<error_reply>(&m)) {
+        if (!check_id(e->request_id, fn))
+            return false;
+        if (e->type == msg::permission_denied)
+            log_.error("Master refused forwarding request: " + e->reason);
+        else
+            log_.error(std::string(fn) + ": forwarding request failed: " + e->reason);
+        return false;
+    } else {
+        log_.fatal(std::string(fn) + ": unexpected response from master " + hex32(static_cast<std::uint32_t>(type_of(m))));
+        return false;
+    }
+    ++request_id_;
+    return true;
+}
+
+std::optional<int> mux_client::run_stdio_forward(const std::string& host, std::uint32_t port)
+{
+    const char* fn = "mux_client_request_stdio_fwd";
+    if (!alive_check()) {
+        log_.error(std::string(fn) + ": master alive request failed");
+        return std::nullopt;
+    }
+    stdio_forward request;
+    request.request_id = request_id_;
+    request.host = host;
+    request.port = port;
+    if (!sock_.send(request)) {
+        log_.fatal(std::string(fn) + ": write packet: " + std::strerror(sock_.error()));
+        return 255;
+    }
+    for (int fd : {STDIN_FILENO, STDOUT_FILENO}) {
+        if (!sock_.send_fd(fd)) {
+            log_.fatal(std::string(fn) + ": send fds failed: " + std::strerror(sock_.error()));
+            return 255;
+        }
+    }
+    log_.debug3(std::string(fn) + ": stdio forward request sent");
+    auto m = reply(fn);
+    if (!m)
+        return std::nullopt;
+    if (const auto* o = std::get_if<session_opened>(&*m)) {
+        if (!check_id(o->request_id, fn))
+            return 255;
+        log_.debug(std::string(fn) + ": master session id: " + std::to_string(o->session_id));
+    } else if (const auto* e = std::get_if<error_reply>(&*m)) {
+        if (!check_id(e->request_id, fn))
+            return 255;
+        log_.fatal(e->type == msg::permission_denied ? "Master refused stdio forwarding request: " + e->reason
+                                                     : "Stdio forwarding request failed: " + e->reason);
+        return 255;
+    } else {
+        log_.error(std::string(fn) + ": unexpected response from master " +
+                   hex32(static_cast<std::uint32_t>(type_of(*m))));
+        return std::nullopt;
+    }
+    ++request_id_;
+    catch_signals();
+    // The master closes our connection when the forward is over; it sends
+    // nothing else.
+    auto r = sock_.receive();
+    sock_ = control_socket();
+    if (!r && (r.error() == errc::connection_closed || g_terminating != 0))
+        return 0;
+    if (!r) {
+        log_.fatal(std::string(fn) + ": mux_client_read_packet: " + std::strerror(EIO));
+        return 255;
+    }
+    log_.fatal(std::string(fn) + ": master returned unexpected message " +
+               std::to_string(static_cast<std::uint32_t>(type_of(*r))));
+    return 255;
+}
+
 std::optional<int> mux_client::run_session(new_session request, const session_hooks& hooks)
 {
     const char* fn = "mux_client_request_session";
@@ -226,13 +344,7 @@ std::optional<int> mux_client::run_session(new_session request, const session_ho
     }
     ++request_id_;
 
-    g_terminating = 0;
-    g_master_pid = static_cast<std::sig_atomic_t>(master_pid_);
-    install(SIGHUP, on_terminate_signal);
-    install(SIGINT, on_terminate_signal);
-    install(SIGTERM, on_terminate_signal);
-    install(SIGWINCH, on_winch);
-    sock_.interrupt_on(&g_terminating);
+    catch_signals();
     bool raw = request.want_tty;
     if (raw && hooks.set_raw)
         hooks.set_raw(true);

@@ -29,6 +29,18 @@ public:
     bool terminate();
     bool stop_listening();
 
+    // OPEN_FWD or CLOSE_FWD (request.type) for one forward, described as
+    // OpenSSH's format_forward() does (`description`). True when the master
+    // did it; false, logged as OpenSSH's error, when it refused. A port the
+    // master allocated (-R 0) is logged, and printed on stdout when
+    // `print_port` (-O forward).
+    bool forward(forward_request request, const std::string& description, bool print_port);
+    // NEW_STDIO_FWD with our descriptors 0 and 1 (-W through a master):
+    // 0 once the master opened it and later closed our connection (the
+    // forward is over), 255 after OpenSSH's fatal line when it refused.
+    // nullopt: the master's reply could not be read (ssh connects itself).
+    std::optional<int> run_stdio_forward(const std::string& host, std::uint32_t port);
+
     struct session_hooks {
         // Called with true once the session is open when a tty was asked
         // for, with false when it ends or the remote tty failed.
@@ -46,6 +58,9 @@ private:
     // The next reply; nullopt (logged with `what`) at EOF or on error.
     std::optional<message> reply(const char* what);
     bool check_id(std::uint32_t id, const char* what);
+    // SIGHUP, SIGINT and SIGTERM end the wait for the master; SIGWINCH goes
+    // on to it.
+    void catch_signals();
 
     control_socket sock_;
     logger& log_;
