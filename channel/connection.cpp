@@ -64,6 +64,8 @@ result<channel_id> connection::allocate(std::string_view type)
     channels_[id]->info.type = std::string(type);
     channels_[id]->created_us = now_us_;
     ++live_;
+    if (cfg_.idle_timeout_for)
+        set_idle_timeout(id, cfg_.idle_timeout_for(type));
     return id;
 }
 
@@ -461,6 +463,49 @@ void connection::tick(steady_time now)
         }
     }
     maybe_probe(us);
+}
+
+void connection::set_idle_timeout(channel_id id, std::chrono::milliseconds timeout)
+{
+    channel* c = find(id);
+    if (c == nullptr)
+        return;
+    c->idle_timeout_us = timeout.count() > 0 ? static_cast<std::uint64_t>(timeout.count()) * 1000 : 0;
+    idle_timeouts_ = idle_timeouts_ || c->idle_timeout_us != 0;
+}
+
+std::chrono::milliseconds connection::idle_timeout(channel_id id) const
+{
+    const channel* c = find(id);
+    return std::chrono::milliseconds(c == nullptr ? 0 : c->idle_timeout_us / 1000);
+}
+
+std::vector<channel_id> connection::idle_expired(steady_time now)
+{
+    std::vector<channel_id> out;
+    if (!idle_timeouts_)
+        return out;
+    const std::uint64_t us = micros(now);
+    now_us_ = std::max(now_us_, us);
+    for (channel_id id = 0; id < channels_.size(); ++id) {
+        channel* c = channels_[id].get();
+        // Only channels open both ways (OpenSSH's SSH_CHANNEL_OPEN): one
+        // still opening has no timer yet, a closing one is ending anyway.
+        if (c == nullptr || c->idle_timeout_us == 0 || c->idle_reported || !c->info.open || c->info.close_sent ||
+            c->info.close_received)
+            continue;
+        const std::uint64_t moved = c->info.bytes_in + c->info.bytes_out;
+        if (c->idle_since_us == 0 || moved != c->idle_seen_bytes) {
+            c->idle_since_us = std::max<std::uint64_t>(us, 1);
+            c->idle_seen_bytes = moved;
+            continue;
+        }
+        if (us >= c->idle_since_us + c->idle_timeout_us) {
+            c->idle_reported = true;
+            out.push_back(id);
+        }
+    }
+    return out;
 }
 
 void connection::maybe_probe(std::uint64_t now_us)

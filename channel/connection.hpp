@@ -43,6 +43,11 @@ struct connection_config {
     // want_reply requests of the peer not yet answered by the program, per
     // channel and for global requests; one more is a protocol error.
     std::uint32_t max_requests_owed = 256;
+    // Inactivity timeouts (sshd's ChannelTimeout): a new channel's timeout
+    // by its type, asked once as the channel is made, whichever side opens
+    // it (OpenSSH's channel_new); unset, or zero: none. set_idle_timeout()
+    // changes it later.
+    std::function<std::chrono::milliseconds(std::string_view type)> idle_timeout_for;
 };
 
 enum class connection_event_type {
@@ -210,6 +215,22 @@ public:
     // Periodic (a few times a second): idle windows shrink, RTT probes go out.
     void tick(steady_time now);
 
+    // --- inactivity (sshd's ChannelTimeout) ---
+    // A channel whose timeout is not zero and that carries no data either
+    // way for that long is reported by idle_expired(). Set again (a session
+    // named by its shell, exec or subsystem request), the channel keeps the
+    // time of its last data, as OpenSSH's channel_set_xtype() does.
+    void set_idle_timeout(channel_id id, std::chrono::milliseconds timeout);
+    std::chrono::milliseconds idle_timeout(channel_id id) const;
+    // The open channels idle past their timeout at `now`, each reported
+    // once; the program closes them as it closes that kind of channel. The
+    // core sees data as it is framed and as it arrives, so a call notes
+    // whether any moved since the previous one: called periodically (the
+    // runner's tick), a channel is reported between its timeout and its
+    // timeout plus two periods after its last data (or after it opened),
+    // never before.
+    std::vector<channel_id> idle_expired(steady_time now);
+
     // Reports for -v lines and the connection summary (optional).
     std::function<void(channel_id, const window_change&)> on_window_change;
     std::function<void(const channel_summary&)> on_channel_released;
@@ -277,6 +298,7 @@ private:
     std::uint64_t first_tick_us_ = 0;
     rtt_probe probe_;
     std::uint64_t now_us_ = 0;                 // the latest time the core was given
+    bool idle_timeouts_ = false;               // some channel was given an inactivity timeout
     bool data_since_tick_ = false;             // channel data moved since the last tick
     bool peer_sender_known_ = false;           // cfg_.window adjusted to the peer's software
     bool peer_window_fixed_ = false;           // the peer's windows are fixed (send_limit applies)

@@ -39,6 +39,13 @@ struct connection::channel {
     std::uint64_t send_blocked_us = 0;
     std::uint64_t peer_opened = 0; // the window the peer opened with
     send_limit send;               // a fixed window on a short path (peer_window_fixed_)
+    // Inactivity (idle_expired): the timeout (0: none), when idle_expired()
+    // last saw data move (0: not looked at since the channel opened), the
+    // byte count it saw then, and whether the channel was reported.
+    std::uint64_t idle_timeout_us = 0;
+    std::uint64_t idle_since_us = 0;
+    std::uint64_t idle_seen_bytes = 0;
+    bool idle_reported = false;
 };
 
 } // namespace longhaul

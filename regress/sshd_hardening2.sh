@@ -388,14 +388,16 @@ if want 10; then
         [ "$rc" != 0 ] && [ "$rc" != 124 ] && [[ "$out" == *"$want_msg"* ]] ||
             { echo "  sshd: status $rc, said: $out"; return 1; }
     }
-    lh_check "10a. ChannelTimeout is refused at start-up" \
-        check_refused ct "line 1: ChannelTimeout is not supported yet" "ChannelTimeout session=5m"
+    # (ChannelTimeout and ExposeAuthInfo yes, refused here before, are
+    # enforced now: regress/sshd_expose_channel_timeout.sh.)
+    lh_check "10a. LogVerbose is refused at start-up" \
+        check_refused lv "line 1: LogVerbose is not supported yet" "LogVerbose kex.c:*:1000"
     lh_check "10a. PerSourcePenalties is refused at start-up" \
         check_refused psp "line 1: PerSourcePenalties yes is not supported yet" "PerSourcePenalties yes"
     lh_check "10a. PerSourcePenaltyExemptList is refused at start-up" \
         check_refused pse "line 1: PerSourcePenaltyExemptList is not supported yet" "PerSourcePenaltyExemptList 10.0.0.0/8"
-    lh_check "10a. ExposeAuthInfo yes inside a Match block is refused at start-up" \
-        check_refused eai "line 3: ExposeAuthInfo yes is not supported yet" "PasswordAuthentication no" "Match User nobody" "  ExposeAuthInfo yes"
+    lh_check "10a. RekeyLimit inside a Match block is refused at start-up" \
+        check_refused rkm "line 3: RekeyLimit in a Match block is not supported yet" "PasswordAuthentication no" "Match User nobody" "  RekeyLimit 1G"
     lh_check "10a. HostKeyAgent is refused at start-up" \
         check_refused hka "line 1: HostKeyAgent is not supported yet" "HostKeyAgent /run/nonexistent.sock"
 

@@ -2,6 +2,7 @@
 
 #include "common/physical_memory.hpp"
 #include "common/text.hpp"
+#include "sshd/auth_info.hpp"
 #include "sshd/chroot_directory.hpp"
 #include "sshd/connection_log.hpp"
 #include "sshd/detail/server_connection.hpp"
@@ -102,6 +103,10 @@ int server_connection::run()
         runner_->stop();
     if (sessions_)
         sessions_->hang_up();
+    // ExposeAuthInfo's file goes with the connection (OpenSSH's
+    // do_cleanup); this process made it, as the user.
+    if (!session_env_.auth_info_file.empty())
+        ::unlink(session_env_.auth_info_file.c_str());
     if (pam_session_open_) {
         pam_->close_session();
         pam_->delete_credentials();
@@ -196,9 +201,35 @@ void server_connection::on_authenticated(const server_auth_event& ev)
         }
         session_env_.key = std::make_shared<const authorized_key_match>(std::move(*merged));
     }
-    if (!enter_user_session())
+    if (!enter_user_session() || !prepare_session_settings())
         return;
     start_channels();
+}
+
+// What the sessions take from the user's settings once this process is
+// the user, before any channel opens: ChannelTimeout's rules (OpenSSH's
+// process_channel_timeouts) and ExposeAuthInfo's file, which OpenSSH's
+// prepare_auth_info_file() also makes in the process that is already the
+// user (a failure is logged and the sessions go without it, as there).
+bool server_connection::prepare_session_settings()
+{
+    const server_config& c = *session_env_.config;
+    auto rules = parse_channel_timeouts(c.channel_timeouts);
+    if (!rules) {
+        log_.error("fatal: process_channel_timeouts: internal error: bad ChannelTimeout");
+        core_->disconnect(disconnect_reason::by_application, "internal error");
+        return false;
+    }
+    session_env_.channel_timeouts = std::move(*rules);
+    if (c.expose_auth_info) {
+        system_random rng; // not rng_: fork copied its buffered bytes into the root parent
+        std::string error;
+        if (auto path = write_auth_info_file(mon_.auth_info, rng, error))
+            session_env_.auth_info_file = std::move(*path);
+        else
+            log_.error("prepare_auth_info_file: " + error);
+    }
+    return true;
 }
 
 // For a user who is not root, a root parent stays for the session's
@@ -330,6 +361,10 @@ void server_connection::start_channels()
     connection_config cc;
     const server_config& uc = policy_.user_config();
     cc.window = window_limits(uc.channel_window_max, uc.connection_window_max, physical_memory_bytes());
+    if (!session_env_.channel_timeouts.empty())
+        cc.idle_timeout_for = [this](std::string_view type) -> std::chrono::milliseconds {
+            return channel_timeout_for(session_env_.channel_timeouts, channel_timeout_type(type));
+        };
     conn_ = &layer_->open_connection(cc);
     runner_ = std::make_unique<connection_runner>(io_, *driver_, *conn_);
     runner_->set_logger(&log_);
@@ -349,6 +384,7 @@ void server_connection::start_channels()
     });
     remote_forwards_ = std::make_unique<remote_forwarding>(io_, *runner_, session_env_);
     remote_forwards_->register_in(layer_->global_requests());
+    runner_->on_idle_timeout = [this](channel_id id) { close_idle_channel(id); };
     runner_->start_timers();
     signals_.add(SIGCHLD);
     on_sigchld_ = [this](const boost::system::error_code& ec, int) {
@@ -370,6 +406,29 @@ void server_connection::refuse_unknown_channel(connection& conn, channel_id id, 
 {
     log_.verbose("refused channel open of type " + printable(type) + ": not supported yet");
     conn.reject(id, open_failure_reason::administratively_prohibited, "open failed");
+}
+
+// ChannelTimeout: a channel that carried no data for its type's timeout is
+// closed as OpenSSH's channel_force_close() closes it: EOF and CLOSE to the
+// client, with no message of its own, what either side had queued dropped.
+// Every channel sshd serves is a session or a socket_channel (the
+// forwarding kinds, agent and X11 connections).
+void server_connection::close_idle_channel(channel_id id)
+{
+    const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(conn_->idle_timeout(id)).count();
+    log_.verbose("channel " + std::to_string(id) + ": closing after " + std::to_string(seconds) +
+                 " seconds of inactivity");
+    channel_handler* h = runner_->handler(id);
+    if (auto* session = dynamic_cast<server_session*>(h)) {
+        session->abandon();
+    } else if (auto* forwarded = dynamic_cast<socket_channel*>(h)) {
+        forwarded->abandon();
+    } else {
+        // Nothing of ours behind it: the channel itself is all there is to close.
+        conn_->send_eof(id);
+        conn_->close(id);
+    }
+    driver_->flush();
 }
 
 void server_connection::reap_children()

@@ -14,6 +14,7 @@
 #include "common/text.hpp"
 #include "common/transport/transport_state.hpp"
 #include "common/wire.hpp"
+#include "sshd/auth_info.hpp"
 #include "sshd/certificate_auth.hpp"
 #include "sshd/preauth_child.hpp"
 
@@ -490,6 +491,11 @@ server_connection::methods_state server_connection::monitor_methods(const server
 void server_connection::monitor_log_success(std::string_view shown_method)
 {
     const authenticated_method& m = mon_.successes.back();
+    // ExposeAuthInfo's line, as OpenSSH's monitor adds one for each success
+    // (auth2_update_session_info), by the name it logs: "none" for an
+    // empty password under PermitEmptyPasswords.
+    mon_.auth_info += auth_info_line(shown_method.empty() ? std::string_view(m.method) : shown_method, m.submethod,
+                                     m.key ? &*m.key : nullptr, m.cert ? &*m.cert : nullptr);
     const server_auth_settings s = policy_.settings_for(policy_.user_config());
     mon_.verdicts->succeeded(shown_method.empty() ? std::string_view(m.method) : shown_method, m.submethod,
                              m.key ? &*m.key : nullptr, mon_.lookup.is_root, s.root_login,

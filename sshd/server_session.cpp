@@ -105,7 +105,7 @@ server_session::server_session(const session_environment& env) : env_(env) {}
 
 server_session::~server_session()
 {
-    if (pid_ > 0 && !wait_status_)
+    if (pid_ > 0 && !wait_status_ && !abandoned_)
         ::kill(pty_ ? -pid_ : pid_, SIGHUP);
     if (pty_ && env_.release_pty)
         env_.release_pty(pty_->name());
@@ -152,6 +152,8 @@ server_session::build_environment(const std::string& original_command) const
     set_var(env, "SSH_CLIENT", f.remote_address + " " + std::to_string(f.remote_port) + " " + std::to_string(f.local_port));
     set_var(env, "SSH_CONNECTION", f.remote_address + " " + std::to_string(f.remote_port) + " " + f.local_address + " " +
                                        std::to_string(f.local_port));
+    if (!env_.auth_info_file.empty())
+        set_var(env, "SSH_USER_AUTH", env_.auth_info_file);
     if (pty_) {
         set_var(env, "SSH_TTY", pty_->name());
         if (!term_.empty())
@@ -168,10 +170,19 @@ server_session::build_environment(const std::string& original_command) const
 
 bool server_session::start_program(std::string_view kind, std::string client_command)
 {
-    if (pid_ > 0)
+    if (pid_ > 0 || abandoned_)
         return false;
     const server_config& c = *env_.config;
     logger& log = *env_.log;
+    // ChannelTimeout knows the session by its request from here on, a
+    // subsystem only when it is configured (OpenSSH's session.c labels the
+    // channel before it runs the program, ForceCommand or not).
+    bool configured = kind != "subsystem";
+    for (const auto& s : c.subsystems)
+        configured = configured || s.name == client_command;
+    if (configured)
+        runner->conn().set_idle_timeout(
+            id, channel_timeout_for(env_.channel_timeouts, session_timeout_type(kind, client_command)));
     std::string command = client_command;
     std::string original;
     // ForceCommand wins over a key's command=, which wins over the client's.
@@ -401,7 +412,7 @@ void server_session::on_eof()
 void server_session::on_close()
 {
     closed_by_peer_ = true;
-    if (pid_ > 0 && !wait_status_)
+    if (pid_ > 0 && !wait_status_ && !abandoned_)
         ::kill(pty_ ? -pid_ : pid_, SIGHUP);
     if (stdout_)
         stdout_->stop();
@@ -437,11 +448,36 @@ void server_session::maybe_finish()
     if (!closed_by_peer_ && (!wait_status_ || !stdout_done_ || !stderr_done_))
         return;
     send_exit_and_close();
-    if (!closed_by_peer_ || (pid_ > 0 && !wait_status_))
+    // An abandoned session does not wait for its program.
+    if (!closed_by_peer_ || (pid_ > 0 && !wait_status_ && !abandoned_))
         return;
     finished_ = true;
     if (on_finished)
         on_finished();
+}
+
+void server_session::abandon()
+{
+    if (abandoned_ || exit_sent_ || closed_by_peer_)
+        return;
+    abandoned_ = true;
+    exit_sent_ = true; // no exit status after this: the program may still be running
+    if (stdout_)
+        stdout_->stop();
+    if (stderr_)
+        stderr_->stop();
+    stdin_.reset(); // closes the program's stdin, or the pty's master
+    pty_master_ = -1;
+    stdout_done_ = stderr_done_ = true;
+    x11_.reset(); // its display's listeners, as session_close_by_channel's
+    // A program that has ended (its output not yet all sent) still has its
+    // status reported: OpenSSH sends it when the program is reaped.
+    if (wait_status_)
+        send_exit_status();
+    connection& conn = runner->conn();
+    conn.send_eof(id);
+    conn.close(id);
+    runner->flush();
 }
 
 void server_session::send_exit_and_close()
@@ -451,17 +487,23 @@ void server_session::send_exit_and_close()
     exit_sent_ = true;
     connection& conn = runner->conn();
     if (wait_status_ && !closed_by_peer_) {
-        const int st = *wait_status_;
-        if (WIFEXITED(st)) {
-            conn.send_request(id, "exit-status", false, exit_status_request{std::uint32_t(WEXITSTATUS(st))}.encode());
-        } else if (WIFSIGNALED(st)) {
-            exit_signal_request e{name_of_signal(WTERMSIG(st)), WCOREDUMP(st) != 0, "", ""};
-            conn.send_request(id, "exit-signal", false, e.encode());
-        }
+        send_exit_status();
         conn.send_eof(id);
     }
     conn.close(id);
     runner->flush();
+}
+
+void server_session::send_exit_status()
+{
+    const int st = *wait_status_;
+    if (WIFEXITED(st)) {
+        runner->conn().send_request(id, "exit-status", false,
+                                    exit_status_request{std::uint32_t(WEXITSTATUS(st))}.encode());
+    } else if (WIFSIGNALED(st)) {
+        exit_signal_request e{name_of_signal(WTERMSIG(st)), WCOREDUMP(st) != 0, "", ""};
+        runner->conn().send_request(id, "exit-signal", false, e.encode());
+    }
 }
 
 } // namespace longhaul

@@ -7,6 +7,7 @@
 #include "channel/io/fd_pump.hpp"
 #include "common/log.hpp"
 #include "sshd/auth_policy.hpp"
+#include "sshd/channel_timeouts.hpp"
 #include "sshd/pty.hpp"
 #include "sshd/session_process.hpp"
 
@@ -51,6 +52,11 @@ struct session_environment {
     agent_forwarding* agent = nullptr;
     // The connection's X11 forwarding (x11-req, DISPLAY); unset: refused.
     x11_forwarding* x11 = nullptr;
+    // ExposeAuthInfo: the file SSH_USER_AUTH names; empty: none.
+    std::string auth_info_file;
+    // ChannelTimeout (the user's, after Match): a session looks its timeout
+    // up again once its request names it (session:shell, ...).
+    std::vector<channel_timeout_rule> channel_timeouts;
 };
 
 class server_session : public channel_handler, public std::enable_shared_from_this<server_session> {
@@ -64,6 +70,15 @@ public:
     void on_request(std::string_view name, bool want_reply, byte_span data) override;
     void on_writable() override;
 
+    // ChannelTimeout expired: as OpenSSH's channel_force_close() with
+    // session_close_by_channel(force), the program's descriptors are closed
+    // (a pty's hang-up signals its shell), EOF and CLOSE go out (with no
+    // exit status unless the program has ended), and the program is left
+    // to run, as OpenSSH leaves it
+    // ("shell processes ... may continue to execute", sshd_config(5)). The
+    // session ends when the client's CLOSE comes back.
+    void abandon();
+
     pid_t pid() const noexcept { return pid_; }
     // The connection reaped our process.
     void child_exited(int wait_status);
@@ -75,6 +90,7 @@ private:
     std::vector<std::pair<std::string, std::string>> build_environment(const std::string& original_command) const;
     void maybe_finish();
     void send_exit_and_close();
+    void send_exit_status();
 
     const session_environment& env_;
     std::unique_ptr<x11_display> x11_; // x11-req granted: its listeners
@@ -92,6 +108,7 @@ private:
     bool exit_sent_ = false;
     bool closed_by_peer_ = false;
     bool finished_ = false;
+    bool abandoned_ = false; // closed for inactivity (abandon())
 };
 
 } // namespace longhaul

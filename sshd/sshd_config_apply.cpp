@@ -141,11 +141,7 @@ bool line_applier::run()
     case k::use_dns: flag(cfg_.use_dns); break;
     case k::allow_agent_forwarding: flag(cfg_.allow_agent_forwarding); break;
     case k::disable_forwarding: flag(cfg_.disable_forwarding); break;
-    case k::expose_auth_info:
-        flag(cfg_.expose_auth_info);
-        if (e_.args.size() == 1 && parse_flag(e_.args[0]).value_or(false))
-            not_supported(kw_ + " yes");
-        break;
+    case k::expose_auth_info: flag(cfg_.expose_auth_info); break;
     case k::stream_local_bind_unlink: flag(cfg_.stream_local_bind_unlink); break;
     case k::debian_banner: flag(cfg_.debian_banner); break;
     case k::permit_user_environment: {
@@ -419,9 +415,6 @@ bool line_applier::run()
     case k::channel_timeout:
         if (!channel_timeout())
             return false;
-        // Idle channels would stay open past the administrator's limit.
-        if (!e_.args.empty() && !iequals(e_.args[0], "none"))
-            not_supported(kw_);
         break;
     case k::deprecated: deprecated("Deprecated"); break;
     case k::unsupported: deprecated("Unsupported"); break;

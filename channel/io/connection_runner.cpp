@@ -310,6 +310,9 @@ void connection_runner::start_timers()
     sample_drain_rate();
     const auto now = std::chrono::steady_clock::now();
     conn_.tick(now);
+    if (on_idle_timeout)
+        for (channel_id id : conn_.idle_expired(now))
+            on_idle_timeout(id);
     if (metrics_ && now >= metrics_->next) {
         write_metrics();
         metrics_->next = now + metrics_->interval;

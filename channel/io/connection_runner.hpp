@@ -67,6 +67,10 @@ public:
 
     // Replies to our global requests (keepalives).
     std::function<void(bool success, byte_span data)> on_global_reply;
+    // A channel carried no data for its inactivity timeout
+    // (connection::idle_expired, checked at every tick): the program
+    // closes it as it closes that kind of channel. Unset: never checked.
+    std::function<void(channel_id)> on_idle_timeout;
 
     // Backpressure: above the high-water mark sources stop reading; they are
     // woken (on_writable) when the output falls below a quarter of it. The
@@ -114,7 +118,8 @@ public:
                                                                   transport_driver::unsent_low_water, max_unsent_limit));
     }
 
-    // Starts the periodic timer: window ticks and RTT sampling.
+    // Starts the periodic timer: window ticks, RTT sampling and channels'
+    // inactivity timeouts.
     void start_timers();
     void stop();
 

@@ -65,6 +65,7 @@ struct monitor_state {
     std::vector<bytes> used_keys;          // proved: may not count twice
     std::vector<authenticated_method> successes;
     std::vector<bool> forced_command; // of each success
+    std::string auth_info;            // ExposeAuthInfo: a line for each success
     int failures = 0; // failed passwords, conversations and signatures
     int requests = 0; // authentication requests of any kind
     int password_requests = 0;
@@ -148,6 +149,8 @@ private:
     void start_pam(pam_mode mode, const std::string& user, std::string_view password);
     void on_authenticated(const server_auth_event& ev);
     void refuse_unknown_channel(connection& conn, channel_id id, std::string_view type);
+    bool prepare_session_settings();
+    void close_idle_channel(channel_id id);
     bool enter_user_session();
     void log_pam_account_refusal(const pam_event& ev, std::string_view user);
     void start_channels();

@@ -536,6 +536,14 @@ TEST_CASE("sshd_config: sshd -T output matches OpenSSH's")
     check_against_openssh(matches, "user=x,host=a.example.org,laddr=192.168.5.5,addr=1.2.3.4,lport=22");
     check_against_openssh(matches, "user=root,addr=1.2.3.4"); // lport missing: an error in both
     check_against_openssh(hk + "Match LocalPort 22\n  MaxSessions 1\n", "");
+    // ChannelTimeout and ExposeAuthInfo, globally and for a Match block.
+    const std::string timeouts = hk + "ChannelTimeout session:*=5m direct-tcpip=2s *=1h\nExposeAuthInfo yes\n"
+                                      "Match User alice\n  ChannelTimeout x11-connection=0\n  ExposeAuthInfo no\n";
+    check_against_openssh(timeouts, "");
+    check_against_openssh(timeouts, "user=alice,addr=10.1.2.3,host=h,lport=22");
+    check_against_openssh(timeouts, "user=bob,addr=10.1.2.3,host=h,lport=22");
+    check_against_openssh(hk + "ChannelTimeout direct-tcpip=2x\n", "");
+    check_against_openssh(hk + "ChannelTimeout none direct-tcpip=2\n", "");
     // Errors: same message, same status.
     check_against_openssh(hk + "FooBar yes\nBaz 1\n", "");
     check_against_openssh(hk + "Match User x\n  Port 23\n", "");
@@ -555,16 +563,12 @@ TEST_CASE("sshd_config: settings this server cannot enforce are refused, never i
 {
     // Each names the keyword and says "not supported yet", in a Match block too.
     const std::pair<const char*, const char*> refused[] = {
-        {"ChannelTimeout session=5m\n", "test.cfg line 1: ChannelTimeout is not supported yet"},
         {"LogVerbose kex.c:*:1000\n", "test.cfg line 1: LogVerbose is not supported yet"},
-        {"ExposeAuthInfo yes\n", "test.cfg line 1: ExposeAuthInfo yes is not supported yet"},
         {"HostKeyAgent /run/agent.sock\n", "test.cfg line 1: HostKeyAgent is not supported yet"},
         {"PerSourcePenalties yes\n", "test.cfg line 1: PerSourcePenalties yes is not supported yet"},
         {"PerSourcePenalties authfail:30s\n", "test.cfg line 1: PerSourcePenalties authfail:30s is not supported yet"},
         {"PerSourcePenaltyExemptList 10.0.0.0/8\n", "test.cfg line 1: PerSourcePenaltyExemptList is not supported yet"},
         {"SecurityKeyProvider /usr/lib/libsk.so\n", "test.cfg line 1: SecurityKeyProvider /usr/lib/libsk.so is not supported yet"},
-        {"Match User x\n  ChannelTimeout session=1m\n", "test.cfg line 2: ChannelTimeout is not supported yet"},
-        {"Match User x\n  ExposeAuthInfo yes\n", "test.cfg line 2: ExposeAuthInfo yes is not supported yet"},
         {"Match User x\n  RekeyLimit 1G\n", "test.cfg line 2: RekeyLimit in a Match block is not supported yet"},
     };
     for (const auto& [text, message] : refused) {
@@ -572,10 +576,13 @@ TEST_CASE("sshd_config: settings this server cannot enforce are refused, never i
         CAPTURE(config);
         CHECK(error_of(text) == message);
     }
-    // What asks for nothing new still loads.
+    // What asks for nothing new still loads, and what is enforced now
+    // (ChannelTimeout, ExposeAuthInfo: sshd/channel_timeouts, sshd/auth_info).
     for (const char* ok : {"ChannelTimeout none\n", "LogVerbose none\n", "ExposeAuthInfo no\n",
                            "PerSourcePenalties no\n", "SecurityKeyProvider internal\n", "RekeyLimit 1G 1h\n",
-                           "Match User x\n  ExposeAuthInfo no\n"}) {
+                           "Match User x\n  ExposeAuthInfo no\n", "ChannelTimeout session=5m\n",
+                           "ExposeAuthInfo yes\n", "Match User x\n  ChannelTimeout session:*=1m direct-tcpip=0\n",
+                           "Match User x\n  ExposeAuthInfo yes\n"}) {
         CAPTURE(ok);
         CHECK(error_of(ok) == "(no error)");
     }
