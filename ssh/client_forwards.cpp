@@ -331,7 +331,7 @@ void client_forwards::start_socks(int fd)
             const int fd = h->d.release();
             auto hs = h;
             open_for(fd, r.host, r.port, "",
-                     [this, hs, fd, drop, flush_out](channel_id id, bool ok, std::uint32_t reason) {
+                     [this, hs, fd, drop](channel_id id, bool ok, std::uint32_t reason) {
                          bool sent = false;
                          if (ok) {
                              hs->socks.reply_success();

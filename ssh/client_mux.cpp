@@ -446,7 +446,7 @@ void ssh_client::open_mux_session(std::uint32_t peer_id, const mux::new_session&
     auto s = std::make_shared<client_session>(std::move(sp), log_);
     peer.session = s;
     const std::uint32_t request_id = req.request_id;
-    s->on_opened = [this, peer_id, control, request_id](bool opened) {
+    s->on_opened = [peer_id, control, request_id](bool opened) {
         if (opened)
             control->send(mux::session_opened{request_id, peer_id});
         else

@@ -23,6 +23,21 @@ std::string wire_listen_host(const forward_spec& f)
     return f.listen_host->empty() ? std::string(1, '*') : *f.listen_host;
 }
 
+// One end of a forward from the wire: a socket path (PORT_STREAMLOCAL), or
+// a host ("" is none) and port.
+void read_end(const std::string& host, std::uint32_t port, std::optional<std::string>& host_out,
+              std::optional<std::string>& path_out, int& port_out)
+{
+    if (port == mux::port_streamlocal) {
+        path_out = host;
+        port_out = port_streamlocal;
+        return;
+    }
+    if (!host.empty())
+        host_out = host;
+    port_out = static_cast<int>(port);
+}
+
 } // namespace
 
 mux::fwd_kind mux_forward_kind(const forward_spec& f, bool remote)
@@ -71,22 +86,8 @@ std::optional<forward_spec> forward_of_mux_request(const mux::forward_request& r
         return std::nullopt;
     }
     forward_spec f;
-    if (listen_path) {
-        f.listen_path = r.listen_host;
-        f.listen_port = port_streamlocal;
-    } else {
-        if (!r.listen_host.empty())
-            f.listen_host = r.listen_host;
-        f.listen_port = static_cast<int>(r.listen_port);
-    }
-    if (connect_path) {
-        f.connect_path = r.connect_host;
-        f.connect_port = port_streamlocal;
-    } else {
-        if (!r.connect_host.empty())
-            f.connect_host = r.connect_host;
-        f.connect_port = static_cast<int>(r.connect_port);
-    }
+    read_end(r.listen_host, r.listen_port, f.listen_host, f.listen_path, f.listen_port);
+    read_end(r.connect_host, r.connect_port, f.connect_host, f.connect_path, f.connect_port);
     // ssh's own -D names its target "socks", whatever the client sent.
     if (kind == mux::fwd_kind::dynamic)
         f.connect_host = "socks";

@@ -184,6 +184,17 @@ bool mux_client::stop_listening()
     return false;
 }
 
+bool mux_client::send_fds(std::initializer_list<int> fds, const char* fn)
+{
+    for (int fd : fds) {
+        if (!sock_.send_fd(fd)) {
+            log_.fatal(std::string(fn) + ": send fds failed: " + std::strerror(sock_.error()));
+            return false;
+        }
+    }
+    return true;
+}
+
 void mux_client::catch_signals()
 {
     g_terminating = 0;
@@ -260,12 +271,8 @@ std::optional<int> mux_client::run_stdio_forward(const std::string& host, std::u
         log_.fatal(std::string(fn) + ": write packet: " + std::strerror(sock_.error()));
         return 255;
     }
-    for (int fd : {STDIN_FILENO, STDOUT_FILENO}) {
-        if (!sock_.send_fd(fd)) {
-            log_.fatal(std::string(fn) + ": send fds failed: " + std::strerror(sock_.error()));
-            return 255;
-        }
-    }
+    if (!send_fds({STDIN_FILENO, STDOUT_FILENO}, fn))
+        return 255;
     log_.debug3(std::string(fn) + ": stdio forward request sent");
     auto m = reply(fn);
     if (!m)
@@ -315,12 +322,8 @@ std::optional<int> mux_client::run_session(new_session request, const session_ho
         log_.error(std::string(fn) + ": write packet: " + std::strerror(sock_.error()));
         return std::nullopt;
     }
-    for (int fd : {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO}) {
-        if (!sock_.send_fd(fd)) {
-            log_.fatal(std::string(fn) + ": send fds failed: " + std::strerror(sock_.error()));
-            return 255;
-        }
-    }
+    if (!send_fds({STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO}, fn))
+        return 255;
     log_.debug3(std::string(fn) + ": session request sent");
     auto m = reply(fn);
     if (!m)

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <optional>
 #include <string>
 
@@ -61,6 +62,9 @@ private:
     // SIGHUP, SIGINT and SIGTERM end the wait for the master; SIGWINCH goes
     // on to it.
     void catch_signals();
+    // Our descriptors after a request that passes them (SCM_RIGHTS, one per
+    // message); false after OpenSSH's fatal line.
+    bool send_fds(std::initializer_list<int> fds, const char* fn);
 
     control_socket sock_;
     logger& log_;
