@@ -18,6 +18,10 @@
 #      a login through a ProxyCommand "ssh -S path -W %h:%p", -L with a
 #      session; ControlPersist with -W (the first -W call forks the master
 #      and forwards through it); "ssh -f" leaves its caller's stdout.
+#  (f) ControlMaster ask: Longhaul's and Debian's masters put the same
+#      questions to a stand-in askpass (SSH_ASKPASS_PROMPT=confirm); "no"
+#      refuses a session (the mux client then logs in by itself), a forward
+#      and -O exit with Debian's messages, "yes" lets them through.
 # Background masters are found by their -O check pid and stopped by it.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -369,5 +373,74 @@ check_fork_stdout() {
     [ -n "$pid" ] && kill "$pid"
 }
 lh_check "ssh -f -N -L: the caller's stdout is let go (\$(ssh -f ...) returns), the forward works" check_fork_stdout
+
+# ------------------------------------------------ (f): ControlMaster ask
+# The stand-in askpass: logs its prompt and hint, answers what $T/answer says.
+cat >"$T/askpass" <<'ASK'
+#!/bin/sh
+printf '%s|%s\n' "$1" "$SSH_ASKPASS_PROMPT" >>"$ASKPASS_LOG"
+cat "$ASKPASS_ANSWER"
+ASK
+chmod +x "$T/askpass"
+for m in lh deb; do
+    bin=$SSH
+    [ $m = deb ] && bin=$DEBIAN_SSH
+    opts deb
+    CTL=$T/ask-$m
+    export ASKPASS_LOG=$T/ask-$m.log ASKPASS_ANSWER=$T/answer
+    : >"$ASKPASS_LOG"
+    echo no >"$T/answer"
+    # The master is the one that asks: it gets the display and the program.
+    DISPLAY=:99 SSH_ASKPASS=$T/askpass SSH_ASKPASS_REQUIRE=force \
+        timeout 20 "$bin" "${OPTS[@]}" -o ControlMaster=ask -S "$CTL" -f -N 127.0.0.1 >/dev/null 2>"$T/am.err" ||
+        lh_fail "$m master (ask): $(cat "$T/am.err")"
+    lh_wait_until 5 test -S "$CTL" || lh_fail "no control socket from the $m master (ask)"
+    MPID=$(master_pid "$CTL")
+    [ -n "$MPID" ] && LH_PIDS+=("$MPID")
+    n0=$(accepted deb)
+    check_ask_no() {
+        local out rc=0 lp
+        # A refused session: the mux client logs in by itself.
+        out=$(timeout 20 "$SSH" "${OPTS[@]}" -S "$CTL" 127.0.0.1 'echo ran' </dev/null 2>"$T/e") || rc=$?
+        [ "$rc" = 0 ] && [ "$out" = ran ] && grep -q "Master refused session request: Permission denied" "$T/e" &&
+            [ "$(accepted deb)" = $((n0 + 1)) ] || { echo "   session: rc $rc '$out' $(cat "$T/e")"; return 1; }
+        lh_port lp
+        rc=0
+        out=$("$SSH" -F /dev/null -S "$CTL" -O forward -L "$lp:127.0.0.1:$ECHO_PORT" 127.0.0.1 2>&1) || rc=$?
+        [ "$rc" = 255 ] && [[ "$out" == *"Master refused forwarding request: Permission denied"* ]] &&
+            ! accepts "$lp" || { echo "   -O forward: rc $rc: $out"; return 1; }
+        rc=0
+        out=$("$SSH" -F /dev/null -S "$CTL" -O exit 127.0.0.1 2>&1) || rc=$?
+        [ "$rc" = 255 ] && [[ "$out" == *"Master refused termination request: Permission denied"* ]] &&
+            kill -0 "$MPID" || { echo "   -O exit: rc $rc: $out"; return 1; }
+    }
+    lh_check "[$m master] ControlMaster ask, answered no: session, forward and exit refused as Debian's master refuses them" check_ask_no
+    check_ask_yes() {
+        local out rc=0 lp
+        echo yes >"$T/answer"
+        n0=$(accepted deb)
+        out=$(timeout 20 "$DEBIAN_SSH" -F /dev/null -S "$CTL" 127.0.0.1 'echo ran' </dev/null 2>"$T/e") || rc=$?
+        [ "$rc" = 0 ] && [ "$out" = ran ] && [ "$(accepted deb)" = "$n0" ] || { echo "   session: rc $rc '$out'"; return 1; }
+        lh_port lp
+        "$DEBIAN_SSH" -F /dev/null -S "$CTL" -O forward -L "$lp:127.0.0.1:$ECHO_PORT" 127.0.0.1 2>"$T/e" ||
+            { echo "   -O forward: $(cat "$T/e")"; return 1; }
+        echoed "$lp" || return 1
+        sum=$(timeout 30 "$SSH" -F /dev/null -S "$CTL" -W "127.0.0.1:$ECHO_PORT" 127.0.0.1 <"$T/data" | sha256sum | cut -d' ' -f1)
+        [ "$sum" = "$SUM" ] || { echo "   -W: the echo differs"; return 1; }
+        "$SSH" -F /dev/null -S "$CTL" -O exit 127.0.0.1 >/dev/null 2>&1 && lh_wait_until 5 gone "$MPID" ||
+            { echo "   -O exit did not end the master"; return 1; }
+    }
+    lh_check "[$m master] ControlMaster ask, answered yes: session, -O forward, -W and -O exit go through" check_ask_yes
+done
+check_ask_prompts() {
+    # Each master asked the same questions, hinted "confirm".
+    sed "s/$ECHO_PORT/ECHO/g; s/:[0-9]* -> /:N -> /" "$T/ask-lh.log" >"$T/ask-lh.norm"
+    sed "s/$ECHO_PORT/ECHO/g; s/:[0-9]* -> /:N -> /" "$T/ask-deb.log" >"$T/ask-deb.norm"
+    diff "$T/ask-deb.norm" "$T/ask-lh.norm" >"$T/ask.diff" && [ -s "$T/ask-lh.norm" ] ||
+        { echo "   Debian's master asked (<) / Longhaul's (>):"; sed 's/^/     /' "$T/ask.diff"; return 1; }
+    grep -q '^Allow shared connection to 127.0.0.1? |confirm$' "$T/ask-lh.log" || return 1
+    sed 's/^/     /' "$T/ask-lh.log"
+}
+lh_check "ControlMaster ask: Longhaul's master asks Debian's master's questions, word for word" check_ask_prompts
 
 lh_summary

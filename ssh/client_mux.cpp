@@ -11,6 +11,7 @@
 #include "ssh/mux/mux_client.hpp"
 #include "ssh/mux/mux_socket.hpp"
 #include "ssh/mux_forward_spec.hpp"
+#include "ssh/prompt.hpp"
 
 #include <boost/asio/post.hpp>
 
@@ -266,7 +267,7 @@ void ssh_client::start_mux_master()
     if (!cfg_.control_path || *cfg_.control_path == "none")
         return;
     const auto cm = cfg_.control_master.value_or(control_master::no);
-    if (cm != control_master::yes && cm != control_master::automatic)
+    if (cm == control_master::no)
         return;
     const std::string path = *cfg_.control_path;
     int error = 0;
@@ -370,6 +371,10 @@ void ssh_client::on_mux_request(std::uint32_t peer, const mux::message& m, mux::
             control->send(mux::alive{r->request_id, static_cast<std::uint32_t>(::getpid())});
             break;
         case mux::msg::terminate: {
+            if (!mux_permitted("Terminate shared connection to " + host_ + "? ", "terminate request")) {
+                control->send(mux::error_reply{mux::msg::permission_denied, r->request_id, "Permission denied"});
+                break;
+            }
             // As OpenSSH: OK, then the master quits at once, sessions and all.
             log_.debug2("mux: terminate request from mux client " + std::to_string(peer));
             control->send_now(mux::status_reply{mux::msg::ok, r->request_id});
@@ -377,6 +382,11 @@ void ssh_client::on_mux_request(std::uint32_t peer, const mux::message& m, mux::
             break;
         }
         case mux::msg::stop_listening:
+            if (!mux_permitted("Disable further multiplexing on shared connection to " + host_ + "? ",
+                               "stop listen")) {
+                control->send(mux::error_reply{mux::msg::permission_denied, r->request_id, "Permission denied"});
+                break;
+            }
             if (mux_->listener)
                 mux_->listener->stop();
             // Under ControlPersist the master then ends with its last session.
@@ -407,6 +417,10 @@ void ssh_client::open_mux_session(std::uint32_t peer_id, const mux::new_session&
     if (peer.session || peer.stdio) {
         control->send(mux::error_reply{mux::msg::failure, req.request_id, "Multiple sessions not supported"});
         return;
+    }
+    if (!mux_permitted("Allow shared connection to " + host_ + "? ", "session")) {
+        control->send(mux::error_reply{mux::msg::permission_denied, req.request_id, "Permission denied"});
+        return; // the descriptors close with `fds`
     }
     log_.debug2("mux: new session: tty " + std::to_string(req.want_tty) + ", subsys " + std::to_string(req.subsystem) +
                 ", term \"" + req.term + "\", cmd \"" + req.command + "\", env " + std::to_string(req.env.size()));
@@ -491,6 +505,20 @@ void ssh_client::open_mux_session(std::uint32_t peer_id, const mux::new_session&
     control->pause();
     runner_->attach(*id, s);
     driver_->flush();
+}
+
+// ControlMaster ask and autoask: each request confirmed through askpass
+// first, as OpenSSH's ask_permission() (ssh/prompt.hpp says when it can
+// ask at all; when it cannot, the answer is no).
+bool ssh_client::mux_permitted(const std::string& prompt, const char* what)
+{
+    const auto cm = cfg_.control_master.value_or(control_master::no);
+    if (cm != control_master::ask && cm != control_master::autoask)
+        return true;
+    if (ask_permission(prompt))
+        return true;
+    log_.debug2(std::string("mux: ") + what + " refused by user");
+    return false;
 }
 
 void ssh_client::mux_peer_done(std::uint32_t peer_id)

@@ -52,6 +52,10 @@ void ssh_client::mux_open_forward(std::uint32_t peer_id, const mux::forward_requ
             const int port = remote_forwards_->allocated_port(*spec).value_or(0);
             return control->send(mux::remote_port{rid, static_cast<std::uint32_t>(port)});
         }
+        if (!mux_permitted("Open " + desc + " on " + host_ + "?", "forwarding")) {
+            control->send(mux::error_reply{mux::msg::permission_denied, rid, "Permission denied"});
+            return;
+        }
         cfg_.remote_forwards.push_back(*spec);
         // The reply waits for the server's; no other request is read meanwhile.
         control->pause();
@@ -79,6 +83,10 @@ void ssh_client::mux_open_forward(std::uint32_t peer_id, const mux::forward_requ
     if (find_forward(cfg_.local_forwards, *spec) != cfg_.local_forwards.end()) {
         log_.debug2("mux_master_process_open_fwd: found existing forwarding");
         return control->send(mux::status_reply{mux::msg::ok, rid});
+    }
+    if (!mux_permitted("Open " + desc + " on " + host_ + "?", "forwarding")) {
+        control->send(mux::error_reply{mux::msg::permission_denied, rid, "Permission denied"});
+        return;
     }
     if (!forwards_ || !forwards_->listen(*spec)) {
         log_.info("mux_master_process_open_fwd: requested " + desc + " failed");
@@ -132,6 +140,11 @@ void ssh_client::open_mux_stdio(std::uint32_t peer_id, const mux::stdio_forward&
     }
     if ((req.port > 65535 && req.port != mux::port_streamlocal) || !forwards_) {
         control->send(mux::error_reply{mux::msg::failure, rid, "Invalid forwarding request"});
+        return;
+    }
+    if (!mux_permitted("Allow forward to " + printable(req.host) + ":" + std::to_string(req.port) + "? ",
+                       "stdio fwd")) {
+        control->send(mux::error_reply{mux::msg::permission_denied, rid, "Permission denied"});
         return;
     }
     const std::vector<int> fd = fds.release();

@@ -39,11 +39,6 @@ const char* unsupported_mux_command(mux_command c)
 void warn_unsupported_config(const client_config& cfg, logger& log)
 {
     auto warn = [&](const char* what) { log.info(std::string(what) + " is not supported yet; ignored"); };
-    // ask/autoask confirm each mux session through ssh-askpass: not done,
-    // so such an ssh never becomes a master (autoask still uses one).
-    if (cfg.control_master && cfg.control_path &&
-        (*cfg.control_master == control_master::ask || *cfg.control_master == control_master::autoask))
-        warn("ControlMaster ask/autoask (confirming mux sessions)");
     if (cfg.tunnel && *cfg.tunnel != tunnel_request::no)
         warn("Tunnel");
 }

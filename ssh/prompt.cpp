@@ -9,6 +9,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <strings.h>
 
 namespace longhaul {
 
@@ -40,9 +41,10 @@ std::optional<secret_bytes> read_line_fd(int fd)
     return out;
 }
 
-std::optional<secret_bytes> askpass(const std::string& prompt)
+// The askpass program's answer; `hint` goes to it as SSH_ASKPASS_PROMPT
+// ("confirm": a yes/no question).
+std::optional<secret_bytes> askpass(const std::string& prompt, const char* program, const char* hint = nullptr)
 {
-    const char* program = std::getenv("SSH_ASKPASS");
     if (program == nullptr || *program == '\0')
         return std::nullopt;
     int p[2];
@@ -57,6 +59,8 @@ std::optional<secret_bytes> askpass(const std::string& prompt)
     if (pid == 0) {
         ::close(p[0]);
         dup2(p[1], STDOUT_FILENO);
+        if (hint != nullptr)
+            ::setenv("SSH_ASKPASS_PROMPT", hint, 1);
         execlp(program, program, prompt.c_str(), static_cast<char*>(nullptr));
         _exit(1);
     }
@@ -109,7 +113,7 @@ std::optional<secret_bytes> read_passphrase(const std::string& prompt, prompt_ec
     if (allow_askpass && askpass_wanted(tty >= 0)) {
         if (tty >= 0)
             ::close(tty);
-        return askpass(prompt);
+        return askpass(prompt, std::getenv("SSH_ASKPASS"));
     }
     if (tty < 0)
         return std::nullopt;
@@ -145,6 +149,29 @@ std::optional<secret_bytes> read_passphrase(const std::string& prompt, prompt_ec
     }
     ::close(tty);
     return answer;
+}
+
+bool ask_permission(const std::string& prompt)
+{
+    auto set = [](const char* name) {
+        const char* v = std::getenv(name);
+        return v != nullptr && *v != '\0';
+    };
+    bool allowed = set("DISPLAY") || set("WAYLAND_DISPLAY");
+    if (const char* req = std::getenv("SSH_ASKPASS_REQUIRE")) {
+        if (strcasecmp(req, "force") == 0)
+            allowed = true;
+        else if (strcasecmp(req, "never") == 0)
+            allowed = false;
+    }
+    if (!allowed)
+        return false;
+    const char* program = set("SSH_ASKPASS") ? std::getenv("SSH_ASKPASS") : "/usr/bin/ssh-askpass";
+    auto answer = askpass(prompt, program, "confirm");
+    if (!answer)
+        return false;
+    const std::string_view a = as_string_view(answer->span());
+    return a.empty() || a == "\n" || (a.size() == 3 && strncasecmp(a.data(), "yes", 3) == 0);
 }
 
 std::optional<std::string> read_line(const std::string& prompt)

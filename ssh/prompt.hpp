@@ -16,4 +16,12 @@ enum class prompt_echo { off, on };
 std::optional<secret_bytes> read_passphrase(const std::string& prompt, prompt_echo echo, bool allow_askpass = true);
 std::optional<std::string> read_line(const std::string& prompt);
 
+// OpenSSH's ask_permission() (a master under ControlMaster ask/autoask):
+// the askpass program (SSH_ASKPASS, else /usr/bin/ssh-askpass) asked with
+// SSH_ASKPASS_PROMPT=confirm, and only where a display could show it
+// (DISPLAY or WAYLAND_DISPLAY, or SSH_ASKPASS_REQUIRE=force; never with
+// SSH_ASKPASS_REQUIRE=never). An empty answer or "yes" allows; anything
+// else, a failed program or no display refuses.
+bool ask_permission(const std::string& prompt);
+
 } // namespace longhaul

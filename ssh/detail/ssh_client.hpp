@@ -111,6 +111,7 @@ private:
     void mux_close_forward(std::uint32_t peer, const mux::forward_request& req);
     void open_mux_stdio(std::uint32_t peer, const mux::stdio_forward& req, mux::passed_fds fds);
     void mux_peer_done(std::uint32_t peer);
+    bool mux_permitted(const std::string& prompt, const char* what);
     void mux_window_changed();
     void arm_persist_timer();
     bool mux_busy() const;
