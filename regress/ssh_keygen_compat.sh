@@ -280,5 +280,28 @@ set +e
 set -e
 check c_and_p
 
+# --- -Z: the cipher of new-format private keys, each read by the other side ---
+same err_Z_cipher -q -t ed25519 -N pw -Z rijndael-cbc@lysator.liu.se -f zx
+for z in 3des-cbc aes128-cbc aes256-ctr aes128-gcm@openssh.com chacha20-poly1305@openssh.com none; do
+    rm -f z_ours z_ours.pub z_theirs z_theirs.pub
+    "$OURS" -q -t ed25519 -N 'z pass' -Z "$z" -f z_ours
+    "$THEIRS" -q -t ed25519 -N 'z pass' -Z "$z" -f z_theirs
+    # The header names the cipher (and bcrypt, even for "none") as OpenSSH's does.
+    for k in ours theirs; do
+        sed '1d;$d' "z_$k" | base64 -d | head -c 80 | tr -c '[:print:]' '.' | sed 's/bcrypt.*/bcrypt/' > "hdr.$k"
+    done
+    cp hdr.theirs "want.Z_header_$z"; cp hdr.ours "got.Z_header_$z"; check "Z_header_$z"
+    "$THEIRS" -y -P 'z pass' -f z_ours > "want.Z_read_ours_$z" 2>&1; cut -d' ' -f1,2 z_ours.pub > "got.Z_read_ours_$z"
+    cut -d' ' -f1,2 "want.Z_read_ours_$z" > t && mv t "want.Z_read_ours_$z"; check "Z_read_ours_$z"
+    "$OURS" -y -P 'z pass' -f z_theirs > "got.Z_read_theirs_$z" 2>&1; cut -d' ' -f1,2 z_theirs.pub > "want.Z_read_theirs_$z"
+    cut -d' ' -f1,2 "got.Z_read_theirs_$z" > t && mv t "got.Z_read_theirs_$z"; check "Z_read_theirs_$z"
+    same "Z_wrong_pass_$z" -y -P 'other' -f z_theirs
+done
+# -p with -Z rewrites the key under the new cipher.
+"$OURS" -q -p -P 'z pass' -N 'new pass' -Z aes128-ctr -f z_theirs >/dev/null
+sed '1d;$d' z_theirs | base64 -d | head -c 40 | tr -c '[:print:]' '.' > got.Z_p; echo >> got.Z_p
+printf 'openssh-key-v1.....aes128-ctr....bcrypt.\n' > want.Z_p
+check Z_p
+
 lh_summary || lh_fail "$LH_FAILED comparisons differ or were skipped"
 echo "PASS: ssh-keygen compatible with OpenSSH's"

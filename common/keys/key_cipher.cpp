@@ -12,8 +12,9 @@ namespace longhaul::detail {
 
 namespace {
 
-constexpr std::array<key_cipher, 10> ciphers = {{
+constexpr std::array<key_cipher, 11> ciphers = {{
     {"none", 0, 0, 8, 0},
+    {"3des-cbc", 24, 8, 8, 0},
     {"aes128-ctr", 16, 16, 16, 0},
     {"aes192-ctr", 24, 16, 16, 0},
     {"aes256-ctr", 32, 16, 16, 0},
@@ -29,6 +30,7 @@ constexpr std::array<key_cipher, 10> ciphers = {{
 
 const EVP_CIPHER* evp_cipher_for(std::string_view name) noexcept
 {
+    if (name == "3des-cbc") return EVP_des_ede3_cbc();
     if (name == "aes128-ctr") return EVP_aes_128_ctr();
     if (name == "aes192-ctr") return EVP_aes_192_ctr();
     if (name == "aes256-ctr") return EVP_aes_256_ctr();

@@ -80,11 +80,12 @@ result<public_key> private_key_file_public_key(std::string_view file_contents)
 }
 
 result<std::string> write_private_key(const private_key& key, private_key_format format,
-                                      std::string_view passphrase, random_source& rng, int kdf_rounds)
+                                      std::string_view passphrase, random_source& rng, int kdf_rounds,
+                                      std::string_view openssh_cipher)
 {
     switch (format) {
     case private_key_format::openssh:
-        return write_openssh_private_key(key, passphrase, kdf_rounds, rng);
+        return write_openssh_private_key(key, passphrase, kdf_rounds, rng, openssh_cipher);
     case private_key_format::pem:
         return write_pem_private_key(key, passphrase, pem_format::traditional);
     case private_key_format::pkcs8:

@@ -37,11 +37,13 @@ result<bool> private_key_is_encrypted(std::string_view file_contents);
 result<public_key> private_key_file_public_key(std::string_view file_contents);
 
 // Writes `key` in `format`; an empty passphrase means unencrypted. For
-// openssh-key-v1: aes256-ctr with bcrypt_pbkdf of kdf_rounds rounds. The
-// text is secret when unencrypted.
+// openssh-key-v1: `openssh_cipher` (ssh-keygen -Z; aes256-ctr by default)
+// with bcrypt_pbkdf of kdf_rounds rounds. The text is secret when
+// unencrypted.
 result<std::string> write_private_key(const private_key& key, private_key_format format,
                                       std::string_view passphrase, random_source& rng,
-                                      int kdf_rounds = openssh_default_kdf_rounds);
+                                      int kdf_rounds = openssh_default_kdf_rounds,
+                                      std::string_view openssh_cipher = openssh_default_cipher);
 
 // OpenSSH's sshkey_perm_ok: a private key file owned by us must not be
 // accessible by group or others. Returns the warning block OpenSSH prints

@@ -58,8 +58,8 @@ result<parsed_file> parse_file(std::string_view contents, const key_parse_option
         if (cipher != "none" || !kdf_options.empty())
             return errc::invalid_format;
     } else if (kdf == "bcrypt") {
-        if (cipher == "none")
-            return errc::invalid_format;
+        // Cipher "none" under bcrypt is what `ssh-keygen -Z none -N pass`
+        // writes: OpenSSH asks for a passphrase and takes any.
         wire_reader o(kdf_options);
         f.salt = o.string(max_salt_len);
         f.header.kdf_rounds = o.u32();
@@ -152,6 +152,8 @@ result<private_key> parse_openssh_private_key(std::string_view file_contents,
     // bcrypt_pbkdf refuses empty passwords, and so does OpenSSH.
     if (passphrase->empty())
         return errc::wrong_passphrase;
+    if (c.key_len == 0)
+        return parse_private_section(f->encrypted, true, f->header.key);
     auto key_iv = derive_key_iv(c, *passphrase, f->salt, f->header.kdf_rounds, options.kdf);
     if (!key_iv)
         return key_iv.error();
@@ -163,12 +165,17 @@ result<private_key> parse_openssh_private_key(std::string_view file_contents,
     return parse_private_section(plain, true, f->header.key);
 }
 
+bool openssh_key_cipher_known(std::string_view name) noexcept
+{
+    return detail::find_key_cipher(name) != nullptr;
+}
+
 result<std::string> write_openssh_private_key(const private_key& key, std::string_view passphrase, int kdf_rounds,
                                               random_source& rng, std::string_view cipher_name)
 {
     const bool encrypt = !passphrase.empty();
     const detail::key_cipher* c = detail::find_key_cipher(encrypt ? cipher_name : "none");
-    if (c == nullptr || (encrypt && (c->name == "none" || kdf_rounds < 1)))
+    if (c == nullptr || (encrypt && kdf_rounds < 1))
         return errc::invalid_argument;
     if (key.comment().find('\0') != std::string::npos || key.comment().size() > max_comment_len)
         return errc::invalid_argument;
@@ -191,6 +198,10 @@ result<std::string> write_openssh_private_key(const private_key& key, std::strin
     if (encrypt) {
         rng.fill(salt);
         wire_writer(kdf_options).string(salt).u32(static_cast<std::uint32_t>(kdf_rounds));
+    }
+    // Cipher "none" with a passphrase (ssh-keygen -Z none): bcrypt named,
+    // nothing encrypted, as OpenSSH writes it.
+    if (encrypt && c->key_len > 0) {
         auto key_iv = derive_key_iv(*c, passphrase, salt, static_cast<std::uint32_t>(kdf_rounds));
         if (!key_iv)
             return key_iv.error();

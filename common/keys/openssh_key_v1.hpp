@@ -42,6 +42,9 @@ struct key_parse_options {
 inline constexpr std::string_view openssh_key_label = "OPENSSH PRIVATE KEY";
 // The cipher and rounds ssh-keygen uses for new encrypted keys.
 inline constexpr std::string_view openssh_default_cipher = "aes256-ctr";
+// Whether `name` can protect an openssh-key-v1 file (OpenSSH's cipher
+// names: ssh-keygen -Z takes exactly these).
+bool openssh_key_cipher_known(std::string_view name) noexcept;
 inline constexpr int openssh_default_kdf_rounds = 16;
 
 // The file's public header, readable without the passphrase.
@@ -50,7 +53,9 @@ struct openssh_key_header {
     std::string kdf;
     std::uint32_t kdf_rounds = 0; // 0 unless kdf is bcrypt
     public_key key;
-    bool encrypted() const noexcept { return cipher != "none"; }
+    // As OpenSSH decides: by the KDF (cipher "none" under bcrypt, which
+    // ssh-keygen -Z none writes, still asks for a passphrase).
+    bool encrypted() const noexcept { return kdf != "none"; }
 };
 
 // Reads the armored file up to (not into) the private section.

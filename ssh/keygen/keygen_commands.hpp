@@ -21,6 +21,7 @@ struct keygen_options {
     std::optional<std::string> format;         // -m
     fingerprint_hash hash = fingerprint_hash::sha256; // -E
     int rounds = 16;                           // -a
+    std::string cipher = "aes256-ctr";         // -Z: new-format private keys' cipher
     bool quiet = false;                        // -q
     bool verbose = false;                      // -v
     bool bubblebabble = false;                 // -B: fingerprints as SHA-1 bubble babble

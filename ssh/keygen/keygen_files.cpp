@@ -178,7 +178,7 @@ std::optional<std::string> save_private(const private_key& key, const std::strin
                                         const keygen_options& o)
 {
     system_random rng;
-    auto text = write_private_key(key, format_for(o, key.type()), passphrase, rng, o.rounds);
+    auto text = write_private_key(key, format_for(o, key.type()), passphrase, rng, o.rounds, o.cipher);
     if (!text)
         return error_text(text.error(), 0);
     errno = 0;

@@ -7,6 +7,7 @@
 // find-principals, match-principals). Other OpenSSH options are refused with a message rather than
 // misbehaving.
 #include "common/keys/fingerprint.hpp"
+#include "common/keys/openssh_key_v1.hpp"
 #include "common/text_parse.hpp"
 #include "ssh/keygen/keygen_cert.hpp"
 #include "ssh/keygen/keygen_commands.hpp"
@@ -95,7 +96,7 @@ int main(int argc, char** argv)
         // "+": options end at the first operand, as with OpenSSH's own
         // (BSD) getopt, rather than glibc's reordering.
         // The letters OpenSSH's ssh-keygen takes that this one does not.
-        static const std::string unsupported_flags = "DGKMTZjwx";
+        static const std::string unsupported_flags = "DGKMTjwx";
         while ((c = ::getopt(argc, argv, "+:AC:E:N:P:a:b:ef:lm:pqt:vyBD:F:G:HI:KLM:O:QR:T:UV:XY:Z:cghij:kn:or:s:uw:xz:")) != -1) {
             switch (c) {
             case 'A': gen_all = true; break;
@@ -108,6 +109,11 @@ int main(int argc, char** argv)
                 break;
             }
             case 'N': o.new_passphrase = optarg; break;
+            case 'Z':
+                if (!openssh_key_cipher_known(optarg))
+                    throw keygen_exit(255, std::string("Invalid OpenSSH-format cipher '") + optarg + "'");
+                o.cipher = optarg;
+                break;
             case 'P': o.old_passphrase = optarg; break;
             case 'a': {
                 const char* why = nullptr;

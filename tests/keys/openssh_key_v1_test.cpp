@@ -81,19 +81,16 @@ TEST_CASE("openssh_key_v1: structural errors")
     CHECK(parse_error(make_file(p)) == errc::invalid_format);
 
     p = {};
-    p.cipher = "3des-cbc";
+    p.cipher = "blowfish-cbc";
     CHECK(parse_error(make_file(p)) == errc::unsupported);
     p = {};
     p.kdf = "scrypt";
     p.cipher = "aes256-ctr";
     CHECK(parse_error(make_file(p)) == errc::unsupported);
-    // kdf none with a cipher, bcrypt without one, options with kdf none.
+    // kdf none with a cipher, options with kdf none. (bcrypt without a
+    // cipher is what ssh-keygen -Z none writes: key_file_test.)
     p = {};
     p.cipher = "aes256-ctr";
-    CHECK(parse_error(make_file(p)) == errc::invalid_format);
-    p = {};
-    p.kdf = "bcrypt";
-    wire_writer(p.kdf_options).string("salt").u32(16);
     CHECK(parse_error(make_file(p)) == errc::invalid_format);
     p = {};
     p.kdf_options = {1};
