@@ -241,6 +241,8 @@ void ssh_client::finish(int status)
         agent_forwards_->stop();
     if (x11_forwards_)
         x11_forwards_->stop();
+    if (tunnel_)
+        tunnel_->stop();
     if (runner_)
         runner_->stop();
     if (core_ && !core_->closed())

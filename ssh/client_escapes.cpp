@@ -167,8 +167,8 @@ void ssh_client::run_configured_local_command()
 {
     if (!cfg_.permit_local_command.value_or(false) || !cfg_.local_command || cfg_.local_command->empty())
         return;
-    // %T: tunnel forwarding (-w) is not supported yet, so there is never a tunnel.
-    run_local_command(expand_local_command(cfg_, *inv_.env, ""), inv_.env->getenv, log_);
+    // %T: the local tunnel interface (-w), "NONE" without one.
+    run_local_command(expand_local_command(cfg_, *inv_.env, tunnel_ifname_), inv_.env->getenv, log_);
 }
 
 } // namespace longhaul::detail

@@ -41,14 +41,13 @@ std::string reason_text(std::uint32_t reason)
     }
 }
 
-// OpenSSH's channel_input_open_failure line.
+} // namespace
+
 std::string open_failed_line(channel_id id, std::uint32_t reason, std::string_view text)
 {
     return "channel " + std::to_string(id) + ": open failed: " + reason_text(reason) +
            (text.empty() ? "" : ": " + printable(text));
 }
-
-} // namespace
 
 // A SOCKS client connection until its CONNECT is answered.
 struct client_forwards::socks_handshake {

@@ -25,6 +25,10 @@
 
 namespace longhaul {
 
+// OpenSSH's channel_input_open_failure line: "channel N: open failed:
+// administratively prohibited: open failed" (reason2txt and the text).
+std::string open_failed_line(channel_id id, std::uint32_t reason, std::string_view text);
+
 class fd_listener;
 
 class client_forwards {

@@ -150,7 +150,8 @@ bool ssh_client::start_forwards()
             log_.error("Could not request local forwarding.");
         }
     }
-    return true;
+    // As OpenSSH's ssh_init_forwarding: the tunnel after the port forwards.
+    return start_tunnel();
 }
 
 void ssh_client::start_session()

@@ -21,7 +21,6 @@ struct unsupported_flag {
     const char* what;
 };
 constexpr unsupported_flag unsupported_flags[] = {
-    {'w', "tunnel forwarding (-w)"},
     {'I', "PKCS#11 (-I)"},
 };
 
@@ -32,15 +31,6 @@ const char* unsupported_mux_command(mux_command c)
     case mux_command::proxy: return "proxy";
     default: return nullptr;
     }
-}
-
-// The same features set in a configuration file: said out loud, then ignored,
-// so that an existing ~/.ssh/config keeps working.
-void warn_unsupported_config(const client_config& cfg, logger& log)
-{
-    auto warn = [&](const char* what) { log.info(std::string(what) + " is not supported yet; ignored"); };
-    if (cfg.tunnel && *cfg.tunnel != tunnel_request::no)
-        warn("Tunnel");
 }
 
 log_level initial_level(const client_options& o)
@@ -115,7 +105,6 @@ int main(int argc, char** argv)
     log.set_level(cfg.log_level.value_or(log_level::info));
     if (opts.config.log_level)
         log.set_level(*opts.config.log_level);
-    warn_unsupported_config(cfg, log);
     if (opts.have_command() && cfg.remote_command && *cfg.remote_command != "none") {
         std::cerr << "Cannot execute command-line and remote command.\n";
         return 255;

@@ -350,6 +350,9 @@ server_connection::~server_connection()
 {
     remote_forwards_.reset();
     direct_forwards_.reset();
+    if (tunnel_forwards_)
+        tunnel_forwards_->stop_all();
+    tunnel_forwards_.reset();
     sessions_.reset();
     x11_.reset();
     agent_.reset();
@@ -379,6 +382,8 @@ void server_connection::start_channels()
     sessions_->register_in(layer_->channel_types());
     direct_forwards_ = std::make_unique<direct_forwarding>(*runner_, session_env_);
     direct_forwards_->register_in(layer_->channel_types());
+    tunnel_forwards_ = std::make_unique<tunnel_forwarding>(*runner_, session_env_);
+    tunnel_forwards_->register_in(layer_->channel_types());
     layer_->channel_types().set_unknown([this](connection& conn, channel_id id, std::string_view type, byte_span) {
         refuse_unknown_channel(conn, id, type);
     });
@@ -412,7 +417,9 @@ void server_connection::refuse_unknown_channel(connection& conn, channel_id id, 
 // closed as OpenSSH's channel_force_close() closes it: EOF and CLOSE to the
 // client, with no message of its own, what either side had queued dropped.
 // Every channel sshd serves is a session or a socket_channel (the
-// forwarding kinds, agent and X11 connections).
+// forwarding kinds, agent and X11 connections), or a tunnel's, which has
+// nothing queued to drop: it is closed as it stands, and its device with
+// the client's CLOSE (tun_channel::on_close).
 void server_connection::close_idle_channel(channel_id id)
 {
     const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(conn_->idle_timeout(id)).count();

@@ -152,6 +152,8 @@ server_session::build_environment(const std::string& original_command) const
     set_var(env, "SSH_CLIENT", f.remote_address + " " + std::to_string(f.remote_port) + " " + std::to_string(f.local_port));
     set_var(env, "SSH_CONNECTION", f.remote_address + " " + std::to_string(f.remote_port) + " " + f.local_address + " " +
                                        std::to_string(f.local_port));
+    if (!env_.tunnel_interfaces.empty())
+        set_var(env, "SSH_TUNNEL", env_.tunnel_interfaces);
     if (!env_.auth_info_file.empty())
         set_var(env, "SSH_USER_AUTH", env_.auth_info_file);
     if (pty_) {

@@ -57,6 +57,9 @@ struct session_environment {
     // ChannelTimeout (the user's, after Match): a session looks its timeout
     // up again once its request names it (session:shell, ...).
     std::vector<channel_timeout_rule> channel_timeouts;
+    // The tunnel interfaces this connection opened (ssh -w), comma-separated:
+    // SSH_TUNNEL for the sessions started after them, as OpenSSH sets it.
+    std::string tunnel_interfaces;
 };
 
 class server_session : public channel_handler, public std::enable_shared_from_this<server_session> {

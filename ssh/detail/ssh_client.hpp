@@ -11,6 +11,7 @@
 #pragma once
 
 #include "channel/io/connection_runner.hpp"
+#include "channel/io/tun_channel.hpp"
 #include "channel/session/session_layer.hpp"
 #include "common/auth/agent_client.hpp"
 #include "common/io/alive_check.hpp"
@@ -79,6 +80,9 @@ private:
     void start_session();
     // -W, -L, -D: false when the client is finishing (ExitOnForwardFailure).
     bool start_forwards();
+    // ssh/client_tunnel.cpp: -w (Tunnel): the local device and its channel;
+    // false when the client is finishing (ExitOnForwardFailure).
+    bool start_tunnel();
     // ssh/client_escapes.cpp: the escapes that reach the connection, the
     // ~C command line, LocalCommand.
     void on_escape(escape_action a);
@@ -146,6 +150,8 @@ private:
     std::unique_ptr<client_remote_forwards> remote_forwards_;
     std::unique_ptr<client_agent_forwarding> agent_forwards_; // -A: the server's agent opens
     std::unique_ptr<client_x11_forwarding> x11_forwards_;     // -X, -Y: the server's x11 opens
+    std::shared_ptr<tun_channel> tunnel_;                     // -w
+    std::string tunnel_ifname_;                               // LocalCommand's %T
     std::deque<std::function<void(bool, byte_span)>> global_replies_;
     std::unique_ptr<raw_terminal> raw_;
     bool version_seen_ = false;

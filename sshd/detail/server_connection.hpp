@@ -21,6 +21,7 @@
 #include "sshd/agent_forwarding.hpp"
 #include "sshd/x11_forwarding.hpp"
 #include "sshd/direct_forwarding.hpp"
+#include "sshd/tunnel_forwarding.hpp"
 #include "sshd/login_record.hpp"
 #include "sshd/remote_forwarding.hpp"
 #include "sshd/server_session.hpp"
@@ -201,6 +202,7 @@ private:
     std::unique_ptr<x11_forwarding> x11_;     // ssh -X: the sessions' displays' channels
     std::unique_ptr<session_channels> sessions_;
     std::unique_ptr<direct_forwarding> direct_forwards_; // -L, -D, -W through this server
+    std::unique_ptr<tunnel_forwarding> tunnel_forwards_; // -w through this server
     std::unique_ptr<remote_forwarding> remote_forwards_; // -R: listeners for the client
     bool authenticated_ = false;
     bool done_ = false;

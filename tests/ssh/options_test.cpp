@@ -272,6 +272,16 @@ TEST_CASE("options: -e, -c, -m, -w, -O")
     o = parse({"-w", "any", "h"});
     CHECK(*o.config.tunnel_local == tun_id_any);
     CHECK(error_of<command_line_error>({"-w", "x", "h"}) == "Bad tun device 'x'");
+    CHECK(error_of<command_line_error>({"-w", "1:x", "h"}) == "Bad tun device '1:x'");
+    CHECK(error_of<command_line_error>({"-w", "-1", "h"}) == "Bad tun device '-1'");
+    CHECK(error_of<command_line_error>({"-w", "2147483646", "h"}) == "Bad tun device '2147483646'");
+    o = parse({"-w", "3:any", "h"});
+    CHECK(*o.config.tunnel_local == 3);
+    CHECK(*o.config.tunnel_remote == tun_id_any);
+    // -w after -o Tunnel=ethernet keeps ethernet (OpenSSH sets
+    // point-to-point only when Tunnel was not given).
+    o = parse({"-o", "Tunnel=ethernet", "-w", "0:1", "h"});
+    CHECK(*o.config.tunnel == tunnel_request::ethernet);
 
     CHECK(parse({"-O", "check", "h"}).mux == mux_command::check);
     CHECK(error_of<command_line_error>({"-O", "bogus", "h"}) == "Invalid multiplex command.");
