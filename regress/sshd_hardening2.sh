@@ -392,10 +392,10 @@ if want 10; then
     # enforced now: regress/sshd_expose_channel_timeout.sh.)
     lh_check "10a. LogVerbose is refused at start-up" \
         check_refused lv "line 1: LogVerbose is not supported yet" "LogVerbose kex.c:*:1000"
-    lh_check "10a. PerSourcePenalties is refused at start-up" \
-        check_refused psp "line 1: PerSourcePenalties yes is not supported yet" "PerSourcePenalties yes"
-    lh_check "10a. PerSourcePenaltyExemptList is refused at start-up" \
-        check_refused pse "line 1: PerSourcePenaltyExemptList is not supported yet" "PerSourcePenaltyExemptList 10.0.0.0/8"
+    # (PerSourcePenalties and PerSourcePenaltyExemptList are enforced now:
+    # regress/sshd_penalties.sh; a bad value is still refused at start-up.)
+    lh_check "10a. a bad PerSourcePenalties value is refused at start-up" \
+        check_refused psp "line 1: unsupported PerSourcePenalties keyword bogus:1" "PerSourcePenalties bogus:1"
     lh_check "10a. RekeyLimit inside a Match block is refused at start-up" \
         check_refused rkm "line 3: RekeyLimit in a Match block is not supported yet" "PasswordAuthentication no" "Match User nobody" "  RekeyLimit 1G"
     lh_check "10a. HostKeyAgent is refused at start-up" \

@@ -69,10 +69,54 @@ int open_listen_socket(const std::string& host, int port, int family, std::strin
     return fd;
 }
 
-listener::listener(std::vector<int> listen_fds, max_startups ms, source_limit per_source, log_fn log)
-    : listen_fds_(std::move(listen_fds)), max_startups_(ms), per_source_(std::move(per_source)), log_(std::move(log)),
-      rng_(std::random_device{}())
+listener::listener(std::vector<int> listen_fds, max_startups ms, source_limit per_source, penalty_table penalties,
+                   log_fn log)
+    : listen_fds_(std::move(listen_fds)), max_startups_(ms), per_source_(std::move(per_source)),
+      penalties_(std::move(penalties)), log_(std::move(log)), rng_(std::random_device{}())
 {
+}
+
+namespace {
+
+// Monotonic seconds, as OpenSSH's monotime_double().
+double monotonic_now()
+{
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+} // namespace
+
+penalty_kind penalty_for(char outcome, int status) noexcept
+{
+    // A connection process killed by a signal that means a bug (OpenSSH's
+    // signal_is_crash); SIGTERM or SIGKILL from an administrator is not one.
+    if (WIFSIGNALED(status)) {
+        switch (WTERMSIG(status)) {
+        case SIGSEGV:
+        case SIGBUS:
+        case SIGILL:
+        case SIGABRT:
+        case SIGFPE:
+        case SIGSYS: return penalty_kind::crash;
+        default: break;
+        }
+    } else if (!WIFEXITED(status)) {
+        return penalty_kind::crash;
+    }
+    switch (outcome) {
+    case connection_outcome::no_auth: return penalty_kind::noauth;
+    case connection_outcome::auth_failed: return penalty_kind::authfail;
+    case connection_outcome::invalid_user: return penalty_kind::invaliduser;
+    case connection_outcome::grace: return penalty_kind::grace_exceeded;
+    case connection_outcome::crash: return penalty_kind::crash;
+    default: break;
+    }
+    if (WIFSIGNALED(status))
+        return penalty_kind::none;
+    // No word from the child: a clean exit is no penalty, any other
+    // status counts as a connection that did not authenticate (OpenSSH's
+    // default case).
+    return WEXITSTATUS(status) == 0 ? penalty_kind::none : penalty_kind::noauth;
 }
 
 bool listener::should_drop(const max_startups& ms, int startups, std::mt19937& rng)
@@ -98,6 +142,18 @@ void listener::drop(const accepted_connection& c)
     ::close(c.fd);
 }
 
+// OpenSSH 9.8+'s drop_connection() for a penalised source: logged at INFO
+// with the penalty's reason, and its note to the client.
+void listener::drop_penalised(const accepted_connection& c, const std::string& reason)
+{
+    log_("drop connection #" + std::to_string(startups_) + " from [" + address_string(c.peer) +
+         "]:" + std::to_string(address_port(c.peer)) + " on [" + address_string(c.local) + "]:" +
+         std::to_string(address_port(c.local)) + " " + reason);
+    static constexpr char note[] = "Not allowed at this time\r\n";
+    (void)!::write(c.fd, note, sizeof note - 1);
+    ::close(c.fd);
+}
+
 void listener::accept_one(int listen_fd, const serve_fn& serve)
 {
     accepted_connection c;
@@ -107,6 +163,12 @@ void listener::accept_one(int listen_fd, const serve_fn& serve)
         return;
     len = sizeof c.local;
     getsockname(c.fd, reinterpret_cast<sockaddr*>(&c.local), &len);
+    // Penalties first, as OpenSSH checks them before MaxStartups: a
+    // penalised source is refused before any child exists.
+    if (auto why = penalties_.refusal(c.peer, monotonic_now())) {
+        drop_penalised(c, *why);
+        return;
+    }
     if (should_drop(max_startups_, startups_, rng_)) {
         drop(c);
         return;
@@ -147,7 +209,14 @@ void listener::accept_one(int listen_fd, const serve_fn& serve)
     }
     ::close(startup[1]);
     ::close(c.fd);
-    children_[pid] = child{startup[0], block};
+    // Never block the listener on a child's pipe (one a grandchild kept
+    // open would otherwise hang the drain at reap time).
+    ::fcntl(startup[0], F_SETFL, O_NONBLOCK);
+    child ch;
+    ch.startup_fd = startup[0];
+    ch.block = block;
+    ch.peer = c.peer;
+    children_[pid] = ch;
     ++startups_;
 }
 
@@ -164,15 +233,26 @@ void listener::startup_readable(pid_t pid)
     auto it = children_.find(pid);
     if (it == children_.end() || it->second.startup_fd < 0)
         return;
-    char b = 0;
-    ssize_t n = ::read(it->second.startup_fd, &b, 1);
-    // 'f' (too many authentication failures) is followed by the end.
-    if (n == 1 && b == 'f')
+    for (;;) {
+        char b = 0;
+        ssize_t n = ::read(it->second.startup_fd, &b, 1);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno == EAGAIN)
+            return;
+        if (n == 1 && b != 'a') {
+            // 'f' (too many authentication failures) or how the child
+            // ended: the end follows.
+            if (b != 'f')
+                it->second.outcome = b;
+            continue;
+        }
+        if (n == 1)
+            it->second.authenticated = true;
+        // Authenticated, or the child ended: either way no longer a startup.
+        end_startup(it->second);
         return;
-    if (n < 0 && (errno == EAGAIN || errno == EINTR))
-        return;
-    // Authenticated, or the child ended: either way no longer a startup.
-    end_startup(it->second);
+    }
 }
 
 void listener::reap()
@@ -184,11 +264,15 @@ void listener::reap()
         if (it == children_.end())
             continue;
         if (it->second.startup_fd >= 0) {
-            // Drain a last byte the child may have written before dying.
+            // Drain the last bytes the child may have written before dying.
             startup_readable(pid);
             if (it->second.startup_fd >= 0)
                 end_startup(it->second);
         }
+        // Only connections that never authenticated are penalised (OpenSSH
+        // penalises its "early" children alone).
+        if (!it->second.authenticated)
+            penalties_.penalise(it->second.peer, penalty_for(it->second.outcome, status), monotonic_now());
         children_.erase(it);
     }
 }

@@ -523,7 +523,10 @@ int main(int argc, char** argv)
     max_startups ms{global.max_startups_begin, global.max_startups_rate, global.max_startups};
     source_limit per_source(global.per_source_max_startups, global.per_source_netblock_ipv4,
                             global.per_source_netblock_ipv6);
-    listener l(fds, ms, per_source, [&](const std::string& m) { log.info(m); });
+    penalty_table penalties(global.per_source_penalties, global.per_source_penalty_exempt,
+                            global.per_source_netblock_ipv4, global.per_source_netblock_ipv6,
+                            [&](log_level level, std::string m) { log.log(level, m); });
+    listener l(fds, ms, per_source, std::move(penalties), [&](const std::string& m) { log.info(m); });
     int rc = l.run(serve_accepted);
     for (int fd : fds)
         ::close(fd);

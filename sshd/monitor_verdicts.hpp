@@ -46,6 +46,11 @@ public:
     void account(bool allowed, const server_auth_settings& s);
     void timeout();
 
+    // For the listener's PerSourcePenalties: attempts refused so far, and
+    // whether the user the client named does not exist.
+    int failures() const noexcept { return failures_; }
+    bool invalid_user() const noexcept { return !user_.empty() && !valid_; }
+
     // A failed login for btmp, as OpenSSH's record_failed_login(): an
     // invalid user, and each failed password or keyboard-interactive
     // attempt (a refused key is not one). Gets the name the client gave.

@@ -16,6 +16,7 @@
 #include "common/wire.hpp"
 #include "sshd/auth_info.hpp"
 #include "sshd/certificate_auth.hpp"
+#include "sshd/listener.hpp"
 #include "sshd/preauth_child.hpp"
 
 #include <sys/wait.h>
@@ -141,13 +142,28 @@ bool server_connection::run_preauth()
     mon.close();
     const bool past_grace = cfg_.login_grace_time > 0 &&
                             std::chrono::steady_clock::now() >= started_ + std::chrono::seconds(cfg_.login_grace_time);
-    if (WIFSIGNALED(status) && WTERMSIG(status) != SIGKILL)
+    char outcome = 0; // for the listener's PerSourcePenalties
+    if (WIFSIGNALED(status) && WTERMSIG(status) != SIGKILL) {
         log_.error("preauth child terminated by signal " + std::to_string(WTERMSIG(status)) + " [preauth]");
-    else if ((WIFEXITED(status) && WEXITSTATUS(status) == preauth_exit_timeout) ||
-             (WIFSIGNALED(status) && !handed_off && past_grace && !mon_.grace_logged))
+        outcome = connection_outcome::crash;
+    } else if ((WIFEXITED(status) && WEXITSTATUS(status) == preauth_exit_timeout) ||
+               (WIFSIGNALED(status) && !handed_off && past_grace && !mon_.grace_logged)) {
         mon_.verdicts->timeout(); // (the second: a child too slow to exit, by the monitor's own clock)
-    else if (WIFEXITED(status) && WEXITSTATUS(status) == preauth_exit_failed)
+        outcome = connection_outcome::grace;
+    } else if (WIFEXITED(status) && WEXITSTATUS(status) == preauth_exit_failed) {
         log_.error("preauth child exited with status " + std::to_string(WEXITSTATUS(status)) + " [preauth]");
+    }
+    if (mon_.grace_logged)
+        outcome = connection_outcome::grace;
+    if (!handed_off) {
+        // As OpenSSH 10.5: naming a user that does not exist is enough for
+        // the invalid-user penalty; otherwise any refused attempt is authfail.
+        if (outcome == 0 && mon_.verdicts->invalid_user())
+            outcome = connection_outcome::invalid_user;
+        else if (outcome == 0 && mon_.verdicts->failures() > 0)
+            outcome = connection_outcome::auth_failed;
+        notify_startup(outcome != 0 ? outcome : connection_outcome::no_auth);
+    }
     return handed_off;
 }
 

@@ -7,6 +7,7 @@
 
 #include "common/keys/fingerprint.hpp"
 #include "common/result.hpp"
+#include "sshd/penalty_table.hpp"
 
 #include <sys/socket.h>
 
@@ -88,6 +89,8 @@ struct server_config {
     int max_startups_begin = 10, max_startups_rate = 30, max_startups = 100;
     int per_source_max_startups = INT_MAX; // INT_MAX: none
     int per_source_netblock_ipv4 = 32, per_source_netblock_ipv6 = 128;
+    penalty_settings per_source_penalties;  // PerSourcePenalties (sshd/penalty_table.hpp)
+    std::string per_source_penalty_exempt; // PerSourcePenaltyExemptList; empty: none
     std::string security_key_provider = "internal";
     std::string gssapi_kex_algorithms =
         "gss-group14-sha256-,gss-group16-sha512-,gss-nistp256-sha256-,gss-curve25519-sha256-,gss-group14-sha1-,gss-gex-sha1-";

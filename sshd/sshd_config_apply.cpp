@@ -269,16 +269,31 @@ bool line_applier::run()
         break;
     }
     case k::per_source_penalties: {
-        // OpenSSH 9.8's penalty box is not implemented: only "no" (what
-        // this server does) is accepted.
-        const std::string& arg = required_kw();
-        if (!iequals(arg, "no"))
-            not_supported(kw_ + " " + arg);
+        // OpenSSH 9.8's penalty box (sshd/penalty_table.hpp); each field
+        // keeps its first value, as OpenSSH's servconf.c does.
+        std::vector<std::string> args;
+        while (const std::string* arg = next())
+            args.push_back(*arg);
+        unsigned seen = d_.penalty_fields_seen;
+        auto r = parse_per_source_penalties(args, cfg_.per_source_penalties, seen);
+        if (!r.error.empty())
+            fatal(r.error);
+        if (active()) {
+            cfg_.per_source_penalties = r.settings;
+            d_.penalty_fields_seen = seen;
+        }
         break;
     }
-    case k::per_source_penalty_exempt_list:
-        (void)required_kw();
-        not_supported(kw_);
+    case k::per_source_penalty_exempt_list: {
+        const std::string* arg = next();
+        if (arg == nullptr || arg->empty())
+            fatal("missing argument.");
+        if (addr_match_list({}, *arg) == addr_list_result::invalid)
+            fatal("keyword " + kw_ + " invalid address argument.");
+        if (take())
+            cfg_.per_source_penalty_exempt = *arg;
+        break;
+    }
     case k::max_auth_tries: int_value(cfg_.max_auth_tries); break;
     case k::max_sessions: int_value(cfg_.max_sessions); break;
     case k::client_alive_count_max: int_value(cfg_.client_alive_count_max); break;

@@ -187,6 +187,11 @@ std::string dump(const server_config& c)
     p.line("channelwindowmax", std::to_string(window.max_window));
     p.line("connectionwindowmax", std::to_string(window.budget));
     p.line("cryptothreads", c.crypto_threads < 0 ? std::string("auto") : std::to_string(c.crypto_threads));
+    // OpenSSH 9.8+'s keywords, which 9.2 does not print: after everything
+    // it does. The values are OpenSSH 10.5's exactly (10.5 spells the
+    // keywords PerSourcePenaltyExemptList and PerSourcePenalties).
+    p.string("persourcepenaltyexemptlist", c.per_source_penalty_exempt);
+    p.line("persourcepenalties", describe(c.per_source_penalties));
     return p.take();
 }
 

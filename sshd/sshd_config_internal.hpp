@@ -57,6 +57,7 @@ struct config_draft {
     bool match_layer = false;
     bool ports_from_command_line = false;
     bool rekey_interval_seen = false; // RekeyLimit's second value has its own first-wins
+    unsigned penalty_fields_seen = 0;  // PerSourcePenalties: first value wins per field
     std::vector<listen_spec> listen;
     spec_origin ciphers, macs, kex, host_key_algorithms, pubkey_algorithms, hostbased_algorithms, ca_algorithms;
 };

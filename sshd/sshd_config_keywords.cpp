@@ -13,8 +13,8 @@ constexpr unsigned A = kw_global | kw_match;
 
 // Debian 12's sshd (OpenSSH 9.2p1 with GSSAPI, Kerberos, PAM and Debian's
 // patches). Where a name is listed twice, the first entry is the canonical
-// spelling. PerSourcePenalties* come from OpenSSH 9.8: only
-// "PerSourcePenalties no" is accepted (see sshd_config_apply.cpp).
+// spelling. PerSourcePenalties* come from OpenSSH 9.8 (enforced by the
+// listener: sshd/penalty_table.hpp).
 constexpr sshd_keyword keywords[] = {
     {"usepam", sshd_kw::use_pam, G},
     {"pamauthenticationviakbdint", sshd_kw::deprecated, G},

@@ -566,9 +566,6 @@ TEST_CASE("sshd_config: settings this server cannot enforce are refused, never i
     const std::pair<const char*, const char*> refused[] = {
         {"LogVerbose kex.c:*:1000\n", "test.cfg line 1: LogVerbose is not supported yet"},
         {"HostKeyAgent /run/agent.sock\n", "test.cfg line 1: HostKeyAgent is not supported yet"},
-        {"PerSourcePenalties yes\n", "test.cfg line 1: PerSourcePenalties yes is not supported yet"},
-        {"PerSourcePenalties authfail:30s\n", "test.cfg line 1: PerSourcePenalties authfail:30s is not supported yet"},
-        {"PerSourcePenaltyExemptList 10.0.0.0/8\n", "test.cfg line 1: PerSourcePenaltyExemptList is not supported yet"},
         {"SecurityKeyProvider /usr/lib/libsk.so\n", "test.cfg line 1: SecurityKeyProvider /usr/lib/libsk.so is not supported yet"},
         {"Match User x\n  RekeyLimit 1G\n", "test.cfg line 2: RekeyLimit in a Match block is not supported yet"},
     };
@@ -578,9 +575,11 @@ TEST_CASE("sshd_config: settings this server cannot enforce are refused, never i
         CHECK(error_of(text) == message);
     }
     // What asks for nothing new still loads, and what is enforced now
-    // (ChannelTimeout, ExposeAuthInfo: sshd/channel_timeouts, sshd/auth_info).
+    // (ChannelTimeout, ExposeAuthInfo: sshd/channel_timeouts, sshd/auth_info;
+    // PerSourcePenalties: sshd/penalty_table).
     for (const char* ok : {"ChannelTimeout none\n", "LogVerbose none\n", "ExposeAuthInfo no\n",
-                           "PerSourcePenalties no\n", "SecurityKeyProvider internal\n", "RekeyLimit 1G 1h\n",
+                           "PerSourcePenalties no\n", "PerSourcePenalties yes\n", "PerSourcePenalties authfail:30s\n",
+                           "PerSourcePenaltyExemptList 10.0.0.0/8\n", "SecurityKeyProvider internal\n", "RekeyLimit 1G 1h\n",
                            "Match User x\n  ExposeAuthInfo no\n", "ChannelTimeout session=5m\n",
                            "ExposeAuthInfo yes\n", "Match User x\n  ChannelTimeout session:*=1m direct-tcpip=0\n",
                            "Match User x\n  ExposeAuthInfo yes\n"}) {
