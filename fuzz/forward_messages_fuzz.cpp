@@ -10,7 +10,9 @@
 // lines the list entries (byte 1 picks open or listen, and GatewayPorts).
 // Modes 10-13, X11 forwarding (channel/forward/x11_messages, x11_setup):
 // 10 x11-req data, 11 x11 open data, 12 an X11 connection setup checked
-// against a fixed protocol and fake cookie, 13 a $DISPLAY value.
+// against a fixed protocol and fake cookie, 13 a $DISPLAY value. Mode 14,
+// tunnels (channel/forward/tun_messages): the tun@openssh.com open data,
+// and the rest as a packet for the address-family header both ways.
 // Invariants: a message that decodes encodes back to the same bytes (the
 // encodings are canonical) and decodes again to the same values; decoding
 // by name gives what decoding by type gives; a failure is one of
@@ -25,6 +27,7 @@
 #include "channel/forward/forward_messages.hpp"
 #include "channel/forward/forward_permissions.hpp"
 #include "channel/forward/forward_policy.hpp"
+#include "channel/forward/tun_messages.hpp"
 #include "channel/forward/x11_messages.hpp"
 #include "channel/forward/x11_setup.hpp"
 #include "common/wire.hpp"
@@ -242,14 +245,41 @@ extern "C" int LLVMFuzzerInitialize(int*, char***)
     return 0;
 }
 
+// tun@openssh.com: a decoded open re-encodes to the same bytes; a header
+// stripped leaves exactly the packet after it, and one put in front names
+// the family the packet's first nibble says.
+void tun_messages(byte_span data)
+{
+    if (auto o = tun_open::decode(data)) {
+        check(o->encode() == bytes(data.begin(), data.end()));
+        auto again = tun_open::decode(o->encode());
+        check(again && again->mode == o->mode && again->unit == o->unit);
+    } else {
+        check(o.error() == errc::malformed || o.error() == errc::trailing_data);
+    }
+    if (auto p = strip_af_header(data)) {
+        check(data.size() >= tun_af_header_size && p->size() == data.size() - tun_af_header_size &&
+              (p->empty() || p->data() == data.data() + tun_af_header_size));
+    } else {
+        check(data.size() < tun_af_header_size);
+    }
+    std::uint8_t header[tun_af_header_size];
+    put_af_header(header, data);
+    const std::uint32_t family = (std::uint32_t{header[0]} << 24) | (std::uint32_t{header[1]} << 16) |
+                                 (std::uint32_t{header[2]} << 8) | header[3];
+    check(family == tun_packet_family(data));
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
 {
     if (size < 1 || size > 64 * 1024)
         return 0;
-    const std::uint8_t mode = data[0] % 14;
-    if (mode < 9) {
+    const std::uint8_t mode = data[0] % 15;
+    if (mode == 14) {
+        tun_messages(byte_span(data + 1, size - 1));
+    } else if (mode < 9) {
         messages(mode, byte_span(data + 1, size - 1));
-    } else if (mode >= 10) {
+    } else if (mode >= 10) { // 10-13
         x11_messages(mode, byte_span(data + 1, size - 1));
     } else if (size >= 2) {
         permissions(data[1], std::string_view(reinterpret_cast<const char*>(data + 2), size - 2));
