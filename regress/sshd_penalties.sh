@@ -45,6 +45,10 @@ chmod 644 "$T/authorized_keys"
 # is 0 so that the probes below (a banner read, lh_start_sshd's own
 # readiness check) add nothing.
 PEN="PerSourcePenalties authfail:3s invaliduser:3s noauth:0 grace-exceeded:3s min:1s"
+# The LoginGraceTime server's penalty is longer: it starts only once the
+# grace time ran out (OpenSSH 10.5 acts up to 3 s after it), and the next
+# connection must still find it under a loaded machine.
+PEN_GRACE="PerSourcePenalties authfail:3s invaliduser:3s noauth:0 grace-exceeded:10s min:1s"
 
 # start IMPL NAME PORTVAR [sshd_config lines...]: Longhaul's sshd (IMPL
 # longhaul) or OpenSSH 10.5's (openssh10) in $T/IMPL-NAME.
@@ -142,11 +146,16 @@ check_invalid_user() {
 
 check_grace() {
     local impl=$1 port=$2 dir=$T/$1-grace
-    # Connect and say nothing past LoginGraceTime (1 s).
+    # Connect and say nothing past LoginGraceTime (1 s); once the penalty
+    # is logged, the next connection is refused.
     # (OpenSSH 10.5 takes up to about 3 s to act on a 1 s LoginGraceTime.)
-    timeout 10 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1" && sleep 4' _ "$port" || true
-    penalty_line "$dir/sshd.log" "penalty: exceeded LoginGraceTime" 3.000 || return 1
-    refused "$port" "$dir/sshd.log" "penalty: exceeded LoginGraceTime"
+    timeout 10 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1" && sleep 6' _ "$port" &
+    local holder=$!
+    lh_wait_until 8 in_log "$dir/sshd.log" -F "penalty of 10.000 seconds for penalty: exceeded LoginGraceTime" || true
+    penalty_line "$dir/sshd.log" "penalty: exceeded LoginGraceTime" 10.000 || { kill "$holder" 2>/dev/null; return 1; }
+    refused "$port" "$dir/sshd.log" "penalty: exceeded LoginGraceTime" || { kill "$holder" 2>/dev/null; return 1; }
+    kill "$holder" 2>/dev/null || true
+    wait "$holder" 2>/dev/null || true
 }
 
 # never_refused IMPL NAME PORT: failed logins, yet connections and logins go on.
@@ -172,7 +181,7 @@ fi
 
 for impl in "${impls[@]}"; do
     start "$impl" pen port_pen "$PEN"
-    start "$impl" grace port_grace "$PEN" "LoginGraceTime 1"
+    start "$impl" grace port_grace "$PEN_GRACE" "LoginGraceTime 1"
     start "$impl" exempt port_exempt "$PEN" "PerSourcePenaltyExemptList 10.0.0.0/8,127.0.0.1"
     start "$impl" off port_off "PerSourcePenalties no"
     lh_check "$impl: refused at accept after a failed login, accepted again after the 3 s penalty" \
