@@ -2,8 +2,8 @@
 
 #include "sshd/listener.hpp"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
+#include "tests/sshd/socket_address_util.hpp"
+
 #include <sys/wait.h>
 
 #include <doctest/doctest.h>
@@ -13,26 +13,11 @@
 #include <vector>
 
 using namespace longhaul;
+using longhaul::test::v4;
+using longhaul::test::v6;
 
 namespace {
 
-sockaddr_storage v4(const char* text)
-{
-    sockaddr_storage ss{};
-    auto& a = reinterpret_cast<sockaddr_in&>(ss);
-    a.sin_family = AF_INET;
-    REQUIRE(inet_pton(AF_INET, text, &a.sin_addr) == 1);
-    return ss;
-}
-
-sockaddr_storage v6(const char* text)
-{
-    sockaddr_storage ss{};
-    auto& a = reinterpret_cast<sockaddr_in6&>(ss);
-    a.sin6_family = AF_INET6;
-    REQUIRE(inet_pton(AF_INET6, text, &a.sin6_addr) == 1);
-    return ss;
-}
 
 penalty_settings parse(std::vector<std::string> args, std::string* error = nullptr)
 {

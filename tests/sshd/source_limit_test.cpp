@@ -1,35 +1,14 @@
 #include "sshd/source_limit.hpp"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
+#include "tests/sshd/socket_address_util.hpp"
 
 #include <doctest/doctest.h>
 
 #include <cstring>
 
 using namespace longhaul;
-
-namespace {
-
-sockaddr_storage v4(const char* text)
-{
-    sockaddr_storage ss{};
-    auto& a = reinterpret_cast<sockaddr_in&>(ss);
-    a.sin_family = AF_INET;
-    REQUIRE(inet_pton(AF_INET, text, &a.sin_addr) == 1);
-    return ss;
-}
-
-sockaddr_storage v6(const char* text)
-{
-    sockaddr_storage ss{};
-    auto& a = reinterpret_cast<sockaddr_in6&>(ss);
-    a.sin6_family = AF_INET6;
-    REQUIRE(inet_pton(AF_INET6, text, &a.sin6_addr) == 1);
-    return ss;
-}
-
-} // namespace
+using longhaul::test::v4;
+using longhaul::test::v6;
 
 TEST_CASE("source_limit: PerSourceMaxStartups counts startups per address block")
 {
