@@ -163,6 +163,18 @@ result<bool> parse_yes_no(std::string_view v)
     return errc::malformed;
 }
 
+long long time_unit_seconds(char unit) noexcept
+{
+    switch (unit) {
+    case 's': case 'S': return 1;
+    case 'm': case 'M': return 60;
+    case 'h': case 'H': return 60 * 60;
+    case 'd': case 'D': return 24 * 60 * 60;
+    case 'w': case 'W': return 7 * 24 * 60 * 60;
+    default: return 0;
+    }
+}
+
 result<long long> parse_time_interval(std::string_view v)
 {
     if (v.empty())
@@ -179,15 +191,9 @@ result<long long> parse_time_interval(std::string_view v)
         }
         if (!have_digits)
             return errc::malformed;
-        long long mult = 0;
-        switch (std::tolower(static_cast<unsigned char>(c))) {
-        case 's': mult = 1; break;
-        case 'm': mult = 60; break;
-        case 'h': mult = 3600; break;
-        case 'd': mult = 86400; break;
-        case 'w': mult = 604800; break;
-        default: return errc::malformed;
-        }
+        const long long mult = time_unit_seconds(c);
+        if (mult == 0)
+            return errc::malformed;
         total += current * mult;
         if (total > std::numeric_limits<int>::max())
             return errc::too_large;

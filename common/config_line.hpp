@@ -41,4 +41,9 @@ result<bool> parse_yes_no(std::string_view v);
 // Time intervals: "90", "1h30m", "2d" (s, m, h, d, w); errc::malformed on junk.
 result<long long> parse_time_interval(std::string_view v);
 
+// A unit letter of OpenSSH's time intervals (s m h d w, either case): its
+// length in seconds; 0 for any other character. Shared by the interval
+// parsers (this one, ssh-keygen's convtime, sshd's convtime_double).
+long long time_unit_seconds(char unit) noexcept;
+
 } // namespace longhaul

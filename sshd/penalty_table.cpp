@@ -1,5 +1,6 @@
 #include "sshd/penalty_table.hpp"
 
+#include "common/config_line.hpp"
 #include "common/match.hpp"
 #include "common/text_parse.hpp"
 
@@ -117,25 +118,14 @@ double convtime_double(std::string_view s) noexcept
         const double val = std::strtod(number.c_str(), &end);
         if (end != number.c_str() + number.size() || val < 0)
             return -1;
-        double multiplier = 1;
         const char unit = i < s.size() ? s[i] : '\0';
-        switch (unit) {
-        case '\0':
-        case 's':
-        case 'S':
+        const auto multiplier = static_cast<double>(unit == '\0' ? 1 : time_unit_seconds(unit));
+        if (multiplier == 0)
+            return -1;
+        if (multiplier == 1) { // seconds, with or without the 's'
             if (seen_seconds)
                 return -1;
             seen_seconds = true;
-            break;
-        case 'm':
-        case 'M': multiplier = 60; break;
-        case 'h':
-        case 'H': multiplier = 60 * 60; break;
-        case 'd':
-        case 'D': multiplier = 24 * 60 * 60; break;
-        case 'w':
-        case 'W': multiplier = 7 * 24 * 60 * 60; break;
-        default: return -1;
         }
         if (unit != '\0')
             ++i;

@@ -1,5 +1,6 @@
 #include "ssh/keygen/keygen_cert_spec.hpp"
 
+#include "common/config_line.hpp"
 #include "common/match.hpp"
 #include "common/text_parse.hpp"
 #include "ssh/keygen/keygen_files.hpp"
@@ -118,14 +119,10 @@ long long convtime(std::string_view text)
         if (p == end || (errno == ERANGE && (secs == LONG_MIN || secs == LONG_MAX)) || secs < 0)
             return -1;
         long long mult = 1;
-        switch (*end++) {
-        case '\0': --end; break;
-        case 's': case 'S': break;
-        case 'm': case 'M': mult = 60; break;
-        case 'h': case 'H': mult = 3600; break;
-        case 'd': case 'D': mult = 86400; break;
-        case 'w': case 'W': mult = 604800; break;
-        default: return -1;
+        if (*end != '\0') {
+            mult = time_unit_seconds(*end++);
+            if (mult == 0)
+                return -1;
         }
         if (secs > INT_MAX / mult)
             return -1;
