@@ -98,7 +98,10 @@ void logger::log(log_level l, std::string_view message)
     }
     std::string line;
     line.reserve(prefix.size() + message.size() + 2);
-    line.append(prefix).append(message).append(raw_ && file_ == nullptr ? "\r\n" : "\n");
+    // "\r\n" everywhere, as OpenSSH's log.c ends every line on stderr and
+    // in -E files: right on a raw terminal, and what scripts that read
+    // OpenSSH's messages see.
+    line.append(prefix).append(message).append("\r\n");
     if (file_ != nullptr) {
         std::fwrite(line.data(), 1, line.size(), file_);
     } else {

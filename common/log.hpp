@@ -38,8 +38,6 @@ public:
     // sandboxed pre-authentication child sends its lines to the monitor,
     // which logs them where sshd logs).
     void to_function(std::function<void(log_level, std::string_view)> sink);
-    // Lines end in "\r\n" while the terminal is in raw mode.
-    void set_raw_terminal(bool raw) noexcept { raw_ = raw; }
 
     void log(log_level l, std::string_view message);
     void fatal(std::string_view m) { log(log_level::fatal, m); }
@@ -56,7 +54,6 @@ private:
     std::FILE* file_ = nullptr;
     bool syslog_ = false;
     std::function<void(log_level, std::string_view)> sink_;
-    bool raw_ = false;
 };
 
 } // namespace longhaul

@@ -111,7 +111,7 @@ check_certificate_file() {
     auth_lines "$T/cf.log" >"$T/cf.lines"
     # The certificate comes first, under its own file name.
     [ "$(head -n1 "$T/cf.lines")" = "Will attempt key: $T/elsewhere.crt ED25519-CERT $f explicit" ] &&
-        grep -qxF "debug1: certificate file $T/elsewhere.crt type 7" "$T/cf.log" || { cat "$T/cf.log"; return 1; }
+        tr -d '\r' <"$T/cf.log" | grep -qxF "debug1: certificate file $T/elsewhere.crt type 7" || { cat "$T/cf.log"; return 1; }
     run /usr/bin/ssh "$port_d" "$D" "$T/cf.ref.log" -i "$T/id_cf" -o "CertificateFile=$T/elsewhere.crt" >/dev/null ||
         { cat "$T/cf.ref.log"; return 1; }
     auth_lines "$T/cf.ref.log" >"$T/cf.ref.lines"

@@ -234,7 +234,7 @@ if command -v ssh-agent >/dev/null && command -v ssh-add >/dev/null; then
         SSH_AUTH_SOCK="$T/agent.sock" "$SSH" -F /dev/null -p "$port" -o "UserKnownHostsFile=$LH_TMP/known_hosts" \
             -o BatchMode=yes -v 127.0.0.1 'echo agent-ok' >"$T/out" 2>"$T/err" &&
             [ "$(cat "$T/out")" = agent-ok ] && grep -q "Authenticated to 127.0.0.1" "$T/err" &&
-            grep -q "Server accepts key: .* agent$" "$T/err"
+            tr -d '\r' <"$T/err" | grep -q "Server accepts key: .* agent$"
     }
     lh_check "key held by ssh-agent (SSH_AUTH_SOCK)" check_agent
 else

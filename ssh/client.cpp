@@ -249,10 +249,7 @@ void ssh_client::finish(int status)
         core_->disconnect(disconnect_reason::by_application, "disconnected by user");
     if (driver_)
         driver_->close();
-    if (raw_) {
-        raw_.reset();
-        log_.set_raw_terminal(false);
-    }
+    raw_.reset();
 }
 
 void ssh_client::on_transport_event(const transport_event& ev)

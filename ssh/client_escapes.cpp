@@ -26,10 +26,7 @@ void ssh_client::on_escape(escape_action a)
 {
     switch (a) {
     case escape_action::disconnect:
-        if (raw_) {
-            raw_.reset();
-            log_.set_raw_terminal(false);
-        }
+        raw_.reset();
         log_.info("Connection to " + host_ + " closed.");
         finish(255);
         break;
@@ -89,10 +86,7 @@ void ssh_client::background()
     // child ends the session's input (a ^D, then EOF: a shell logs out) and,
     // like any client whose session closed, stays until the connections
     // already forwarded have closed.
-    if (raw_) {
-        raw_.reset();
-        log_.set_raw_terminal(false);
-    }
+    raw_.reset();
     if (forwards_)
         forwards_->stop_listening();
     write_stderr(escape_char_name(cfg_.escape_char.value_or('~')) + "& [backgrounded]\n");
@@ -112,10 +106,8 @@ void ssh_client::run_command_line()
 {
     // As OpenSSH: cooked mode and SIGINT ignored while the line is typed;
     // the event loop waits meanwhile.
-    if (raw_) {
+    if (raw_)
         raw_->leave();
-        log_.set_raw_terminal(false);
-    }
     struct sigaction ignore {}, old_int {};
     ignore.sa_handler = SIG_IGN;
     sigemptyset(&ignore.sa_mask);
@@ -124,10 +116,8 @@ void ssh_client::run_command_line()
     if (line)
         run_escape_command(*line);
     sigaction(SIGINT, &old_int, nullptr);
-    if (raw_) {
+    if (raw_)
         raw_->enter();
-        log_.set_raw_terminal(raw_->active());
-    }
     driver_->flush();
 }
 

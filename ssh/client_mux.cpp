@@ -154,10 +154,8 @@ std::optional<int> run_passenger(mux::control_socket sock, client_invocation& in
     hooks.set_raw = [&](bool on) {
         if (on && isatty(STDIN_FILENO) != 0) {
             raw = std::make_unique<raw_terminal>(STDIN_FILENO);
-            log.set_raw_terminal(raw->active());
         } else if (!on && raw) {
             raw.reset();
-            log.set_raw_terminal(false);
         }
     };
     if (req.want_tty)

@@ -204,7 +204,6 @@ void ssh_client::start_session()
     session_->on_done = [this](int status) {
         if (session_ && session_->tty() && raw_) {
             raw_.reset();
-            log_.set_raw_terminal(false);
         }
         session_closed_ = true;
         session_status_ = status;
@@ -220,7 +219,6 @@ void ssh_client::start_session()
     runner_->attach(*id, session_);
     if (want && stdin_tty) {
         raw_ = std::make_unique<raw_terminal>(STDIN_FILENO);
-        log_.set_raw_terminal(raw_->active());
     }
     driver_->flush();
 }

@@ -201,9 +201,7 @@ int sftp_server_main(const server_invocation& inv)
     // unless -e came first.
     const auto fatal = [&](const std::string& message) {
         logger l(prog, log_level::error);
-        if (log_stderr)
-            l.set_raw_terminal(true);
-        else
+        if (!log_stderr)
             l.to_syslog(facility);
         l.fatal(message);
         return 255;
@@ -299,9 +297,7 @@ int sftp_server_main(const server_invocation& inv)
     }
 
     logger log(prog, options.level);
-    if (log_stderr)
-        log.set_raw_terminal(true); // OpenSSH ends stderr log lines in "\r\n"
-    else
+    if (!log_stderr)
         log.to_syslog(facility);
     if (mask)
         ::umask(*mask);
