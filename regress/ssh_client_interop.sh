@@ -237,6 +237,17 @@ if command -v ssh-agent >/dev/null && command -v ssh-add >/dev/null; then
             tr -d '\r' <"$T/err" | grep -q "Server accepts key: .* agent$"
     }
     lh_check "key held by ssh-agent (SSH_AUTH_SOCK)" check_agent
+    check_agent_pub() {
+        # -i names the agent's key by its public half alone (0644, as
+        # ssh-keygen writes it), as OpenSSH allows; IdentitiesOnly keeps
+        # to it.
+        cp "$T/id_agent.pub" "$T/only.pub" && chmod 644 "$T/only.pub" &&
+            SSH_AUTH_SOCK="$T/agent.sock" "$SSH" -F /dev/null -p "$port" -o "UserKnownHostsFile=$LH_TMP/known_hosts" \
+                -o BatchMode=yes -o IdentitiesOnly=yes -i "$T/only.pub" -v 127.0.0.1 'echo agent-ok' >"$T/out" 2>"$T/err" &&
+            [ "$(cat "$T/out")" = agent-ok ] &&
+            tr -d '\r' <"$T/err" | grep -q "Server accepts key: $T/only.pub .* explicit agent$"
+    }
+    lh_check "-i key.pub with IdentitiesOnly: the agent signs with that key" check_agent_pub
 else
     lh_skip_check "key held by ssh-agent" "ssh-agent or ssh-add not installed (openssh-client)"
 fi

@@ -18,23 +18,36 @@
 
 namespace longhaul {
 
+namespace {
+
+// The key of a public key line file (the first line), when it is one.
+std::optional<public_key> public_key_line_file(const std::string& path)
+{
+    std::ifstream pub(path, std::ios::binary);
+    if (!pub)
+        return std::nullopt;
+    std::string line;
+    std::getline(pub, line);
+    auto k = parse_public_key_line(line + "\n");
+    if (!k)
+        return std::nullopt;
+    return std::move(k->key);
+}
+
+} // namespace
+
 client_identity identity_from_key_file(const std::filesystem::path& path, bool user_provided)
 {
     client_identity id;
     id.name = path.string();
     id.user_provided = user_provided;
-    // The .pub next to the key, else the key file's own public section
-    // (openssh-key-v1 keeps it in the clear; unencrypted PEM gives it too).
-    std::ifstream pub(path.string() + ".pub", std::ios::binary);
-    if (pub) {
-        std::ostringstream text;
-        text << pub.rdbuf();
-        std::string line = text.str();
-        if (auto nl = line.find('\n'); nl != std::string::npos)
-            line.resize(nl + 1);
-        if (auto k = parse_public_key_line(line))
-            id.key = k->key;
-    }
+    // As OpenSSH's sshkey_load_public: the file itself when it is a public
+    // key (`-i id.pub` names a key the agent holds), else the .pub next to
+    // it, else the key file's own public section (openssh-key-v1 keeps it in
+    // the clear; unencrypted PEM gives it too).
+    id.key = public_key_line_file(path.string());
+    if (!id.key)
+        id.key = public_key_line_file(path.string() + ".pub");
     if (!id.key) {
         if (auto contents = read_key_file(path)) {
             const std::string_view text = as_string_view(contents->span());
