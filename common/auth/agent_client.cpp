@@ -1,5 +1,6 @@
 #include "common/auth/agent_client.hpp"
 
+#include "common/auth/agent_key_blob.hpp"
 #include "common/wire.hpp"
 
 #include <cerrno>
@@ -180,6 +181,64 @@ result<void> agent_client::bind_session(byte_span host_key_blob, byte_span sessi
     if (!body)
         return body.error();
     return agent::decode_success(*body);
+}
+
+result<void> agent_client::add_identity(const private_key& key, const certificate* cert, std::string_view comment,
+                                        const agent::key_constraints& constraints)
+{
+    // Room for the largest key fields up front: a reallocation would leave
+    // unwiped copies of the private key behind.
+    bytes fields;
+    fields.reserve(32 * 1024 + (cert != nullptr ? cert->blob().size() : 0));
+    wire_writer w(fields);
+    auto encoded = agent::encode_private_key(w, key, cert);
+    if (!encoded) {
+        cleanse(fields.data(), fields.size());
+        return encoded.error();
+    }
+    secret_bytes request = agent::encode_add_identity(fields, comment, constraints);
+    cleanse(fields.data(), fields.size());
+    if (request.size() - 4 > agent::max_message)
+        return errc::too_large;
+    auto body = transact(request);
+    if (!body)
+        return body.error();
+    return agent::decode_success(*body);
+}
+
+result<void> agent_client::remove_identity(byte_span key_blob)
+{
+    auto body = transact(agent::encode_remove_identity(key_blob));
+    if (!body)
+        return body.error();
+    return agent::decode_success(*body);
+}
+
+result<void> agent_client::remove_all_identities()
+{
+    auto body = transact(agent::encode_remove_all_identities());
+    if (!body)
+        return body.error();
+    auto ok = agent::decode_success(*body);
+    // Any answer will do, or none: only SSH1 agents knew this request.
+    (void)transact(agent::encode_remove_all_rsa_identities());
+    return ok;
+}
+
+result<void> agent_client::lock(std::string_view password, bool locking)
+{
+    auto body = transact(agent::encode_lock(password, locking));
+    if (!body)
+        return body.error();
+    return agent::decode_success(*body);
+}
+
+result<std::vector<std::string>> agent_client::query_extensions()
+{
+    auto body = transact(agent::encode_query());
+    if (!body)
+        return body.error();
+    return agent::decode_query_answer(*body);
 }
 
 } // namespace longhaul

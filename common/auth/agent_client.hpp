@@ -1,14 +1,17 @@
 // A blocking ssh-agent client over the agent's Unix socket (SSH_AUTH_SOCK):
-// list identities, sign. ssh asks it a handful of times per connection, so
-// each call simply waits, bounded by a timeout; message sizes are bounded
-// by agent::max_message.
+// list identities, sign (ssh), and add, remove, lock (ssh-add). ssh asks it
+// a handful of times per connection, so each call simply waits, bounded by
+// a timeout; message sizes are bounded by agent::max_message.
 //
 //   auto agent = agent_client::connect(getenv("SSH_AUTH_SOCK"));
 //   auto ids = agent->request_identities();        // keys + comments
 //   auto sig = agent->sign(blob, data, agent::sign_flags_for("rsa-sha2-512"));
+//   agent->add_identity(key, nullptr, "comment", {.lifetime_seconds = 600});
 #pragma once
 
 #include "common/auth/agent_protocol.hpp"
+#include "common/keys/certificate.hpp"
+#include "common/keys/private_key.hpp"
 
 #include <chrono>
 #include <string>
@@ -38,6 +41,22 @@ public:
     // that signed `session_id` (agent::encode_session_bind).
     // errc::unsupported when the agent refuses or lacks the extension.
     result<void> bind_session(byte_span host_key_blob, byte_span session_id, byte_span signature, bool forwarding);
+
+    // ADD_IDENTITY / ADD_ID_CONSTRAINED (ssh-add): `key`, certified by
+    // `cert` when not null, with `comment` and the constraints.
+    // errc::unsupported when the agent refuses.
+    result<void> add_identity(const private_key& key, const certificate* cert, std::string_view comment,
+                              const agent::key_constraints& constraints = {});
+    // REMOVE_IDENTITY of a key or certificate blob (unsupported: refused,
+    // e.g. the agent does not hold it).
+    result<void> remove_identity(byte_span key_blob);
+    // REMOVE_ALL_IDENTITIES, then SSH1's REMOVE_ALL_RSA_IDENTITIES whose
+    // answer is ignored, as ssh-add -D does for old agents.
+    result<void> remove_all_identities();
+    // LOCK (locking == true) or UNLOCK with `password`.
+    result<void> lock(std::string_view password, bool locking);
+    // The "query" extension: the extension names the agent supports.
+    result<std::vector<std::string>> query_extensions();
 
     // Timeout for each request/reply exchange.
     void set_timeout(std::chrono::milliseconds t) noexcept { timeout_ = t; }

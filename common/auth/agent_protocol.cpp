@@ -44,7 +44,90 @@ result<void> expect_answer(wire_reader& r, std::uint8_t expected)
     return {};
 }
 
+// frame() for messages holding secrets: the buffer is sized once (no
+// reallocation leaves copies behind) and wiped after the copy.
+secret_bytes frame_secret(bytes& body)
+{
+    secret_bytes out(body.size() + 4);
+    store_u32(out.data(), static_cast<std::uint32_t>(body.size()));
+    std::copy(body.begin(), body.end(), out.data() + 4);
+    cleanse(body.data(), body.size());
+    return out;
+}
+
 } // namespace
+
+secret_bytes encode_add_identity(byte_span key_fields, std::string_view comment, const key_constraints& constraints)
+{
+    // Sized up front: growing would leave copies of the key behind.
+    std::size_t size = 1 + key_fields.size() + 4 + comment.size() + 16;
+    if (!constraints.destinations.empty())
+        size += 1 + 4 + restrict_destination_extension.size() + 4;
+    for (const auto& c : constraints.destinations) {
+        size += 4 + 4;
+        for (const destination_hop* hop : {&c.from, &c.to}) {
+            size += 4 + 4 + hop->user.size() + 4 + hop->hostname.size() + 4;
+            for (const auto& k : hop->keys)
+                size += 4 + k.blob.size() + 1;
+        }
+    }
+    bytes body;
+    body.reserve(size);
+    wire_writer w(body);
+    w.u8(constraints.empty() ? add_identity : add_id_constrained).raw(key_fields).string(comment);
+    if (constraints.lifetime_seconds)
+        w.u8(constrain_lifetime).u32(*constraints.lifetime_seconds);
+    if (constraints.confirm)
+        w.u8(constrain_confirm);
+    if (!constraints.destinations.empty()) {
+        // Each constraint, and each hop in it, is a string of its own (as
+        // OpenSSH's encode_dest_constraint writes them).
+        w.u8(constrain_extension).string(restrict_destination_extension);
+        const std::size_t all = w.begin_string();
+        for (const auto& c : constraints.destinations) {
+            const std::size_t one = w.begin_string();
+            for (const destination_hop* hop : {&c.from, &c.to}) {
+                const std::size_t h = w.begin_string();
+                w.string(hop->user).string(hop->hostname).string(std::string_view{});
+                for (const auto& k : hop->keys)
+                    w.string(k.blob).boolean(k.is_ca);
+                w.end_string(h);
+            }
+            w.string(std::string_view{}); // reserved
+            w.end_string(one);
+        }
+        w.end_string(all);
+    }
+    return frame_secret(body);
+}
+
+bytes encode_remove_identity(byte_span key_blob)
+{
+    bytes body;
+    wire_writer(body).u8(remove_identity).string(key_blob);
+    return frame(body);
+}
+
+bytes encode_remove_all_identities() { return frame(bytes{remove_all_identities}); }
+
+bytes encode_remove_all_rsa_identities() { return frame(bytes{remove_all_rsa_identities}); }
+
+secret_bytes encode_lock(std::string_view password, bool locking)
+{
+    bytes body;
+    body.reserve(1 + 4 + password.size());
+    wire_writer(body).u8(locking ? lock : unlock).string(password);
+    return frame_secret(body);
+}
+
+bytes encode_extension(std::string_view name, byte_span contents)
+{
+    bytes body;
+    wire_writer(body).u8(extension).string(name).raw(contents);
+    return frame(body);
+}
+
+bytes encode_query() { return encode_extension(query_extension, {}); }
 
 bytes encode_request_identities() { return frame(bytes{request_identities}); }
 
@@ -113,6 +196,29 @@ result<void> decode_success(byte_span body)
     if (auto t = expect_answer(r, success); !t)
         return t.error();
     return r.finish();
+}
+
+result<std::vector<std::string>> decode_query_answer(byte_span body)
+{
+    wire_reader r(body);
+    const std::uint8_t type = r.u8();
+    if (!r.ok())
+        return r.error();
+    if (is_failure(type))
+        return errc::unsupported;
+    if (type == extension_response) {
+        if (r.text() != query_extension || !r.ok())
+            return errc::malformed;
+    } else if (type != success) {
+        return errc::malformed;
+    }
+    std::vector<std::string> names;
+    // Each name takes at least its four length bytes.
+    while (r.ok() && r.remaining() >= 4 && names.size() < max_identities)
+        names.emplace_back(r.text());
+    if (auto f = r.finish(); !f)
+        return f.error();
+    return names;
 }
 
 } // namespace longhaul::agent

@@ -332,3 +332,153 @@ TEST_CASE("agent client: unreachable, silent and hostile agents")
         CHECK(!c->request_identities().has_value());
     }
 }
+
+TEST_CASE("agent protocol: ssh-add's requests")
+{
+    const bytes fields = {0, 0, 0, 3, 'k', 'e', 'y'};
+    SUBCASE("add identity without constraints")
+    {
+        secret_bytes m = agent::encode_add_identity(fields, "me", {});
+        const bytes expected = {0, 0, 0, 14, agent::add_identity, 0, 0, 0, 3, 'k', 'e', 'y', 0, 0, 0, 2, 'm', 'e'};
+        CHECK(bytes(m.span().begin(), m.span().end()) == expected);
+    }
+    SUBCASE("add identity with lifetime and confirm")
+    {
+        agent::key_constraints c;
+        c.lifetime_seconds = 0x01020304;
+        c.confirm = true;
+        CHECK(!c.empty());
+        secret_bytes m = agent::encode_add_identity(fields, "", c);
+        const bytes expected = {0, 0, 0, 18, agent::add_id_constrained, 0, 0, 0, 3, 'k', 'e', 'y', 0, 0, 0, 0,
+                                agent::constrain_lifetime, 1, 2, 3, 4, agent::constrain_confirm};
+        CHECK(bytes(m.span().begin(), m.span().end()) == expected);
+    }
+    SUBCASE("confirm alone")
+    {
+        agent::key_constraints c;
+        c.confirm = true;
+        secret_bytes m = agent::encode_add_identity(fields, "", c);
+        CHECK(m.size() == 4 + 1 + fields.size() + 4 + 1);
+        CHECK(m.data()[4] == agent::add_id_constrained);
+        CHECK(m.data()[m.size() - 1] == agent::constrain_confirm);
+    }
+    SUBCASE("destination constraints")
+    {
+        // One constraint: from the origin (no host) to host "h" for user
+        // "u", known by one key blob; each hop and the constraint nested
+        // in strings, as OpenSSH's encode_dest_constraint writes them.
+        agent::key_constraints c;
+        agent::destination_constraint d;
+        d.to.user = "u";
+        d.to.hostname = "h";
+        d.to.keys.push_back({bytes{0xAB}, true});
+        c.destinations.push_back(d);
+        CHECK(!c.empty());
+        secret_bytes m = agent::encode_add_identity(fields, "", c);
+        bytes expected = {agent::add_id_constrained, 0, 0, 0, 3, 'k', 'e', 'y', 0, 0, 0, 0, agent::constrain_extension};
+        wire_writer w(expected);
+        w.string(agent::restrict_destination_extension);
+        const bytes from_hop = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+        const bytes to_hop = {0, 0, 0, 1, 'u', 0, 0, 0, 1, 'h', 0, 0, 0, 0, 0, 0, 0, 1, 0xAB, 1};
+        bytes one;
+        wire_writer(one).string(from_hop).string(to_hop).string(std::string_view{});
+        bytes all;
+        wire_writer(all).string(one);
+        w.string(all);
+        bytes framed;
+        wire_writer(framed).u32(static_cast<std::uint32_t>(expected.size())).raw(expected);
+        CHECK(to_hex(m.span()) == to_hex(framed));
+    }
+    CHECK(agent::encode_remove_identity(bytes{9, 8}) == bytes{0, 0, 0, 7, agent::remove_identity, 0, 0, 0, 2, 9, 8});
+    CHECK(agent::encode_remove_all_identities() == bytes{0, 0, 0, 1, agent::remove_all_identities});
+    CHECK(agent::encode_remove_all_rsa_identities() == bytes{0, 0, 0, 1, 9});
+    {
+        secret_bytes l = agent::encode_lock("pw", true);
+        CHECK(bytes(l.span().begin(), l.span().end()) == bytes{0, 0, 0, 7, agent::lock, 0, 0, 0, 2, 'p', 'w'});
+        secret_bytes u = agent::encode_lock("", false);
+        CHECK(bytes(u.span().begin(), u.span().end()) == bytes{0, 0, 0, 5, agent::unlock, 0, 0, 0, 0});
+    }
+    CHECK(agent::encode_query() == bytes{0, 0, 0, 10, agent::extension, 0, 0, 0, 5, 'q', 'u', 'e', 'r', 'y'});
+    CHECK(agent::encode_extension("x", bytes{7}) == bytes{0, 0, 0, 7, agent::extension, 0, 0, 0, 1, 'x', 7});
+
+    SUBCASE("query answers")
+    {
+        auto names = agent::decode_query_answer(bytes{agent::success, 0, 0, 0, 1, 'a', 0, 0, 0, 2, 'b', 'c'});
+        REQUIRE(names.has_value());
+        CHECK(*names == std::vector<std::string>{"a", "bc"});
+        auto response = agent::decode_query_answer(
+            bytes{agent::extension_response, 0, 0, 0, 5, 'q', 'u', 'e', 'r', 'y', 0, 0, 0, 1, 'z'});
+        REQUIRE(response.has_value());
+        CHECK(*response == std::vector<std::string>{"z"});
+        CHECK(agent::decode_query_answer(bytes{agent::failure}).error() == errc::unsupported);
+        CHECK(agent::decode_query_answer(bytes{agent::extension_failure}).error() == errc::unsupported);
+        CHECK(!agent::decode_query_answer(bytes{agent::success, 0, 0, 0, 9, 'a'}).has_value());
+        CHECK(!agent::decode_query_answer(bytes{agent::sign_response}).has_value());
+        CHECK(!agent::decode_query_answer(bytes{}).has_value());
+    }
+}
+
+TEST_CASE("agent client adds, removes and locks keys in ssh-agent")
+{
+    auto agent_prog = find_program("ssh-agent");
+    if (!agent_prog)
+        LONGHAUL_SKIP("ssh-agent not installed (openssh-client)");
+    temp_dir dir;
+    running_agent agent(*agent_prog, dir.path);
+    auto client = agent_client::connect(agent.socket, std::chrono::seconds(10));
+    REQUIRE(client.has_value());
+
+    system_random rng;
+    auto ed = test_key(key_type::ed25519);
+    auto ec = test_key(key_type::ecdsa_p256);
+    auto rsa = test_key(key_type::rsa);
+    REQUIRE(client->add_identity(*ed, nullptr, "ed").has_value());
+    agent::key_constraints confirm_later;
+    confirm_later.lifetime_seconds = 3600;
+    REQUIRE(client->add_identity(*ec, nullptr, "ec", confirm_later).has_value());
+    REQUIRE(client->add_identity(*rsa, nullptr, "rsa").has_value());
+
+    // A user certificate of the Ed25519 key, signed by the RSA key.
+    certificate_fields fields;
+    fields.key_id = "cert-id";
+    fields.principals = {"alice"};
+    fields.extensions = default_user_extensions();
+    auto cert = certificate::sign(fields, ed->public_part(), *rsa, rng);
+    REQUIRE(cert.has_value());
+    REQUIRE(client->add_identity(*ed, &*cert, "ed-cert").has_value());
+    // A certificate that does not certify the key is refused here.
+    CHECK(!client->add_identity(*ec, &*cert, "wrong").has_value());
+
+    auto ids = client->request_identities();
+    REQUIRE(ids.has_value());
+    REQUIRE(ids->size() == 4);
+    CHECK((*ids)[0].comment == "ed");
+    CHECK((*ids)[1].comment == "ec");
+    CHECK((*ids)[3].key_blob == cert->blob());
+    CHECK(!(*ids)[3].key.has_value());
+    // The agent signs with the certified key for the certificate.
+    const bytes data = {'d', 'a', 't', 'a'};
+    auto sig = client->sign(cert->blob(), data, 0);
+    REQUIRE(sig.has_value());
+    CHECK(ed->public_part().verify("ssh-ed25519", data, *sig).has_value());
+
+    // Removing one; removing it again is refused.
+    CHECK(client->remove_identity(ec->public_part().blob()).has_value());
+    CHECK(client->remove_identity(ec->public_part().blob()).error() == errc::unsupported);
+    CHECK(client->request_identities()->size() == 3);
+
+    // Locked: no identities, wrong password refused, right one unlocks.
+    REQUIRE(client->lock("secret", true).has_value());
+    CHECK(client->request_identities()->empty());
+    CHECK(client->lock("wrong", false).error() == errc::unsupported);
+    REQUIRE(client->lock("secret", false).has_value());
+    CHECK(client->request_identities()->size() == 3);
+
+    // OpenSSH 9.2's agent does not know "query".
+    CHECK(client->query_extensions().error() == errc::unsupported);
+
+    CHECK(client->remove_all_identities().has_value());
+    CHECK(client->request_identities()->empty());
+    // Still usable after the SSH1 request that the agent refused.
+    CHECK(client->add_identity(*ed, nullptr, "again").has_value());
+}
