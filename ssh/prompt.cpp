@@ -72,6 +72,11 @@ std::optional<secret_bytes> askpass(const std::string& prompt, const char* progr
     }
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
         return std::nullopt;
+    // No output from a program that succeeded is an empty answer, as
+    // OpenSSH's ssh_askpass returns it: a confirm dialog answers "OK" by
+    // its exit status alone.
+    if (!answer)
+        answer.emplace();
     return answer;
 }
 
@@ -149,6 +154,11 @@ std::optional<secret_bytes> read_passphrase(const std::string& prompt, prompt_ec
     }
     ::close(tty);
     return answer;
+}
+
+std::optional<secret_bytes> run_askpass(const std::string& prompt, const char* program, const char* hint)
+{
+    return askpass(prompt, program, hint);
 }
 
 bool ask_permission(const std::string& prompt)

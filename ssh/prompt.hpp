@@ -16,6 +16,12 @@ enum class prompt_echo { off, on };
 std::optional<secret_bytes> read_passphrase(const std::string& prompt, prompt_echo echo, bool allow_askpass = true);
 std::optional<std::string> read_line(const std::string& prompt);
 
+// Runs the askpass `program` with `prompt` as its argument (and
+// SSH_ASKPASS_PROMPT=hint when given) and returns the first line it
+// prints; nullopt when it cannot run or exits with a failure. For callers
+// that choose between askpass and the terminal themselves (ssh-add).
+std::optional<secret_bytes> run_askpass(const std::string& prompt, const char* program, const char* hint = nullptr);
+
 // OpenSSH's ask_permission() (a master under ControlMaster ask/autoask):
 // the askpass program (SSH_ASKPASS, else /usr/bin/ssh-askpass) asked with
 // SSH_ASKPASS_PROMPT=confirm, and only where a display could show it

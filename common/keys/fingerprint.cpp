@@ -68,9 +68,11 @@ std::optional<fingerprint_hash> parse_fingerprint_hash(std::string_view name)
 
 bytes key_digest(const public_key& key, fingerprint_hash h) { return digest(to_hash(h), key.blob()); }
 
-std::string key_fingerprint(const public_key& key, fingerprint_hash h)
+std::string key_fingerprint(const public_key& key, fingerprint_hash h) { return blob_fingerprint(key.blob(), h); }
+
+std::string blob_fingerprint(byte_span blob, fingerprint_hash h)
 {
-    const bytes d = key_digest(key, h);
+    const bytes d = digest(to_hash(h), blob);
     std::string out(fingerprint_hash_name(h));
     out.push_back(':');
     if (h == fingerprint_hash::md5) {

@@ -23,6 +23,9 @@ std::optional<fingerprint_hash> parse_fingerprint_hash(std::string_view name); /
 bytes key_digest(const public_key& key, fingerprint_hash h);
 // "SHA256:<unpadded base64>", "MD5:aa:bb:..." (OpenSSH's default representations).
 std::string key_fingerprint(const public_key& key, fingerprint_hash h);
+// The same over a key blob as it is (key types this build cannot parse,
+// such as the DSA and security keys an agent may hold for ssh-add -l).
+std::string blob_fingerprint(byte_span blob, fingerprint_hash h);
 
 // The "bubble babble" encoding of a digest (Huima's; ssh-keygen -B shows
 // the SHA-1 of the key blob so): "xexax" for no input.

@@ -1,0 +1,195 @@
+#include "ssh/add/add_options.hpp"
+
+#include "common/config_line.hpp"
+
+#include <limits>
+
+namespace longhaul::add {
+
+namespace {
+
+// getopt's complaints go through OpenSSH's error(): "\r\n" line ends.
+// The options that take an argument (OpenSSH 9.2's optstring
+// "vkKlLcdDTxXE:e:h:H:M:m:qs:S:t:").
+bool takes_argument(char c) noexcept
+{
+    switch (c) {
+    case 'E': case 'e': case 'h': case 'H': case 'M': case 'm': case 's': case 'S': case 't': return true;
+    default: return false;
+    }
+}
+
+bool is_flag(char c) noexcept
+{
+    switch (c) {
+    case 'v': case 'k': case 'K': case 'l': case 'L': case 'c':
+    case 'd': case 'D': case 'T': case 'x': case 'X': case 'q':
+        return true;
+    default: return false;
+    }
+}
+
+parsed_add_args usage(std::string why)
+{
+    return {std::nullopt, {1, std::move(why) + usage_text}};
+}
+
+parsed_add_args fatal(std::string message) { return {std::nullopt, {255, std::move(message) + "\r\n"}}; }
+
+// OpenSSH's strtonum(…, 0, UINT_MAX) for -M and -m.
+std::optional<std::uint32_t> parse_count(const std::string& s)
+{
+    if (s.empty() || s.size() > 10)
+        return std::nullopt;
+    std::uint64_t v = 0;
+    for (char c : s) {
+        if (c < '0' || c > '9')
+            return std::nullopt;
+        v = v * 10 + static_cast<std::uint64_t>(c - '0');
+    }
+    if (v > std::numeric_limits<std::uint32_t>::max())
+        return std::nullopt;
+    return static_cast<std::uint32_t>(v);
+}
+
+} // namespace
+
+std::optional<std::uint32_t> parse_lifetime(const std::string& text)
+{
+    auto t = parse_time_interval(text);
+    if (!t || *t < 0 || *t > std::numeric_limits<std::uint32_t>::max())
+        return std::nullopt;
+    return static_cast<std::uint32_t>(*t);
+}
+
+parsed_add_args parse_add_args(const std::vector<std::string>& args)
+{
+    add_options o;
+    // -l/-L and -x/-X each remember which one came (a second is fatal);
+    // -D is a third action; -d, -T, -s and -e modify the default one.
+    char list_flag = 0, lock_flag = 0;
+    bool delete_all = false, deleting = false, testing = false;
+    std::size_t i = 0;
+    for (; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        if (a == "--") {
+            ++i;
+            break;
+        }
+        if (a.size() < 2 || a[0] != '-')
+            break;
+        for (std::size_t j = 1; j < a.size(); ++j) {
+            const char c = a[j];
+            if (!is_flag(c) && !takes_argument(c))
+                return usage(std::string("unknown option -- ") + c + "\r\n");
+            std::string arg;
+            if (takes_argument(c)) {
+                if (j + 1 < a.size()) {
+                    arg = a.substr(j + 1);
+                } else if (i + 1 < args.size()) {
+                    arg = args[++i];
+                } else {
+                    return usage(std::string("option requires an argument -- ") + c + "\r\n");
+                }
+                j = a.size();
+            }
+            switch (c) {
+            case 'v': ++o.verbose; break;
+            case 'k': o.key_only = true; break;
+            case 'K': o.download_resident = true; break;
+            case 'l':
+            case 'L':
+                // OpenSSH names the flag that came first.
+                if (list_flag != 0)
+                    return fatal(std::string("-") + list_flag + " flag already specified");
+                list_flag = c;
+                break;
+            case 'x':
+            case 'X':
+                if (lock_flag != 0)
+                    return fatal(std::string("-") + lock_flag + " flag already specified");
+                lock_flag = c;
+                break;
+            case 'c': o.confirm = true; break;
+            case 'd': deleting = true; break;
+            case 'D': delete_all = true; break;
+            case 'T': testing = true; break;
+            case 'q': o.quiet = true; break;
+            case 'E': {
+                auto h = parse_fingerprint_hash(arg);
+                // ssh_digest_alg_by_name knows more than -E's md5 and
+                // sha256; OpenSSH accepts them all here.
+                if (!h)
+                    return fatal("Invalid hash algorithm \"" + arg + "\"");
+                o.hash = *h;
+                break;
+            }
+            case 'e':
+                deleting = true;
+                o.pkcs11_provider = arg;
+                break;
+            case 's': o.pkcs11_provider = arg; break;
+            case 'h': o.destinations.push_back(arg); break;
+            case 'H': o.hostkey_files.push_back(arg); break;
+            case 'S': o.sk_provider = arg; break;
+            case 'M':
+            case 'm': {
+                auto n = parse_count(arg);
+                if (!n)
+                    return fatal(std::string("Invalid ") + (c == 'M' ? "maxsign" : "minleft") + " argument: " + arg);
+                (c == 'M' ? o.maxsign : o.minleft) = *n;
+                break;
+            }
+            case 't': {
+                auto t = parse_lifetime(arg);
+                if (!t)
+                    return {std::nullopt, {1, "Invalid lifetime\n"}};
+                o.lifetime = *t;
+                break;
+            }
+            }
+        }
+    }
+    o.files.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
+
+    if ((lock_flag != 0) + (list_flag != 0) + (delete_all ? 1 : 0) > 1)
+        return fatal("Invalid combination of actions");
+    if (lock_flag != 0)
+        o.what = lock_flag == 'x' ? action::lock : action::unlock;
+    else if (list_flag != 0)
+        o.what = list_flag == 'l' ? action::list_fingerprints : action::list_public;
+    else if (delete_all)
+        o.what = action::remove_all;
+    else if (testing)
+        o.what = action::test;
+    else if (o.pkcs11_provider)
+        o.what = deleting ? action::remove_pkcs11 : action::add_pkcs11;
+    else if (deleting)
+        o.what = action::remove;
+    if (o.what == action::test && o.files.empty())
+        return fatal("no keys to test");
+    return {std::move(o), {}};
+}
+
+std::optional<std::string> unsupported_option(const add_options& o)
+{
+    switch (o.what) {
+    case action::add_pkcs11:
+    case action::remove_pkcs11: return "ssh-add: PKCS#11 providers (-s, -e) are not supported yet";
+    case action::add:
+    case action::remove:
+        if (o.download_resident)
+            return "ssh-add: FIDO resident keys (-K) are not supported yet";
+        break;
+    default: return std::nullopt;
+    }
+    if (o.what == action::add) {
+        if (o.sk_provider)
+            return "ssh-add: FIDO security key providers (-S) are not supported yet";
+        if (o.maxsign || o.minleft)
+            return "ssh-add: XMSS signature limits (-M, -m) are not supported yet";
+    }
+    return std::nullopt;
+}
+
+} // namespace longhaul::add

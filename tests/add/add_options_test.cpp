@@ -1,0 +1,121 @@
+#include "ssh/add/add_options.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace longhaul;
+using namespace longhaul::add;
+
+namespace {
+
+add_options ok(std::vector<std::string> args)
+{
+    auto p = parse_add_args(args);
+    INFO(p.error.message);
+    REQUIRE(p.options.has_value());
+    return *p.options;
+}
+
+add_exit bad(std::vector<std::string> args)
+{
+    auto p = parse_add_args(args);
+    REQUIRE(!p.options.has_value());
+    return p.error;
+}
+
+} // namespace
+
+TEST_CASE("ssh-add options: actions")
+{
+    CHECK(ok({}).what == action::add);
+    CHECK(ok({}).files.empty());
+    CHECK(ok({"-l"}).what == action::list_fingerprints);
+    CHECK(ok({"-L"}).what == action::list_public);
+    CHECK(ok({"-D"}).what == action::remove_all);
+    CHECK(ok({"-d", "k"}).what == action::remove);
+    CHECK(ok({"-x"}).what == action::lock);
+    CHECK(ok({"-X"}).what == action::unlock);
+    CHECK(ok({"-T", "k.pub"}).what == action::test);
+    CHECK(ok({"-s", "lib.so"}).what == action::add_pkcs11);
+    CHECK(ok({"-e", "lib.so"}).what == action::remove_pkcs11);
+    // -l wins over -d and -T, as OpenSSH tests the list flags first.
+    CHECK(ok({"-d", "-l"}).what == action::list_fingerprints);
+    CHECK(ok({"-T", "-D"}).what == action::remove_all);
+}
+
+TEST_CASE("ssh-add options: flags and arguments")
+{
+    auto o = ok({"-cqk", "-t", "1h30m", "-E", "md5", "a", "b"});
+    CHECK(o.confirm);
+    CHECK(o.quiet);
+    CHECK(o.key_only);
+    REQUIRE(o.lifetime.has_value());
+    CHECK(*o.lifetime == 5400);
+    CHECK(o.hash == fingerprint_hash::md5);
+    CHECK(o.files == std::vector<std::string>{"a", "b"});
+
+    CHECK(*ok({"-t90"}).lifetime == 90);
+    CHECK(ok({"-Esha256", "-l"}).hash == fingerprint_hash::sha256);
+    CHECK(ok({"-E", "SHA256"}).hash == fingerprint_hash::sha256);
+    CHECK(ok({"-vvv"}).verbose == 3);
+    // BSD getopt: the first operand ends the options; "--" too.
+    CHECK(ok({"file", "-l"}).files == std::vector<std::string>{"file", "-l"});
+    CHECK(ok({"--", "-l"}).files == std::vector<std::string>{"-l"});
+    CHECK(ok({"-"}).files == std::vector<std::string>{"-"});
+    CHECK(ok({"-h", "host", "-H", "kh", "-S", "p"}).destinations == std::vector<std::string>{"host"});
+    CHECK(*ok({"-M", "7"}).maxsign == 7);
+}
+
+TEST_CASE("ssh-add options: errors as OpenSSH reports them")
+{
+    auto u = bad({"-Z"});
+    CHECK(u.status == 1);
+    CHECK(u.message == std::string("unknown option -- Z\r\n") + usage_text);
+    auto m = bad({"-E"});
+    CHECK(m.status == 1);
+    CHECK(m.message == std::string("option requires an argument -- E\r\n") + usage_text);
+    auto h = bad({"-E", "foo"});
+    CHECK(h.status == 255);
+    CHECK(h.message == "Invalid hash algorithm \"foo\"\r\n");
+    auto t = bad({"-t", "bogus"});
+    CHECK(t.status == 1);
+    CHECK(t.message == "Invalid lifetime\n");
+    CHECK(bad({"-t", "1x"}).message == "Invalid lifetime\n");
+    // The flag that came first is named.
+    CHECK(bad({"-l", "-L"}).message == "-l flag already specified\r\n");
+    CHECK(bad({"-X", "-x"}).message == "-X flag already specified\r\n");
+    auto c = bad({"-x", "-l"});
+    CHECK(c.status == 255);
+    CHECK(c.message == "Invalid combination of actions\r\n");
+    CHECK(bad({"-D", "-X"}).message == "Invalid combination of actions\r\n");
+    auto n = bad({"-T"});
+    CHECK(n.status == 255);
+    CHECK(n.message == "no keys to test\r\n");
+    CHECK(bad({"-M", "x"}).status == 255);
+}
+
+TEST_CASE("ssh-add options: lifetimes")
+{
+    CHECK(parse_lifetime("0") == 0u);
+    CHECK(parse_lifetime("10") == 10u);
+    CHECK(parse_lifetime("1w") == 604800u);
+    CHECK(parse_lifetime("2m3s") == 123u);
+    CHECK(!parse_lifetime(""));
+    CHECK(!parse_lifetime("-5"));
+    CHECK(!parse_lifetime("5q"));
+    CHECK(!parse_lifetime("99999999999"));
+}
+
+TEST_CASE("ssh-add options: what is not supported yet is refused, never ignored")
+{
+    CHECK(!unsupported_option(ok({})).has_value());
+    CHECK(!unsupported_option(ok({"-c", "-t", "5", "k"})).has_value());
+    CHECK(!unsupported_option(ok({"-l"})).has_value());
+    CHECK(!unsupported_option(ok({"-h", "host", "-H", "kh", "k"})).has_value());
+    for (auto args : std::vector<std::vector<std::string>>{
+             {"-s", "lib"}, {"-e", "lib"}, {"-K"}, {"-S", "prov"}, {"-M", "3"}, {"-m", "3"}}) {
+        CAPTURE(args.front());
+        auto why = unsupported_option(ok(args));
+        REQUIRE(why.has_value());
+        CHECK(why->find("not supported yet") != std::string::npos);
+    }
+}
