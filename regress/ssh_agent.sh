@@ -1,0 +1,263 @@
+#!/usr/bin/env bash
+# Longhaul's ssh-agent beside Debian's: Debian's ssh-add drives both with
+# the same steps (rsa, ecdsa, ed25519 keys and a user certificate; -l, -L,
+# -d, -D, -x/-X, -t, -c answered yes and no, -T) and the outputs must be
+# identical; Debian's ssh and Longhaul's ssh log in through our agent with
+# each key type and forward it (-A) to a second hop; -s/-c/-k output,
+# the default socket's directory and modes, the command form, the end of
+# the agent on SIGTERM, and a connection from another uid refused.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+BUILD=${LONGHAUL_BUILD_DIR:?LONGHAUL_BUILD_DIR must point at the build directory}
+AGENT=$BUILD/bin/ssh-agent
+LH_SSH=$BUILD/bin/ssh
+DEB_AGENT=/usr/bin/ssh-agent
+DEB_ADD=/usr/bin/ssh-add
+DEB_SSH=/usr/bin/ssh
+[ -x "$AGENT" ] || lh_fail "ssh-agent not built ($AGENT)"
+[ -x "$DEB_AGENT" ] && [ -x "$DEB_ADD" ] || lh_skip "Debian's ssh-agent/ssh-add not found (openssh-client)"
+T=$LH_TMP
+chmod 711 "$T"
+unset SSH_AUTH_SOCK SSH_AGENT_PID DISPLAY SSH_ASKPASS SSH_ASKPASS_REQUIRE
+
+# Keys, a CA and a user certificate for the ECDSA key (ssh-add adds
+# id_ecdsa-cert.pub beside id_ecdsa).
+for t in rsa ecdsa ed25519; do
+    "$LH_SSH_KEYGEN" -q -t "$t" -N '' -C "$t-comment" -f "$T/id_$t"
+done
+"$LH_SSH_KEYGEN" -q -t ed25519 -N '' -C ca -f "$T/ca"
+"$LH_SSH_KEYGEN" -q -s "$T/ca" -I cert-id -n "$(id -un)" "$T/id_ecdsa.pub"
+
+# The askpass helpers: lock passwords from $T/password, confirmations from
+# $T/answer ("yes" allows; anything else refuses, as OpenSSH's does).
+printf '#!/bin/sh\ncat "%s/password"\n' "$T" >"$T/askpass.sh"
+printf '#!/bin/sh\nread a <"%s/answer"; [ "$a" = yes ] && echo yes && exit 0; exit 1\n' "$T" >"$T/confirm.sh"
+chmod +x "$T/askpass.sh" "$T/confirm.sh"
+
+# start_agent NAME BINARY: a foreground agent on $T/NAME.sock (log in
+# $T/NAME.log), asking $T/confirm.sh for -c keys.
+start_agent() {
+    local name=$1 bin=$2
+    SSH_ASKPASS=$T/confirm.sh SSH_ASKPASS_REQUIRE=force "$bin" -d -a "$T/$name.sock" >/dev/null 2>"$T/$name.log" &
+    LH_PIDS+=($!)
+    lh_wait_until 10 test -S "$T/$name.sock" || lh_fail "$name agent did not start"
+}
+start_agent ours "$AGENT"
+start_agent debian "$DEB_AGENT"
+
+add() { SSH_AUTH_SOCK=$sock "$DEB_ADD" "$@" 2>&1; echo "rc=$?"; }
+lock() {
+    echo "$2" >"$T/password"
+    SSH_AUTH_SOCK=$sock SSH_ASKPASS=$T/askpass.sh SSH_ASKPASS_REQUIRE=force "$DEB_ADD" "$1" 2>&1
+    echo "rc=$?"
+}
+
+# The same ssh-add session against an agent: what it prints.
+session() {
+    sock=$T/$1.sock
+    set +e
+    add -l
+    add "$T/id_rsa" "$T/id_ecdsa" "$T/id_ed25519"
+    add -l
+    add -L
+    add -d "$T/id_rsa"
+    add -l
+    add -d "$T/id_rsa"
+    # Re-adding replaces the comment.
+    cp "$T/id_ed25519" "$T/other_name" && cp "$T/id_ed25519.pub" "$T/other_name.pub"
+    "$LH_SSH_KEYGEN" -q -c -C renamed -f "$T/other_name" >/dev/null
+    add "$T/other_name"
+    add -l
+    lock -x secret
+    add -l
+    add "$T/id_rsa"
+    lock -X wrong
+    add -l
+    lock -X secret
+    add -l
+    add -D
+    add -l
+    add -t 2 "$T/id_ed25519"
+    add -l
+    sleep 3
+    add -l
+    echo yes >"$T/answer"
+    add -c "$T/id_ed25519"
+    add -T "$T/id_ed25519.pub"
+    echo no >"$T/answer"
+    add -T "$T/id_ed25519.pub"
+    add -D
+    set -e
+}
+session ours >"$T/session.ours"
+session debian >"$T/session.debian"
+check_session() {
+    diff -u "$T/session.debian" "$T/session.ours" && grep -q "Agent locked" "$T/session.ours" &&
+        grep -q "The agent has no identities" "$T/session.ours"
+}
+lh_check "ssh-add session: output identical to Debian's agent" check_session
+check_confirm() {
+    grep -q "^Agent signature failed for $T/id_ed25519.pub: agent refused operation" "$T/session.ours" &&
+        grep -q "user refused key" "$T/ours.log" && grep -q "(renamed)" "$T/session.ours"
+}
+lh_check "ssh-add -c: yes signs, no refuses" check_confirm
+
+# ssh-agent -t: the default lifetime; -E: the hash of logged fingerprints.
+check_default_lifetime() {
+    "$AGENT" -d -t 1 -E md5 -a "$T/life.sock" >/dev/null 2>"$T/life.log" &
+    LH_PIDS+=($!)
+    lh_wait_until 10 test -S "$T/life.sock" || return 1
+    SSH_AUTH_SOCK=$T/life.sock "$DEB_ADD" -q "$T/id_ed25519" 2>/dev/null &&
+        [ "$(SSH_AUTH_SOCK=$T/life.sock "$DEB_ADD" -l | wc -l)" = 1 ] &&
+        grep -q '^debug1: add ssh-ed25519 MD5:[0-9a-f:]* "ed25519-comment" (life: 1)' "$T/life.log" &&
+        lh_wait_until 5 sh -c "! SSH_AUTH_SOCK=$T/life.sock $DEB_ADD -l >/dev/null"
+}
+lh_check "ssh-agent -t 1 -E md5: keys expire, MD5 fingerprints logged" check_default_lifetime
+
+# --- logins through our agent ------------------------------------------------
+login_checks() {
+    local port
+    lh_make_host_keys "$T"
+    {
+        cat "$T/id_rsa.pub" "$T/id_ed25519.pub"
+        echo "cert-authority $(cat "$T/ca.pub")"
+    } >"$T/authorized_keys"
+    chmod 644 "$T/authorized_keys"
+    lh_port port
+    lh_start_sshd "$T" "$port"
+    lh_known_hosts "$T" "$port"
+    sock=$T/ours.sock
+    local user
+    user=$(id -un)
+    # login SSH KEYFILE: the agent holds that key alone (a key file next to
+    # its -cert.pub brings the certificate too; only the certificate is
+    # authorized for the ECDSA key), and ssh has no key of its own that the
+    # server accepts (authorized_keys is the test's).
+    login() {
+        local ssh=$1 key=$2
+        SSH_AUTH_SOCK=$T/ours.sock "$DEB_ADD" -D >/dev/null 2>&1
+        SSH_AUTH_SOCK=$T/ours.sock "$DEB_ADD" "$key" >/dev/null 2>&1 || return 1
+        test "$(SSH_AUTH_SOCK=$T/ours.sock "$ssh" -F /dev/null -p "$port" -o "UserKnownHostsFile=$T/known_hosts.$port" \
+            -o StrictHostKeyChecking=yes -o BatchMode=yes "$user@127.0.0.1" echo logged-in 2>"$T/login.err")" = logged-in
+    }
+    # Agent forwarding: the second hop (Debian's ssh on the far side)
+    # authenticates through the forwarded agent, which also sees
+    # session-bind with the forwarded flag.
+    forwarded() {
+        local ssh=$1
+        local hop="ssh -F /dev/null -p $port -o UserKnownHostsFile=$T/known_hosts.$port -o StrictHostKeyChecking=yes -o BatchMode=yes $user@127.0.0.1 echo second-hop"
+        test "$(SSH_AUTH_SOCK=$T/ours.sock "$ssh" -A -F /dev/null -p "$port" -o "UserKnownHostsFile=$T/known_hosts.$port" \
+            -o StrictHostKeyChecking=yes -o BatchMode=yes "$user@127.0.0.1" "$hop" 2>"$T/login.err")" = second-hop
+    }
+    local ssh name
+    for ssh in "$DEB_SSH" "$LH_SSH"; do
+        name=longhaul
+        [ "$ssh" = "$DEB_SSH" ] && name=debian
+        [ -x "$ssh" ] || { lh_skip_check "login with $ssh" "not built"; continue; }
+        lh_check "$name ssh: rsa key from the agent" login "$ssh" "$T/id_rsa"
+        lh_check "$name ssh: ecdsa certificate from the agent" login "$ssh" "$T/id_ecdsa"
+        lh_check "$name ssh: ed25519 key from the agent" login "$ssh" "$T/id_ed25519"
+        lh_check "$name ssh -A: second hop through the forwarded agent" forwarded "$ssh"
+    done
+    # The agent checked the host's session-bind signatures.
+    lh_check "session-bind recorded" grep -q "process_ext_session_bind: recorded" "$T/ours.log"
+}
+if [ "$(id -u)" = 0 ] && [ -x "$LH_SSHD" ]; then
+    login_checks
+else
+    lh_skip_check "logins through the agent" "needs root and $LH_SSHD"
+fi
+
+# --- -s, -c, -k, the default socket, the command form ------------------------
+norm() { sed -e "s#$T/[^/]*/#DIR/#g" -e 's/[0-9][0-9]*/N/g'; }
+start_kill() { # BINARY NAME SHELL-FLAG...
+    local bin=$1 name=$2
+    shift 2
+    mkdir -p "$T/$name"
+    local out pid
+    out=$("$bin" "$@" -a "$T/$name/s")
+    pid=$(echo "$out" | sed -n 's/^echo Agent pid \([0-9]*\);$/\1/p')
+    LH_PIDS+=("$pid")
+    echo "$out"
+    SSH_AGENT_PID=$pid "$bin" "$@" -k
+}
+for flag in -s -c; do
+    lh_check "ssh-agent $flag and -k: output as Debian's" \
+        test "$(start_kill "$AGENT" o$flag "$flag" | norm)" = "$(start_kill "$DEB_AGENT" d$flag "$flag" | norm)"
+done
+check_shell_env() {
+    test "$(SHELL=/bin/tcsh start_kill "$AGENT" oshell | norm)" = "$(SHELL=/bin/tcsh start_kill "$DEB_AGENT" dshell | norm)"
+}
+lh_check "csh output chosen from \$SHELL" check_shell_env
+check_errors() {
+    local a
+    for a in "-Z" "-t" "-t xx" "-O foo" "-E foo" "-c -s" "-s true" "-P a -P b"; do
+        # shellcheck disable=SC2086
+        test "$("$AGENT" $a 2>&1; echo "rc=$?")" = "$("$DEB_AGENT" $a 2>&1; echo "rc=$?")" || { echo "differs: $a"; return 1; }
+    done
+    # A path already there (never unlinked) and one too long for a socket.
+    : >"$T/taken"
+    local long
+    long=$T/$(printf '%0120d' 0)
+    test "$("$AGENT" -a "$T/taken" 2>&1; echo "rc=$?")" = "$("$DEB_AGENT" -a "$T/taken" 2>&1; echo "rc=$?")" &&
+        test "$("$AGENT" -a "$long" 2>&1; echo "rc=$?")" = "$("$DEB_AGENT" -a "$long" 2>&1; echo "rc=$?")" &&
+        test -f "$T/taken" || return 1
+    test "$(env -u SSH_AGENT_PID "$AGENT" -k 2>&1; echo "rc=$?")" = "$(env -u SSH_AGENT_PID "$DEB_AGENT" -k 2>&1; echo "rc=$?")" &&
+        test "$(SSH_AGENT_PID=1x "$AGENT" -k 2>&1; echo "rc=$?")" = "$(SSH_AGENT_PID=1x "$DEB_AGENT" -k 2>&1; echo "rc=$?")"
+}
+lh_check "usage errors as Debian's" check_errors
+check_default_socket() {
+    local out sock dir pid
+    out=$(TMPDIR=$T "$AGENT" -s)
+    sock=$(echo "$out" | sed -n 's/^SSH_AUTH_SOCK=\([^;]*\);.*/\1/p')
+    pid=$(echo "$out" | sed -n 's/^SSH_AGENT_PID=\([0-9]*\);.*/\1/p')
+    LH_PIDS+=("$pid")
+    dir=$(dirname "$sock")
+    [[ $sock =~ ^$T/ssh-[A-Za-z0-9]{12}/agent\.[0-9]+$ ]] &&
+        [ "$(stat -c %a "$dir")" = 700 ] && [ "$(stat -c %a "$sock")" = 600 ] && [ -S "$sock" ] &&
+        kill "$pid" && lh_wait_until 5 test ! -e "$dir"
+}
+lh_check "default socket: TMPDIR/ssh-XXXXXXXXXXXX/agent.PID, 0700/0600, removed on SIGTERM" check_default_socket
+check_command() {
+    local out
+    out=$("$AGENT" -a "$T/cmd.sock" sh -c 'echo "sock=$SSH_AUTH_SOCK"; test -n "$SSH_AGENT_PID" && echo pid-set; '"$DEB_ADD"' -l; exit 3' 2>&1) && return 1
+    [ $? = 3 ] || true
+    [ "$out" = "$(printf 'sock=%s\npid-set\nThe agent has no identities.' "$T/cmd.sock")" ] &&
+        lh_wait_until 15 test ! -e "$T/cmd.sock"
+}
+lh_check "command form: variables set, agent gone after the command" check_command
+
+# Destination constraints (ssh-add -h) are not supported yet: the key is
+# refused, never added without its restriction.
+check_destination_refused() {
+    "$AGENT" -D -a "$T/dest.sock" >/dev/null 2>"$T/dest.log" &
+    LH_PIDS+=($!)
+    lh_wait_until 10 test -S "$T/dest.sock" || return 1
+    echo "127.0.0.1 $(cat "$T/id_ed25519.pub")" >"$T/dest_known_hosts"
+    local out
+    out=$(SSH_AUTH_SOCK=$T/dest.sock "$DEB_ADD" -H "$T/dest_known_hosts" -h 127.0.0.1 "$T/id_ed25519" 2>&1) && return 1
+    [ "$out" = "Could not add identity \"$T/id_ed25519\": agent refused operation" ] &&
+        [ "$(SSH_AUTH_SOCK=$T/dest.sock "$DEB_ADD" -l 2>&1)" = "The agent has no identities." ] &&
+        grep -q "restrict-destination-v00@openssh.com not supported yet" "$T/dest.log"
+}
+lh_check "ssh-add -h: the key refused (destination constraints not supported yet)" check_destination_refused
+
+# --- another uid ---------------------------------------------------------------
+check_other_uid() {
+    mkdir -p "$T/shared" && chmod 711 "$T/shared"
+    "$AGENT" -d -a "$T/shared/s" >/dev/null 2>"$T/shared.log" &
+    LH_PIDS+=($!)
+    lh_wait_until 10 test -S "$T/shared/s" || return 1
+    # The socket is 0600; opened up here so that only the peer check stands.
+    chmod 666 "$T/shared/s"
+    ! SSH_AUTH_SOCK=$T/shared/s setpriv --reuid=nobody --regid=nogroup --clear-groups "$DEB_ADD" -l >/dev/null 2>&1 &&
+        lh_wait_until 5 grep -q "uid mismatch: peer euid $(id -u nobody) != uid $(id -u)" "$T/shared.log"
+}
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
+    lh_check "a connection from another uid is refused" check_other_uid
+else
+    lh_skip_check "another uid refused" "needs root, setpriv and the nobody user"
+fi
+
+lh_summary

@@ -1,0 +1,97 @@
+// ssh-agent's protocol core, sans I/O: one request body in, one reply body
+// out (PROTOCOL.agent, draft-miller-ssh-agent), as OpenSSH 9.2's agent
+// answers them. The clock is passed in, the user's confirmation
+// (ssh-add -c) is a callback, and the driver (agent_server) frames
+// messages, holds replies that must wait and runs the expiry timer.
+#pragma once
+
+#include "common/keys/fingerprint.hpp"
+#include "common/log.hpp"
+#include "common/random.hpp"
+#include "ssh/agent/agent_keystore.hpp"
+#include "ssh/agent/agent_lock.hpp"
+#include "ssh/agent/agent_session_bind.hpp"
+
+#include <array>
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace longhaul {
+class wire_reader;
+}
+
+namespace longhaul::agent {
+
+struct agent_settings {
+    // ssh-agent -t: the lifetime of keys added without one (0: forever).
+    std::chrono::seconds default_lifetime{0};
+    // ssh-agent -E: the hash of the fingerprints in logs and prompts.
+    fingerprint_hash hash = fingerprint_hash::sha256;
+};
+
+struct agent_reply {
+    // The reply message (type, contents) without its length prefix.
+    bytes body;
+    // Hold the reply this long (a failed unlock).
+    std::chrono::milliseconds delay{0};
+    // The request could not be read at all: drop the connection (OpenSSH
+    // closes it too).
+    bool close = false;
+};
+
+class agent_core {
+public:
+    // Asked before each signature with a confirm-constrained key; true
+    // allows it.
+    using confirm_fn = std::function<bool(const std::string& prompt)>;
+
+    agent_core(agent_settings settings, random_source& random, confirm_fn confirm, logger& log);
+
+    // `body`: one message without its length prefix. Expired keys are
+    // removed first.
+    agent_reply handle(byte_span body, connection_state& conn, agent_clock::time_point now);
+
+    // Removes the keys whose lifetime is over; returns the next deadline,
+    // for the driver's timer.
+    std::optional<agent_clock::time_point> expire(agent_clock::time_point now);
+
+    bool locked() const noexcept { return lock_.locked(); }
+    const keystore& keys() const noexcept { return keys_; }
+
+private:
+    struct request {
+        wire_reader& r;
+        connection_state& conn;
+        agent_clock::time_point now;
+        agent_reply& reply;
+    };
+    using handler = void (agent_core::*)(request&);
+
+    void on_request_identities(request& q);
+    void on_sign_request(request& q);
+    void on_add_identity(request& q);
+    void on_add_id_constrained(request& q);
+    void on_remove_identity(request& q);
+    void on_remove_all_identities(request& q);
+    void on_lock(request& q);
+    void on_unlock(request& q);
+    void on_smartcard(request& q);
+    void on_extension(request& q);
+
+    void add(request& q, bool constrained);
+    void lock_or_unlock(request& q, bool lock);
+    std::string fingerprint(const stored_identity& id) const;
+
+    static const std::array<handler, 256>& table();
+
+    agent_settings settings_;
+    random_source& random_;
+    confirm_fn confirm_;
+    logger& log_;
+    keystore keys_;
+    agent_lock lock_;
+};
+
+} // namespace longhaul::agent
