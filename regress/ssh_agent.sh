@@ -162,6 +162,92 @@ login_checks() {
     done
     # The agent checked the host's session-bind signatures.
     lh_check "session-bind recorded" grep -q "process_ext_session_bind: recorded" "$T/ours.log"
+    destination_checks "$port"
+}
+
+# Destination constraints through real logins: a second sshd (port2) with
+# other host keys; Debian's ssh-add restricts id_ed25519 with -H/-h in our
+# agent and in Debian's, then Debian's and Longhaul's ssh log in through
+# each agent. Both agents must give the same outcomes (login allowed, or
+# "Permission denied" since the key is hidden or its signature refused) and
+# the same ssh-add -l listings, and ours the expected ones. ssh-add -h looks
+# hosts up by name in the -H file; the agent matches host keys only, so the
+# second hop is named "127.0.0.1:PORT2" there (a label, like a host alias).
+destination_checks() {
+    local port1=$1 port2 user
+    user=$(id -un)
+    mkdir -p "$T/srv2" && chmod 711 "$T/srv2"
+    lh_make_host_keys "$T/srv2"
+    cp "$T/authorized_keys" "$T/srv2/authorized_keys"
+    lh_port port2
+    lh_start_sshd "$T/srv2" "$port2"
+    lh_known_hosts "$T/srv2" "$port2"
+    cat "$T/known_hosts.$port1" "$T/srv2/known_hosts.$port2" >"$T/known_hosts.both"
+    {
+        sed "s/^\[127.0.0.1\]:$port1 /127.0.0.1 /" "$T/known_hosts.$port1"
+        sed "s/^\[127.0.0.1\]:$port2 /127.0.0.1:$port2 /" "$T/srv2/known_hosts.$port2"
+    } >"$T/dest_hosts"
+    local opts="-F /dev/null -o UserKnownHostsFile=$T/known_hosts.both -o StrictHostKeyChecking=yes -o BatchMode=yes"
+    # restrict AGENT SPEC...: the agent holds id_ed25519 alone, with -h SPEC each.
+    restrict() {
+        local sock=$T/$1.sock s a=()
+        shift
+        for s in "$@"; do a+=(-h "$s"); done
+        SSH_AUTH_SOCK=$sock "$DEB_ADD" -D >/dev/null 2>&1
+        SSH_AUTH_SOCK=$sock "$DEB_ADD" -H "$T/dest_hosts" "${a[@]}" "$T/id_ed25519" 2>&1 | sed "s#$T/##"
+    }
+    # outcome AGENT SSH PORT [-A] REMOTE-COMMAND: the command's output, or
+    # "denied" when the (first or second hop's) login was refused.
+    outcome() {
+        local sock=$T/$1.sock ssh=$2 p=$3 out
+        shift 3
+        # shellcheck disable=SC2086
+        if out=$(SSH_AUTH_SOCK=$sock "$ssh" $opts -p "$p" "${@:1:$#-1}" "$user@127.0.0.1" "${!#}" 2>"$T/dest.err"); then
+            echo "$out"
+        elif grep -q "Permission denied" "$T/dest.err"; then
+            echo "denied"
+        else
+            echo "error: $(tr '\r\n' '  ' <"$T/dest.err")"
+        fi
+    }
+    local hop2="ssh $opts -p $port2 $user@127.0.0.1 echo second-hop"
+    # transcript AGENT SSH: every step, one line each.
+    transcript() {
+        local a=$1 ssh=$2
+        echo "== -h 127.0.0.1"
+        restrict "$a" 127.0.0.1
+        echo "first: $(outcome "$a" "$ssh" "$port1" "echo logged-in")"
+        echo "second: $(outcome "$a" "$ssh" "$port2" "echo logged-in")"
+        echo "forwarded to second: $(outcome "$a" "$ssh" "$port1" -A "$hop2")"
+        echo "listed beyond first: $(outcome "$a" "$ssh" "$port1" -A "ssh-add -l | grep -c ED25519 || true")"
+        echo "plain -l: $(SSH_AUTH_SOCK=$T/$a.sock "$DEB_ADD" -l 2>&1)"
+        echo "== -h 127.0.0.1 -h 127.0.0.1>127.0.0.1:PORT2"
+        restrict "$a" 127.0.0.1 "127.0.0.1>127.0.0.1:$port2"
+        echo "first: $(outcome "$a" "$ssh" "$port1" "echo logged-in")"
+        echo "second: $(outcome "$a" "$ssh" "$port2" "echo logged-in")"
+        echo "forwarded to second: $(outcome "$a" "$ssh" "$port1" -A "$hop2")"
+        echo "listed beyond first: $(outcome "$a" "$ssh" "$port1" -A "ssh-add -l | grep -c ED25519 || true")"
+        SSH_AUTH_SOCK=$T/$a.sock "$DEB_ADD" -D >/dev/null 2>&1
+    }
+    local ssh name
+    for ssh in "$DEB_SSH" "$LH_SSH"; do
+        name=longhaul
+        [ "$ssh" = "$DEB_SSH" ] && name=debian
+        [ -x "$ssh" ] || { lh_skip_check "destination constraints with $ssh" "not built"; continue; }
+        transcript ours "$ssh" >"$T/dest.$name.ours"
+        transcript debian "$ssh" >"$T/dest.$name.debian"
+        lh_check "$name ssh, ssh-add -h: same outcomes as with Debian's agent" \
+            diff -u "$T/dest.$name.debian" "$T/dest.$name.ours"
+        # What each step must give (the order of transcript's lines).
+        printf '%s\n' "== -h 127.0.0.1" "Identity added: id_ed25519 (ed25519-comment)" "first: logged-in" \
+            "second: denied" "forwarded to second: denied" "listed beyond first: 0" \
+            "plain -l: $("$LH_SSH_KEYGEN" -l -f "$T/id_ed25519.pub")" \
+            "== -h 127.0.0.1 -h 127.0.0.1>127.0.0.1:PORT2" "Identity added: id_ed25519 (ed25519-comment)" \
+            "first: logged-in" "second: denied" "forwarded to second: second-hop" "listed beyond first: 1" \
+            >"$T/dest.expected"
+        lh_check "$name ssh, ssh-add -h: allowed on the listed hops, refused elsewhere" \
+            diff -u "$T/dest.expected" "$T/dest.$name.ours"
+    done
 }
 if [ "$(id -u)" = 0 ] && [ -x "$LH_SSHD" ]; then
     login_checks
@@ -228,20 +314,27 @@ check_command() {
 }
 lh_check "command form: variables set, agent gone after the command" check_command
 
-# Destination constraints (ssh-add -h) are not supported yet: the key is
-# refused, never added without its restriction.
-check_destination_refused() {
-    "$AGENT" -D -a "$T/dest.sock" >/dev/null 2>"$T/dest.log" &
+# Destination constraints (ssh-add -h) without a server: Debian's ssh-add
+# adds a restricted key to our agent and to Debian's; what it prints, and
+# ssh-add -l on a plain (unbound) connection, which lists the key as local
+# use, must be the same.
+check_destination_add() {
+    "$AGENT" -d -a "$T/dest.sock" >/dev/null 2>"$T/dest.log" &
     LH_PIDS+=($!)
-    lh_wait_until 10 test -S "$T/dest.sock" || return 1
+    "$DEB_AGENT" -D -a "$T/dest_deb.sock" >/dev/null 2>&1 &
+    LH_PIDS+=($!)
+    lh_wait_until 10 test -S "$T/dest.sock" && lh_wait_until 10 test -S "$T/dest_deb.sock" || return 1
     echo "127.0.0.1 $(cat "$T/id_ed25519.pub")" >"$T/dest_known_hosts"
-    local out
-    out=$(SSH_AUTH_SOCK=$T/dest.sock "$DEB_ADD" -H "$T/dest_known_hosts" -h 127.0.0.1 "$T/id_ed25519" 2>&1) && return 1
-    [ "$out" = "Could not add identity \"$T/id_ed25519\": agent refused operation" ] &&
-        [ "$(SSH_AUTH_SOCK=$T/dest.sock "$DEB_ADD" -l 2>&1)" = "The agent has no identities." ] &&
-        grep -q "restrict-destination-v00@openssh.com not supported yet" "$T/dest.log"
+    local s out=()
+    for s in dest dest_deb; do
+        out+=("$(SSH_AUTH_SOCK=$T/$s.sock "$DEB_ADD" -H "$T/dest_known_hosts" -h 127.0.0.1 "$T/id_ed25519" 2>&1
+            echo "rc=$?"
+            SSH_AUTH_SOCK=$T/$s.sock "$DEB_ADD" -l 2>&1)")
+    done
+    [ "${out[0]}" = "${out[1]}" ] && [[ ${out[0]} == *"rc=0"*"ed25519-comment (ED25519)"* ]] &&
+        grep -q "(destination constraints: 1)" "$T/dest.log"
 }
-lh_check "ssh-add -h: the key refused (destination constraints not supported yet)" check_destination_refused
+lh_check "ssh-add -h: key added and listed (unbound connection) as by Debian's agent" check_destination_add
 
 # --- another uid ---------------------------------------------------------------
 check_other_uid() {

@@ -12,7 +12,6 @@ namespace {
 
 // Constraint extensions OpenSSH knows, which this agent cannot enforce yet.
 constexpr std::string_view unsupported_extensions[] = {
-    "restrict-destination-v00@openssh.com",
     "sk-provider@openssh.com",
     "associated-certs-v00@openssh.com",
 };
@@ -48,6 +47,18 @@ result<add_constraints> parse_key_constraints(wire_reader& r, std::string& error
             const std::string_view name = r.text(1024);
             if (!r.ok())
                 break;
+            if (name == restrict_destination_extension) {
+                if (c.has_destinations) {
+                    error = std::string(name) + " already set";
+                    return errc::malformed;
+                }
+                auto d = parse_dest_constraints(r, error);
+                if (!d)
+                    return d.error();
+                c.destinations = std::move(*d);
+                c.has_destinations = true;
+                break;
+            }
             for (auto known : unsupported_extensions)
                 if (name == known) {
                     error = "constraint extension " + std::string(name) + " not supported yet";

@@ -1,15 +1,18 @@
-// The constraints of ADD_ID_CONSTRAINED (PROTOCOL.agent): lifetime and
-// confirm are honoured; everything else is refused, so that a key the
-// user meant to restrict is never held unrestricted: maxsign (XMSS keys
-// only in OpenSSH), and the extensions restrict-destination-v00
-// (ssh-add -h), sk-provider (security keys) and associated-certs-v00.
+// The constraints of ADD_ID_CONSTRAINED (PROTOCOL.agent): lifetime,
+// confirm and restrict-destination-v00 (ssh-add -h; agent_destination)
+// are honoured; everything else is refused, so that a key the user meant
+// to restrict is never held unrestricted: maxsign (XMSS keys only in
+// OpenSSH), and the extensions sk-provider (security keys) and
+// associated-certs-v00.
 #pragma once
 
 #include "common/result.hpp"
+#include "ssh/agent/agent_destination.hpp"
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace longhaul {
 class wire_reader;
@@ -20,6 +23,8 @@ namespace longhaul::agent {
 struct add_constraints {
     std::optional<std::uint32_t> lifetime; // seconds
     bool confirm = false;
+    std::vector<dest_constraint> destinations; // none: unrestricted
+    bool has_destinations = false;             // the extension was given (once only)
 };
 
 // Reads constraints up to the end of `r`. On refusal `error` says why

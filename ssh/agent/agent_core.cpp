@@ -30,6 +30,14 @@ std::string_view signature_algorithm(key_type t, std::uint32_t flags)
     return signature_algorithms_for(t).front();
 }
 
+// Host certificates in session bindings are checked against the wall
+// clock, as OpenSSH does (the core's own clock is monotonic).
+std::uint64_t wall_now()
+{
+    const auto t = std::chrono::system_clock::now().time_since_epoch();
+    return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::seconds>(t).count());
+}
+
 } // namespace
 
 agent_core::agent_core(agent_settings settings, random_source& random, confirm_fn confirm, logger& log)
@@ -107,10 +115,73 @@ void agent_core::on_request_identities(request& q)
         q.reply.body = status(false);
         return;
     }
-    wire_writer w(q.reply.body);
-    w.u8(identities_answer).u32(static_cast<std::uint32_t>(keys_.size()));
-    for (const auto& id : keys_.identities())
-        w.string(id.blob()).string(id.comment);
+    // Keys whose destination constraints do not allow this connection
+    // are left out (OpenSSH 9.2's process_request_identities).
+    bytes listed;
+    wire_writer l(listed);
+    std::uint32_t n = 0;
+    for (const auto& id : keys_.identities()) {
+        if (!usable(id, q.conn, nullptr))
+            continue;
+        l.string(id.blob()).string(id.comment);
+        ++n;
+    }
+    wire_writer(q.reply.body).u8(identities_answer).u32(n).raw(listed);
+}
+
+bool agent_core::usable(const stored_identity& id, const connection_state& conn, const std::string* user)
+{
+    auto no = identity_permitted(id.destinations, conn, user, wall_now());
+    if (!no)
+        return true;
+    std::string m = no->message;
+    if (no->level == log_level::debug2)
+        m = "permitted_by_dest_constraints: " + std::string(id.key.public_part().type_name()) + " identity \"" +
+            printable(id.comment) + "\" " + m;
+    log_.log(no->level, m);
+    return false;
+}
+
+bool agent_core::constrained_sign_allowed(const stored_identity& id, byte_span data, const connection_state& conn,
+                                          std::string& dest)
+{
+    const std::string what = "process_sign_request: ";
+    if (conn.bindings.empty()) {
+        log_.info(what + "refusing use of destination-constrained key to sign on unbound connection");
+        return false;
+    }
+    auto ua = parse_userauth_request(data, id.blob());
+    if (!ua) {
+        log_.info(what + "refusing use of destination-constrained key to sign an unidentified signature");
+        return false;
+    }
+    const std::string fp = fingerprint(id);
+    log_.debug(what + fp + " user=" + printable(ua->user));
+    if (!usable(id, conn, &ua->user))
+        return false;
+    // ssh binds the session immediately before userauth: the request must
+    // be for the most recent binding.
+    const session_binding& last = conn.bindings.back();
+    if (ua->session_id != last.session_id) {
+        log_.error(what + "unexpected session ID (" + std::to_string(conn.bindings.size()) +
+                   " listed) on signature request for target user " + printable(ua->user) + " with key " +
+                   std::string(id.key.public_part().type_name()) + " " + fp);
+        return false;
+    }
+    // The host key in the request must be the bound one; only the first
+    // hop may use plain "publickey" (no host key named).
+    if (conn.bindings.size() > 1 && !ua->host_key_blob) {
+        log_.error(what + "refusing use of destination-constrained key: no hostkey recorded in signature for "
+                          "forwarded connection");
+        return false;
+    }
+    if (ua->host_key_blob && *ua->host_key_blob != last.host_key_blob) {
+        log_.error(what + "refusing use of destination-constrained key: mismatch between hostkey in request and "
+                          "most recently bound session");
+        return false;
+    }
+    dest = "public key authentication request for user \"" + printable(ua->user) + "\" to listed host";
+    return true;
 }
 
 void agent_core::on_sign_request(request& q)
@@ -128,9 +199,12 @@ void agent_core::on_sign_request(request& q)
         log_.verbose("process_sign_request: key not found");
         return;
     }
+    std::string dest;
+    if (!id->destinations.empty() && !constrained_sign_allowed(*id, data, q.conn, dest))
+        return;
     if (id->confirm) {
-        const std::string prompt =
-            "Allow use of key " + printable(id->comment) + "?\nKey fingerprint " + fingerprint(*id) + ".";
+        const std::string prompt = "Allow use of key " + printable(id->comment) + "?\nKey fingerprint " +
+                                   fingerprint(*id) + "." + (dest.empty() ? "" : "\n" + dest);
         if (!confirm_ || !confirm_(prompt)) {
             log_.verbose("process_sign_request: user refused key");
             return;
@@ -180,7 +254,7 @@ void agent_core::add(request& q, bool constrained)
         return;
     }
     stored_identity id{std::move(decoded->key), std::move(decoded->cert), std::string(comment), std::nullopt,
-                       c.confirm};
+                       c.confirm, std::move(c.destinations)};
     // A lifetime constraint wins, even 0 (gone at the next request, as in
     // OpenSSH); without one, ssh-agent -t's default applies.
     std::uint32_t life = 0;
@@ -193,7 +267,10 @@ void agent_core::add(request& q, bool constrained)
     const std::string line = "add " + std::string(id.cert ? id.cert->type_name() : id.key.public_part().type_name()) +
                              " " + fingerprint(id) + " \"" + printable(id.comment.substr(0, 100)) +
                              "\" (life: " + std::to_string(life) + ") (confirm: " + (id.confirm ? "1" : "0") +
-                             ") (provider: none) (destination constraints: 0)";
+                             ") (provider: none) (destination constraints: " +
+                             std::to_string(id.destinations.size()) + ")";
+    for (const auto& d : id.destinations)
+        log_.debug2("process_add_identity: constraint " + printable(describe(d)));
     if (!keys_.add(std::move(id))) {
         log_.error("process_add_identity: too many keys (" + std::to_string(keystore::max_keys) + ")");
         return;
@@ -210,10 +287,15 @@ void agent_core::on_remove_identity(request& q)
         log_.error("process_remove_identity: parse");
         return;
     }
-    if (!keys_.remove(blob)) {
+    const stored_identity* id = keys_.find(blob);
+    if (!id) {
         log_.debug("process_remove_identity: key not found");
         return;
     }
+    // A key this connection may not see cannot be removed through it.
+    if (!usable(*id, q.conn, nullptr))
+        return;
+    keys_.remove(blob);
     q.reply.body = status(true);
 }
 
@@ -282,6 +364,7 @@ void agent_core::on_extension(request& q)
         return;
     }
     if (name == session_bind_extension) {
+        q.conn.bind_attempted = true;
         std::string why;
         auto b = parse_session_bind(q.r, why);
         if (b) {

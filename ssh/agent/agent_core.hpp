@@ -83,6 +83,14 @@ private:
     void add(request& q, bool constrained);
     void lock_or_unlock(request& q, bool lock);
     std::string fingerprint(const stored_identity& id) const;
+    // Destination constraints (agent_destination): may `id` be used on
+    // `conn` (to sign for `user`; null: to list or remove)? Logs a refusal
+    // as OpenSSH does.
+    bool usable(const stored_identity& id, const connection_state& conn, const std::string* user);
+    // The checks of a SIGN_REQUEST with a destination-constrained key;
+    // on success `dest` says what the confirmation prompt adds.
+    bool constrained_sign_allowed(const stored_identity& id, byte_span data, const connection_state& conn,
+                                  std::string& dest);
 
     static const std::array<handler, 256>& table();
 

@@ -6,6 +6,7 @@
 
 #include "common/keys/certificate.hpp"
 #include "common/keys/private_key.hpp"
+#include "ssh/agent/agent_destination.hpp"
 
 #include <chrono>
 #include <cstddef>
@@ -25,6 +26,8 @@ struct stored_identity {
     std::optional<agent_clock::time_point> deadline;
     // Each signature asks the user first (ssh-add -c).
     bool confirm = false;
+    // ssh-add -h: the hops the key may be used on (none: anywhere).
+    std::vector<dest_constraint> destinations;
 
     // What REQUEST_IDENTITIES lists and SIGN_REQUEST names.
     const bytes& blob() const noexcept { return cert ? cert->blob() : key.public_part().blob(); }

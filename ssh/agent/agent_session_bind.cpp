@@ -10,8 +10,9 @@ namespace longhaul::agent {
 namespace {
 
 // The host key of a binding: a plain key, or a host certificate's key
-// (ssh binds with whatever the server's host key algorithm was).
-result<public_key> host_key_from_blob(byte_span blob)
+// (ssh binds with whatever the server's host key algorithm was), with the
+// certificate kept for destination constraints naming its CA.
+result<public_key> host_key_from_blob(byte_span blob, std::optional<certificate>& cert_out)
 {
     auto key = public_key::from_blob(blob);
     if (key || key.error() != errc::unsupported)
@@ -19,7 +20,9 @@ result<public_key> host_key_from_blob(byte_span blob)
     auto cert = certificate::from_blob(blob);
     if (!cert)
         return cert.error();
-    return cert->key();
+    public_key k = cert->key();
+    cert_out = std::move(*cert);
+    return k;
 }
 
 bool equal(byte_span a, byte_span b) noexcept
@@ -43,7 +46,8 @@ result<session_binding> parse_session_bind(wire_reader& r, std::string& error)
         error = "session ID too long";
         return errc::too_large;
     }
-    auto key = host_key_from_blob(key_blob);
+    std::optional<certificate> cert;
+    auto key = host_key_from_blob(key_blob, cert);
     if (!key) {
         error = "parse key";
         return errc::malformed;
@@ -60,6 +64,7 @@ result<session_binding> parse_session_bind(wire_reader& r, std::string& error)
     session_binding b;
     b.host_key_blob.assign(key_blob.begin(), key_blob.end());
     b.host_key = std::move(*key);
+    b.host_cert = std::move(cert);
     b.session_id.assign(sid.begin(), sid.end());
     b.forwarded = forwarded;
     return b;

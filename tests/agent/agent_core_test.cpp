@@ -155,6 +155,8 @@ TEST_CASE("agent core: unsupported constraints are refused, never ignored")
 {
     harness h;
     const auto& k = test_key(key_type::ed25519);
+    // (restrict-destination-v00 is supported: agent_destination_test; with
+    // this malformed data it is refused too.)
     for (auto name : {"restrict-destination-v00@openssh.com", "sk-provider@openssh.com",
                       "associated-certs-v00@openssh.com", "unknown@example.com"})
         CHECK(h.type_of(add_request(k, nullptr, "c", extension_constraint(name))) == failure);
