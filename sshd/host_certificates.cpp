@@ -52,7 +52,8 @@ result<certificate> parse_certificate_text(std::string_view text)
 
 std::vector<certificate> load_host_certificates(const std::vector<std::string>& files,
                                                 const std::vector<std::shared_ptr<const private_key>>& keys,
-                                                const std::function<void(log_level, std::string_view)>& log)
+                                                const std::function<void(log_level, std::string_view)>& log,
+                                                const std::vector<public_key>& agent_keys)
 {
     auto say = [&](log_level level, const std::string& text) {
         if (log)
@@ -81,13 +82,15 @@ std::vector<certificate> load_host_certificates(const std::vector<std::string>& 
             say(log_level::error, "Could not load host certificate \"" + path + "\": " + std::strerror(ENOENT));
             continue;
         }
-        std::size_t index = keys.size();
-        for (std::size_t i = 0; i < keys.size(); ++i)
-            if (keys[i] && keys[i]->public_part() == cert->key()) {
+        const std::size_t none = keys.size() + agent_keys.size();
+        std::size_t index = none;
+        for (std::size_t i = 0; i < keys.size() && index == none; ++i)
+            if (keys[i] && keys[i]->public_part() == cert->key())
                 index = i;
-                break;
-            }
-        if (index == keys.size()) {
+        for (std::size_t i = 0; i < agent_keys.size() && index == none; ++i)
+            if (agent_keys[i] == cert->key())
+                index = keys.size() + i;
+        if (index == none) {
             say(log_level::error, "No matching private key for certificate: " + path);
             continue;
         }

@@ -25,9 +25,11 @@ namespace longhaul {
 //   No matching private key for certificate: F
 // and each certificate kept is logged at debug level ("host certificate:
 // #0 type 7 ED25519-CERT", the index being the key's). `log` may be empty.
+// `agent_keys` (HostKeyAgent's) are loaded keys too, numbered after `keys`.
 std::vector<certificate> load_host_certificates(const std::vector<std::string>& files,
                                                 const std::vector<std::shared_ptr<const private_key>>& keys,
-                                                const std::function<void(log_level, std::string_view)>& log);
+                                                const std::function<void(log_level, std::string_view)>& log,
+                                                const std::vector<public_key>& agent_keys = {});
 
 // The certificate in a .pub-style text ("type base64 [comment]"; blank,
 // comment and unreadable lines skipped, as sshkey_try_load_public does):

@@ -3,6 +3,8 @@
 #include "common/keys/key_file.hpp"
 #include "common/log.hpp"
 #include "sshd/host_certificates.hpp"
+#include "sshd/host_key_agent.hpp"
+#include "sshd/host_key_loading.hpp"
 #include "sshd/listener.hpp"
 #include "sshd/auth_policy.hpp"
 #include "sshd/moduli_provider.hpp"
@@ -24,6 +26,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -126,62 +129,6 @@ options parse_args(int argc, char** argv)
     return o;
 }
 
-// sshd refuses a private host key others can read, as OpenSSH's key loader does.
-bool host_key_permissions_ok(const std::string& path, logger& log)
-{
-    auto warning = private_key_permission_warning(path);
-    for (const auto& line : warning)
-        log.error(line);
-    return warning.empty();
-}
-
-struct host_keys {
-    std::vector<std::shared_ptr<const private_key>> keys;
-    std::vector<secret_bytes> files; // as read, for the connection processes (rexec_state)
-};
-
-// rsa_size_allowed and the debug line, for keys from files and from the state.
-bool accept_host_key(const server_config& cfg, const std::string& name, private_key key, host_keys& out, logger& log)
-{
-    // RequiredRSASize covers the server's own keys too (OpenSSH's
-    // sshkey_check_rsa_length() at start-up).
-    if (!rsa_size_allowed(key.public_part(), cfg.required_rsa_size)) {
-        log.error("Host key " + name + ": Invalid key length");
-        return false;
-    }
-    log.debug("private host key #" + std::to_string(out.keys.size()) + ": " + std::string(key.public_part().type_name()) +
-              " " + key.public_part().fingerprint_sha256());
-    out.keys.push_back(std::make_shared<const private_key>(std::move(key)));
-    return true;
-}
-
-host_keys load_host_keys(const server_config& cfg, logger& log)
-{
-    host_keys out;
-    for (const auto& path : cfg.host_key_files) {
-        if (!host_key_permissions_ok(path, log)) {
-            log.error("Unable to load host key \"" + path + "\": bad permissions");
-            continue;
-        }
-        auto file = read_key_file(path);
-        if (!file) {
-            if (file.error() == errc::io_error)
-                log.error("Unable to load host key: " + path);
-            else
-                log.error("Unable to load host key \"" + path + "\": " + std::string(to_string(file.error())));
-            continue;
-        }
-        auto k = parse_private_key(as_string_view(file->span()), std::nullopt);
-        if (!k) {
-            log.error("Unable to load host key \"" + path + "\": " + std::string(to_string(k.error())));
-            continue;
-        }
-        if (accept_host_key(cfg, path, std::move(*k), out, log))
-            out.files.push_back(std::move(*file));
-    }
-    return out;
-}
-
 // The ModuliFile's text, or nothing when it cannot be read whole
 // (moduli_groups::load then says why, as OpenSSH does).
 std::optional<std::string> read_moduli_text(const std::string& path)
@@ -207,6 +154,7 @@ struct rexec_inputs {
     std::shared_ptr<const config_sources> config;
     std::vector<secret_bytes> host_keys;
     std::optional<std::string> moduli;
+    std::vector<bytes> agent_host_keys;
 };
 
 std::optional<rexec_inputs> read_rexec_inputs(std::string& error)
@@ -226,6 +174,7 @@ std::optional<rexec_inputs> read_rexec_inputs(std::string& error)
     in.config = std::make_shared<const config_sources>(std::move(state->config));
     in.host_keys = std::move(state->host_keys);
     in.moduli = std::move(state->moduli);
+    in.agent_host_keys = std::move(state->agent_host_keys);
     return in;
 }
 
@@ -377,6 +326,11 @@ int main(int argc, char** argv)
         ctx.pam_service = std::string(slash == std::string_view::npos ? name : name.substr(slash + 1));
     }
     host_keys keys;
+    // Each connection process connects to the agent itself, when it first
+    // needs a signature (host_key_agent_signer).
+    ctx.host_key_agent_socket =
+        rexec ? host_key_agent_socket(global.host_key_agent, std::getenv("SSH_AUTH_SOCK"))
+              : reachable_host_key_agent(global, log);
     if (rexec) {
         for (std::size_t i = 0; i < rexec->host_keys.size(); ++i) {
             auto k = parse_private_key(as_string_view(rexec->host_keys[i].span()), std::nullopt);
@@ -386,11 +340,19 @@ int main(int argc, char** argv)
             }
         }
         rexec->host_keys.clear();
+        for (std::size_t i = 0; i < rexec->agent_host_keys.size(); ++i) {
+            auto k = public_key::from_blob(rexec->agent_host_keys[i]);
+            if (!k || !accept_agent_host_key(global, "#" + std::to_string(i), std::move(*k), keys, log)) {
+                log.error("sshd -R: agent host key #" + std::to_string(i) + " from the listener is unusable");
+                return 255;
+            }
+        }
     } else {
-        keys = load_host_keys(global, log);
+        keys = load_host_keys(global, !ctx.host_key_agent_socket.empty(), log);
     }
     ctx.host_keys = std::move(keys.keys);
-    if (ctx.host_keys.empty()) {
+    ctx.agent_host_keys = keys.agent_keys;
+    if (ctx.host_keys.empty() && ctx.agent_host_keys.empty()) {
         log.error("sshd: no hostkeys available -- exiting.");
         return 1;
     }
@@ -400,7 +362,8 @@ int main(int argc, char** argv)
         global.host_certificate_files, ctx.host_keys, [&](log_level level, std::string_view text) {
             if (!rexec || level >= log_level::debug1)
                 log.log(level, text);
-        });
+        },
+        ctx.agent_host_keys);
     // The pre-authentication sandbox's user and directory (as root), or
     // OpenSSH's fatal message when the system lacks them.
     {
@@ -500,6 +463,8 @@ int main(int argc, char** argv)
         rexec_state state;
         state.config = config->sources();
         state.host_keys = std::move(keys.files);
+        for (const auto& k : keys.agent_keys)
+            state.agent_host_keys.push_back(k.blob());
         state.moduli = std::move(moduli_text);
         auto encoded = encode_rexec_state(state);
         std::string error = encoded ? "" : std::string(to_string(encoded.error()));

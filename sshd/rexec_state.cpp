@@ -53,6 +53,11 @@ result<secret_bytes> encode_rexec_state(const rexec_state& state)
     w.boolean(state.moduli.has_value());
     if (state.moduli)
         w.string(*state.moduli);
+    if (state.agent_host_keys.size() > rexec_max_keys)
+        return errc::too_large;
+    w.u32(static_cast<std::uint32_t>(state.agent_host_keys.size()));
+    for (const auto& k : state.agent_host_keys)
+        w.string(k);
     if (out.b.size() > rexec_max_state)
         return errc::too_large;
     return secret_bytes(byte_span(out.b));
@@ -98,6 +103,13 @@ result<rexec_state> decode_rexec_state(byte_span encoded)
         return errc::invalid_format;
     if (has_moduli == 1)
         s.moduli.emplace(r.text(big));
+    const std::uint32_t agent_keys = r.u32();
+    if (!r.ok() || agent_keys > rexec_max_keys)
+        return errc::invalid_format;
+    for (std::uint32_t i = 0; i < agent_keys && r.ok(); ++i) {
+        const byte_span blob = r.string(big);
+        s.agent_host_keys.emplace_back(blob.begin(), blob.end());
+    }
     if (!r.finish())
         return errc::invalid_format;
     return s;

@@ -39,6 +39,7 @@ struct rexec_state {
     config_sources config;
     std::vector<secret_bytes> host_keys; // private key files as read, in HostKey order
     std::optional<std::string> moduli;   // the ModuliFile as read; none when unreadable
+    std::vector<bytes> agent_host_keys;  // HostKeyAgent: public key blobs, in HostKey order
 };
 
 result<secret_bytes> encode_rexec_state(const rexec_state& state);

@@ -39,6 +39,18 @@ transport_config server_connection::make_transport_config()
     tc.macs = cfg_.macs;
     tc.compression = cfg_.compression == compression_mode::delayed ? "none,zlib@openssh.com" : "none";
     tc.host_keys = ctx_.host_keys;
+    // With keys only the agent holds, every signature goes through this
+    // process's signer, so that the core offers them all, in one list.
+    if (!ctx_.agent_host_keys.empty()) {
+        for (const auto& k : ctx_.host_keys)
+            tc.host_public_keys.push_back(k->public_part());
+        tc.host_public_keys.insert(tc.host_public_keys.end(), ctx_.agent_host_keys.begin(),
+                                   ctx_.agent_host_keys.end());
+        tc.host_keys.clear();
+        tc.host_key_signer = [this](const public_key& key, std::string_view alg, byte_span data) {
+            return sign_with_host_key(key, alg, data);
+        };
+    }
     // Certificates are offered only when HostCertificate gave some, next
     // to the keys they certify (OpenSSH's order) and as HostKeyAlgorithms
     // allows.
@@ -297,6 +309,7 @@ bool server_connection::enter_user_session()
             _exit(255);
         }
         ctx_.host_keys.clear();
+        host_key_agent_.forget();
         // The parent closes the PAM session and ends PAM; this copy of the
         // handle must do neither, or the session is closed twice (the
         // second time as the user).

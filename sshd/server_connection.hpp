@@ -30,6 +30,10 @@ struct server_context {
     // HostCertificate: certificates of keys in host_keys (public, so every
     // process of the connection keeps them).
     std::vector<certificate> host_certificates;
+    // HostKeyAgent: host keys only the agent at host_key_agent_socket can
+    // sign with (public halves, after the private ones in the offer).
+    std::vector<public_key> agent_host_keys;
+    std::string host_key_agent_socket;
     std::shared_ptr<const moduli_groups> moduli;
     logger* log = nullptr;
     std::string pam_service = "sshd";

@@ -237,13 +237,10 @@ monitor_answer server_connection::monitor_sign(byte_span msg)
     // before authentication, as OpenSSH's is).
     if (!q || !mon_.session_id.empty() || !is_exchange_hash_length(q->data.size()))
         return violation();
-    const private_key* key = nullptr;
-    for (const auto& k : ctx_.host_keys)
-        if (k->public_part().blob() == q->key_blob)
-            key = k.get();
+    const public_key* key = find_host_key(q->key_blob);
     if (key == nullptr)
         return violation();
-    auto sig = key->sign(q->algorithm, q->data);
+    auto sig = sign_with_host_key(*key, q->algorithm, q->data);
     if (!sig) {
         log_.error("monitor: host key signature failed [preauth]");
         return reply(encode(sign_reply{false, {}}));

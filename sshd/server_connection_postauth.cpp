@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstring>
 
@@ -84,17 +85,15 @@ void server_connection::serve_postauth_monitor(int fd, pid_t child, uid_t uid, g
         if (type == monitor_type::sign)
             if (auto d = decode_sign_request(*msg))
                 q = std::move(*d);
-        const private_key* key = nullptr;
+        const public_key* key = nullptr;
         if (q && is_exchange_hash_length(q->data.size()))
-            for (const auto& k : ctx_.host_keys)
-                if (k->public_part().blob() == q->key_blob)
-                    key = k.get();
+            key = find_host_key(q->key_blob);
         if (key == nullptr) {
             log_.error("monitor: unpermitted request from the user's process: disconnecting");
             ::kill(child, SIGKILL);
             break;
         }
-        auto sig = key->sign(q->algorithm, q->data);
+        auto sig = sign_with_host_key(*key, q->algorithm, q->data);
         sign_reply r;
         if (sig) {
             r.ok = true;
@@ -113,6 +112,29 @@ void server_connection::serve_postauth_monitor(int fd, pid_t child, uid_t uid, g
         pam_->delete_credentials();
     }
     _exit(0);
+}
+
+const public_key* server_connection::find_host_key(byte_span blob) const
+{
+    for (const auto& k : ctx_.host_keys)
+        if (std::ranges::equal(k->public_part().blob(), blob))
+            return &k->public_part();
+    for (const auto& k : ctx_.agent_host_keys)
+        if (std::ranges::equal(k.blob(), blob))
+            return &k;
+    return nullptr;
+}
+
+result<bytes> server_connection::sign_with_host_key(const public_key& key, std::string_view alg, byte_span data)
+{
+    for (const auto& k : ctx_.host_keys)
+        if (k->public_part().blob() == key.blob())
+            return k->sign(alg, data);
+    std::string error;
+    auto sig = host_key_agent_.sign(key, alg, data, error);
+    if (!sig)
+        log_.error(error);
+    return sig;
 }
 
 // The user's process: a host key signature for a key re-exchange, from

@@ -15,6 +15,7 @@
 #include "common/name_list.hpp"
 #include "common/text_parse.hpp"
 #include "sshd/sshd_algorithms.hpp"
+#include "sshd/host_key_agent.hpp"
 
 #include <cctype>
 #include <climits>
@@ -71,9 +72,14 @@ bool line_applier::run()
             accumulate(cfg_.host_certificate_files, derelativise_path(arg));
         break;
     }
-    case k::host_key_agent:
-        (void)required("missing socket name.");
-        not_supported(kw_);
+    case k::host_key_agent: {
+        // The literal SSH_AUTH_SOCK stays as written: it is resolved from
+        // the environment when sshd starts (host_key_agent.hpp).
+        const std::string& arg = required("missing socket name.");
+        if (take())
+            cfg_.host_key_agent = arg == host_key_agent_from_environment ? arg : derelativise_path(arg);
+        break;
+    }
     case k::pid_file: filename(cfg_.pid_file); break;
     case k::moduli_file: filename(cfg_.moduli_file); break;
     case k::xauth_location: filename(cfg_.xauth_location); break;

@@ -19,6 +19,7 @@
 #include "sshd/password_backend.hpp"
 #include "sshd/server_connection.hpp"
 #include "sshd/agent_forwarding.hpp"
+#include "sshd/host_key_agent.hpp"
 #include "sshd/x11_forwarding.hpp"
 #include "sshd/direct_forwarding.hpp"
 #include "sshd/tunnel_forwarding.hpp"
@@ -78,7 +79,8 @@ class server_connection {
 public:
     server_connection(server_context& ctx, int read_fd, int write_fd, int startup_fd, connection_facts facts)
         : ctx_(ctx), cfg_(ctx.config->global()), log_(*ctx.log), facts_(std::move(facts)), startup_fd_(startup_fd),
-          read_fd_(read_fd), write_fd_(write_fd), policy_(*ctx.config, facts_, log_), signals_(io_),
+          read_fd_(read_fd), write_fd_(write_fd), host_key_agent_(ctx.host_key_agent_socket),
+          policy_(*ctx.config, facts_, log_), signals_(io_),
           alive_timer_(io_), unused_timer_(io_)
     {
         if (ctx.log_level_from_config)
@@ -135,6 +137,12 @@ private:
     // After authentication (server_connection_postauth.cpp).
     [[noreturn]] void serve_postauth_monitor(int fd, pid_t child, uid_t uid, gid_t gid);
     result<bytes> sign_through_monitor(const public_key& key, std::string_view alg, byte_span data);
+    // The host key `blob` names (a private one or, with HostKeyAgent, one
+    // the agent holds), or nullptr when it is none of ours.
+    const public_key* find_host_key(byte_span blob) const;
+    // A host key signature by the private key or the agent (which then
+    // logs why it failed).
+    result<bytes> sign_with_host_key(const public_key& key, std::string_view alg, byte_span data);
     result<pty_grant> pty_through_monitor(std::string& error);
     login_recorder::settings login_settings() const;
     void record_failed_login(const std::string& user);
@@ -168,6 +176,8 @@ private:
     connection_facts facts_;
     int startup_fd_;
     int read_fd_, write_fd_;
+    // HostKeyAgent's link, in the processes that hold the keys.
+    host_key_agent_signer host_key_agent_;
     sshd_auth_policy policy_;
     asio::io_context io_;
     asio::signal_set signals_;

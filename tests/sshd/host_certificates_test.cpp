@@ -66,6 +66,22 @@ TEST_CASE("host certificates: matched to their keys, the rest logged and skipped
           1);
 }
 
+TEST_CASE("host certificates: a HostKeyAgent key (public half only) gets its certificate")
+{
+    const std::vector<std::shared_ptr<const private_key>> keys = {load_key("user_rsa")};
+    const std::vector<public_key> agent_keys = {load_key("user_ed25519")->public_part(),
+                                                load_key("host_ed25519")->public_part()};
+    std::vector<std::pair<log_level, std::string>> log;
+    const auto loaded = load_host_certificates(
+        {cert_dir + "host_ed25519-cert.pub"}, keys,
+        [&](log_level l, std::string_view m) { log.emplace_back(l, std::string(m)); }, agent_keys);
+    REQUIRE(loaded.size() == 1);
+    CHECK(loaded[0].key() == agent_keys[1]);
+    // Numbered after the private keys.
+    REQUIRE(log.size() == 1);
+    CHECK(log[0] == std::pair{log_level::debug1, std::string("host certificate: #2 type 7 ED25519-CERT")});
+}
+
 TEST_CASE("host certificates: the text form")
 {
     CHECK(parse_certificate_text("# comment\n\n" + slurp(cert_dir + "host_ed25519-cert.pub")).has_value());

@@ -113,7 +113,6 @@ TEST_CASE("sshd_config: settings this server cannot enforce are refused, never i
     // Each names the keyword and says "not supported yet", in a Match block too.
     const std::pair<const char*, const char*> refused[] = {
         {"LogVerbose kex.c:*:1000\n", "test.cfg line 1: LogVerbose is not supported yet"},
-        {"HostKeyAgent /run/agent.sock\n", "test.cfg line 1: HostKeyAgent is not supported yet"},
         {"SecurityKeyProvider /usr/lib/libsk.so\n", "test.cfg line 1: SecurityKeyProvider /usr/lib/libsk.so is not supported yet"},
         {"Match User x\n  RekeyLimit 1G\n", "test.cfg line 2: RekeyLimit in a Match block is not supported yet"},
     };
