@@ -4,7 +4,8 @@
 // version] [-C comment]) and queries (-Q [-l]), certificate signing
 // (-s -I -h -n -V -z -O -U, -t for the CA's signature algorithm) and listing
 // (-L), SSHSIG signatures (-Y sign, verify, check-novalidate,
-// find-principals, match-principals). Other OpenSSH options are refused with a message rather than
+// find-principals, match-principals), moduli for DH group exchange
+// (-M generate, -M screen with -O and -f). Other OpenSSH options are refused with a message rather than
 // misbehaving.
 #include "common/keys/fingerprint.hpp"
 #include "common/keys/openssh_key_v1.hpp"
@@ -14,10 +15,12 @@
 #include "ssh/keygen/keygen_formats.hpp"
 #include "ssh/keygen/keygen_known_hosts.hpp"
 #include "ssh/keygen/keygen_krl.hpp"
+#include "ssh/keygen/keygen_moduli.hpp"
 #include "ssh/keygen/keygen_sshsig.hpp"
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <ctime>
 #include <cstdio>
@@ -48,6 +51,8 @@ void usage()
                  "       ssh-keygen -H [-f known_hosts_file]\n"
                  "       ssh-keygen -R hostname [-f known_hosts_file]\n"
                  "       ssh-keygen -r hostname [-g] [-f input_keyfile]\n"
+                 "       ssh-keygen -M generate [-O option] output_file\n"
+                 "       ssh-keygen -M screen [-f input_file] [-O option] output_file\n"
                  "       ssh-keygen -L [-f input_keyfile]\n"
                  "       ssh-keygen -A [-a rounds] [-f prefix_path]\n"
                  "       ssh-keygen -k -f krl_file [-u] [-s ca_public] [-z version_number]\n"
@@ -73,6 +78,7 @@ int main(int argc, char** argv)
     bool change_comment = false;              // -c
     bool import_key = false, generic_dns = false; // -i/-X, -g
     std::optional<std::string> sign_op, revoked; // -Y, -r (with -Y: a KRL)
+    std::optional<std::string> moduli_op;        // -M generate | screen
     std::optional<known_hosts_request> known_hosts; // -F, -R, -H
     auto known_hosts_op = [&](known_hosts_action a, const char* host) {
         if (!known_hosts)
@@ -96,7 +102,7 @@ int main(int argc, char** argv)
         // "+": options end at the first operand, as with OpenSSH's own
         // (BSD) getopt, rather than glibc's reordering.
         // The letters OpenSSH's ssh-keygen takes that this one does not.
-        static const std::string unsupported_flags = "DGKMTjwx";
+        static const std::string unsupported_flags = "DGKTjwx";
         while ((c = ::getopt(argc, argv, "+:AC:E:N:P:a:b:ef:lm:pqt:vyBD:F:G:HI:KLM:O:QR:T:UV:XY:Z:cghij:kn:or:s:uw:xz:")) != -1) {
             switch (c) {
             case 'A': gen_all = true; break;
@@ -149,6 +155,11 @@ int main(int argc, char** argv)
             case 'k': gen_krl = true; break;
             case 'u': update_krl = true; break;
             case 'Y': sign_op = optarg; break;
+            case 'M':
+                if (std::strcmp(optarg, "generate") != 0 && std::strcmp(optarg, "screen") != 0)
+                    throw keygen_exit(255, std::string("Unsupported moduli option ") + optarg);
+                moduli_op = optarg;
+                break;
             case 'F': known_hosts_op(known_hosts_action::find, optarg); break;
             case 'R': known_hosts_op(known_hosts_action::remove, optarg); break;
             case 'H': known_hosts_op(known_hosts_action::hash, nullptr); break;
@@ -204,12 +215,15 @@ int main(int argc, char** argv)
                 std::fprintf(stderr, "Too few arguments.\r\n");
                 usage();
             }
-        } else if (optind < argc && !check_krl && !gen_krl) {
+        } else if (optind < argc && !check_krl && !gen_krl && !moduli_op) {
             std::fprintf(stderr, "Too many arguments.\n");
             usage();
         }
         // With -k, -s names the CA and -z the KRL's version; OpenSSH ignores
         // the other certificate flags there.
+        // -M takes -O for its own options.
+        if (moduli_op)
+            cert_only.erase(std::remove(cert_only.begin(), cert_only.end(), 'O'), cert_only.end());
         if (!ca_key && !cert_only.empty() && !gen_krl)
             throw keygen_exit(1, std::string("ssh-keygen: -") + cert_only[0] +
                                      " is only supported with -s (certificate signing) by this ssh-keygen");
@@ -257,7 +271,15 @@ int main(int argc, char** argv)
             status = keygen_print_public(o);
         else if (revoked) // -r without -Y: the host name for SSHFP records
             status = keygen_dns_records(o, *revoked, generic_dns);
-        else if (gen_all)
+        else if (moduli_op) {
+            // -O here is the moduli options, read only now, as OpenSSH's.
+            if (optind >= argc)
+                throw keygen_exit(255, "No output file specified");
+            if (argc - optind > 1)
+                throw keygen_exit(255, "Too many output files specified");
+            status = *moduli_op == "generate" ? keygen_moduli_generate(o, argv[optind], cert.options)
+                                              : keygen_moduli_screen(o, argv[optind], cert.options);
+        } else if (gen_all)
             status = keygen_host_keys(o);
         else
             status = keygen_generate(o);
