@@ -17,11 +17,6 @@ bool has_nul(std::string_view s) noexcept
     return s.find('\0') != std::string_view::npos;
 }
 
-bool equal(byte_span a, byte_span b) noexcept
-{
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin());
-}
-
 // A key, or a certificate, as sshkey_froms accepts them.
 bool parses_as_key(byte_span blob)
 {
@@ -173,7 +168,7 @@ result<userauth_request> parse_userauth_request(byte_span data, byte_span expect
     if (!r.ok() || sid.empty() || has_nul(user) || has_nul(service) || has_nul(method) || has_nul(alg))
         return errc::malformed;
     if (type != userauth_request_type || sig_follows != 1 || service != "ssh-connection" ||
-        !equal(key, expected_key_blob) || !known_algorithm(alg))
+        !std::ranges::equal(key, expected_key_blob) || !known_algorithm(alg))
         return errc::malformed;
     userauth_request out;
     if (method == "publickey-hostbound-v00@openssh.com") {

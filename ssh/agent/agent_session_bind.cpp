@@ -25,11 +25,6 @@ result<public_key> host_key_from_blob(byte_span blob, std::optional<certificate>
     return k;
 }
 
-bool equal(byte_span a, byte_span b) noexcept
-{
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin());
-}
-
 } // namespace
 
 result<session_binding> parse_session_bind(wire_reader& r, std::string& error)
@@ -81,7 +76,7 @@ result<void> record_session_bind(connection_state& conn, session_binding b, std:
             error = "attempt to bind session ID to socket previously bound for authentication attempt";
             return errc::protocol_error;
         }
-        const bool sid_match = equal(old.session_id, b.session_id);
+        const bool sid_match = std::ranges::equal(old.session_id, b.session_id);
         if (sid_match && old.host_key == b.host_key)
             return {}; // already recorded
         if (sid_match) {

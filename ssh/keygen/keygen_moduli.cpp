@@ -9,6 +9,7 @@
 
 #include "common/text_parse.hpp"
 #include "ssh/keygen/keygen_commands.hpp"
+#include "ssh/keygen/keygen_files.hpp"
 
 #include <climits>
 #include <cstdio>
@@ -88,8 +89,6 @@ std::optional<moduli_line> parse_moduli_line(const std::string& line)
 namespace {
 
 bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
-
-[[noreturn]] void fatal(const std::string& text) { throw keygen_exit(255, text); }
 
 } // namespace
 

@@ -18,8 +18,7 @@ using longhaul::test::v6;
 
 namespace {
 
-
-penalty_settings parse(std::vector<std::string> args, std::string* error = nullptr)
+penalty_settings parse_penalties(std::vector<std::string> args, std::string* error = nullptr)
 {
     unsigned seen = 0;
     auto r = parse_per_source_penalties(args, penalty_settings{}, seen);
@@ -43,24 +42,24 @@ struct logged {
 TEST_CASE("penalty_table: parsing PerSourcePenalties as OpenSSH 10.5 does")
 {
     CHECK_FALSE(penalty_settings{}.enabled);
-    CHECK_FALSE(parse({"no"}).enabled);
-    const auto yes = parse({"yes"});
+    CHECK_FALSE(parse_penalties({"no"}).enabled);
+    const auto yes = parse_penalties({"yes"});
     CHECK(yes.enabled);
     CHECK(describe(yes) ==
           "crash:90.000000 authfail:5.000000 noauth:1.000000 invaliduser:5.000000 grace-exceeded:10.000000 "
           "refuseconnection:10.000000 max:600.000000 min:15.000000 max-sources4:65536 max-sources6:65536 "
           "overflow:permissive overflow6:permissive");
-    CHECK(describe(parse({"no"})) == "no");
+    CHECK(describe(parse_penalties({"no"})) == "no");
 
     // Any field turns penalties on; overflow6 follows overflow unless given.
-    const auto s = parse({"authfail:1.5", "max:1h30m", "overflow:deny-all", "max-sources6:5"});
+    const auto s = parse_penalties({"authfail:1.5", "max:1h30m", "overflow:deny-all", "max-sources6:5"});
     CHECK(s.enabled);
     CHECK(s.authfail == 1.5);
     CHECK(s.max == 5400);
     CHECK(s.max_sources6 == 5);
     CHECK(s.deny_all4);
     CHECK(s.deny_all6);
-    const auto t = parse({"overflow6:permissive", "overflow:deny-all"});
+    const auto t = parse_penalties({"overflow6:permissive", "overflow:deny-all"});
     CHECK(t.deny_all4);
     CHECK_FALSE(t.deny_all6);
 
@@ -75,23 +74,23 @@ TEST_CASE("penalty_table: parsing PerSourcePenalties as OpenSSH 10.5 does")
 TEST_CASE("penalty_table: bad PerSourcePenalties values are refused with OpenSSH's messages")
 {
     std::string e;
-    parse({"bogus:1"}, &e);
+    parse_penalties({"bogus:1"}, &e);
     CHECK(e == "unsupported PerSourcePenalties keyword bogus:1");
-    parse({"Authfail:1"}, &e);
+    parse_penalties({"Authfail:1"}, &e);
     CHECK(e == "unsupported PerSourcePenalties keyword Authfail:1");
-    parse({"overflow:bogus"}, &e);
+    parse_penalties({"overflow:bogus"}, &e);
     CHECK(e == "unsupported PerSourcePenalties keyword overflow:bogus");
-    parse({"authfail:x"}, &e);
+    parse_penalties({"authfail:x"}, &e);
     CHECK(e == "invalid PerSourcePenalties time value.");
-    parse({"authfail:-1"}, &e);
+    parse_penalties({"authfail:-1"}, &e);
     CHECK(e == "invalid PerSourcePenalties time value.");
-    parse({"yes", "authfail:1"}, &e);
+    parse_penalties({"yes", "authfail:1"}, &e);
     CHECK(e == "keyword PerSourcePenalties \"yes\" argument must appear alone.");
-    parse({"max-sources4:-1"}, &e);
+    parse_penalties({"max-sources4:-1"}, &e);
     CHECK(e == "PerSourcePenalties value too small.");
-    parse({"max-sources4:abc"}, &e);
+    parse_penalties({"max-sources4:abc"}, &e);
     CHECK(e == "PerSourcePenalties value invalid.");
-    parse({}, &e);
+    parse_penalties({}, &e);
     CHECK(e == "no PerSourcePenalties specified");
 }
 
@@ -110,7 +109,7 @@ TEST_CASE("penalty_table: convtime_double takes OpenSSH's time forms")
 
 TEST_CASE("penalty_table: penalties accumulate, activate past min, cap at max, expire")
 {
-    auto s = parse({"authfail:5", "noauth:1", "min:12", "max:20"});
+    auto s = parse_penalties({"authfail:5", "noauth:1", "min:12", "max:20"});
     logged log;
     penalty_table t(s, "", 32, 128, log.sink());
     const auto a = v4("192.0.2.1");
@@ -149,7 +148,7 @@ TEST_CASE("penalty_table: penalties accumulate, activate past min, cap at max, e
 
 TEST_CASE("penalty_table: a single penalty past min is active at once; zero and none do nothing")
 {
-    auto s = parse({"crash:30", "authfail:0", "min:15"});
+    auto s = parse_penalties({"crash:30", "authfail:0", "min:15"});
     penalty_table t(s, "", 32, 128);
     const auto a = v4("198.51.100.7");
     t.penalise(a, penalty_kind::authfail, 10);
@@ -163,7 +162,7 @@ TEST_CASE("penalty_table: a single penalty past min is active at once; zero and 
 
 TEST_CASE("penalty_table: PerSourcePenalties no never refuses")
 {
-    penalty_table t(parse({"no"}), "", 32, 128);
+    penalty_table t(parse_penalties({"no"}), "", 32, 128);
     const auto a = v4("192.0.2.1");
     for (int i = 0; i < 100; ++i)
         t.penalise(a, penalty_kind::crash, 1);
@@ -174,7 +173,7 @@ TEST_CASE("penalty_table: PerSourcePenalties no never refuses")
 TEST_CASE("penalty_table: PerSourcePenaltyExemptList sources are never penalised")
 {
     logged log;
-    penalty_table t(parse({"crash:100"}), "192.0.2.0/24,!192.0.2.9,2001:db8::/32", 32, 128, log.sink());
+    penalty_table t(parse_penalties({"crash:100"}), "192.0.2.0/24,!192.0.2.9,2001:db8::/32", 32, 128, log.sink());
     for (const char* ip : {"192.0.2.1", "192.0.2.200"}) {
         t.penalise(v4(ip), penalty_kind::crash, 1);
         CHECK_FALSE(t.refusal(v4(ip), 2));
@@ -194,7 +193,7 @@ TEST_CASE("penalty_table: PerSourcePenaltyExemptList sources are never penalised
 
 TEST_CASE("penalty_table: penalties apply to PerSourceNetBlockSize blocks")
 {
-    penalty_table t(parse({"crash:100"}), "", 24, 64);
+    penalty_table t(parse_penalties({"crash:100"}), "", 24, 64);
     t.penalise(v4("203.0.113.5"), penalty_kind::crash, 1);
     CHECK(t.refusal(v4("203.0.113.77"), 2));
     CHECK_FALSE(t.refusal(v4("203.0.114.5"), 2));
@@ -207,7 +206,7 @@ TEST_CASE("penalty_table: penalties apply to PerSourceNetBlockSize blocks")
 
 TEST_CASE("penalty_table: permissive overflow drops the soonest to expire")
 {
-    penalty_table t(parse({"crash:100", "max-sources4:2"}), "", 32, 128);
+    penalty_table t(parse_penalties({"crash:100", "max-sources4:2"}), "", 32, 128);
     t.penalise(v4("192.0.2.1"), penalty_kind::crash, 1);
     t.penalise(v4("192.0.2.2"), penalty_kind::crash, 2);
     t.penalise(v4("192.0.2.3"), penalty_kind::crash, 3);
@@ -221,7 +220,7 @@ TEST_CASE("penalty_table: permissive overflow drops the soonest to expire")
 TEST_CASE("penalty_table: deny-all overflow refuses everyone of that family while full")
 {
     logged log;
-    penalty_table t(parse({"crash:100", "max-sources4:2", "overflow:deny-all", "overflow6:permissive",
+    penalty_table t(parse_penalties({"crash:100", "max-sources4:2", "overflow:deny-all", "overflow6:permissive",
                            "max-sources6:1"}),
                     "", 32, 128, log.sink());
     t.penalise(v4("192.0.2.1"), penalty_kind::crash, 1);
