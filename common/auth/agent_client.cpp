@@ -128,6 +128,10 @@ void agent_client::close() noexcept
 
 result<bytes> agent_client::transact(byte_span request)
 {
+    // The agent would refuse a message over its limit; say so here and keep
+    // the connection (nothing was sent).
+    if (request.size() - 4 > agent::max_message)
+        return errc::too_large;
     if (fd_ < 0)
         return errc::connection_closed;
     const auto deadline = clock_type::now() + timeout_;
@@ -163,8 +167,6 @@ result<std::vector<agent::identity>> agent_client::request_identities()
 result<bytes> agent_client::sign(byte_span key_blob, byte_span data, std::uint32_t flags)
 {
     bytes request = agent::encode_sign_request(key_blob, data, flags);
-    if (request.size() - 4 > agent::max_message)
-        return errc::too_large;
     auto body = transact(request);
     if (!body)
         return body.error();
@@ -175,8 +177,6 @@ result<void> agent_client::bind_session(byte_span host_key_blob, byte_span sessi
                                         bool forwarding)
 {
     bytes request = agent::encode_session_bind(host_key_blob, session_id, signature, forwarding);
-    if (request.size() - 4 > agent::max_message)
-        return errc::too_large;
     auto body = transact(request);
     if (!body)
         return body.error();
@@ -198,8 +198,6 @@ result<void> agent_client::add_identity(const private_key& key, const certificat
     }
     secret_bytes request = agent::encode_add_identity(fields, comment, constraints);
     cleanse(fields.data(), fields.size());
-    if (request.size() - 4 > agent::max_message)
-        return errc::too_large;
     auto body = transact(request);
     if (!body)
         return body.error();
