@@ -1,5 +1,6 @@
 #include "ssh/options.hpp"
 
+#include "common/short_options.hpp"
 #include "ssh/algorithm_names.hpp"
 #include "ssh/destination.hpp"
 #include "ssh/forward_spec.hpp"
@@ -31,8 +32,6 @@ bool takes_argument(char c)
     const auto pos = optstring.find(c);
     return pos != std::string_view::npos && pos + 1 < optstring.size() && optstring[pos + 1] == ':';
 }
-
-bool known_option(char c) { return c != ':' && optstring.find(c) != std::string_view::npos; }
 
 class parser {
 public:
@@ -79,36 +78,13 @@ private:
     // 1 stands for. Returns true when "--" ended the options.
     bool getopt_round(std::size_t& idx, std::size_t first)
     {
-        while (idx < args_.size() && !done_) {
-            const std::string& arg = args_[idx];
-            if (arg.size() < 2 || arg[0] != '-')
-                break;
-            if (arg == "--") {
-                ++idx;
-                return true;
-            }
-            std::size_t pos = 1;
-            while (pos < arg.size() && !done_) {
-                const char c = arg[pos++];
-                if (!known_option(c))
-                    throw usage_error(std::string("unknown option -- ") + c);
-                if (!takes_argument(c)) {
-                    option(c, nullptr);
-                    continue;
-                }
-                std::string value;
-                if (pos < arg.size()) {
-                    value = arg.substr(pos);
-                } else if (idx + 1 < args_.size()) {
-                    value = args_[++idx];
-                } else {
-                    throw usage_error(std::string("option requires an argument -- ") + c);
-                }
-                option(c, &value);
-                break;
-            }
-            ++idx;
-        }
+        const auto scan = scan_short_options(args_, idx, optstring, [this](char c, const std::string& value) {
+            option(c, takes_argument(c) ? &value : nullptr);
+            return !done_;
+        });
+        if (!scan.error.empty())
+            throw usage_error(scan.error);
+        idx = scan.next;
         // A "--" taken as the argument of the last option also ends them, as
         // with OpenSSH's check of av[optind - 1].
         return idx > first && idx - 1 < args_.size() && args_[idx - 1] == "--";

@@ -1,33 +1,13 @@
 #include "ssh/add/add_options.hpp"
 
 #include "common/config_line.hpp"
+#include "common/short_options.hpp"
 
 #include <limits>
 
 namespace longhaul::add {
 
 namespace {
-
-// getopt's complaints go through OpenSSH's error(): "\r\n" line ends.
-// The options that take an argument (OpenSSH 9.2's optstring
-// "vkKlLcdDTxXE:e:h:H:M:m:qs:S:t:").
-bool takes_argument(char c) noexcept
-{
-    switch (c) {
-    case 'E': case 'e': case 'h': case 'H': case 'M': case 'm': case 's': case 'S': case 't': return true;
-    default: return false;
-    }
-}
-
-bool is_flag(char c) noexcept
-{
-    switch (c) {
-    case 'v': case 'k': case 'K': case 'l': case 'L': case 'c':
-    case 'd': case 'D': case 'T': case 'x': case 'X': case 'q':
-        return true;
-    default: return false;
-    }
-}
 
 parsed_add_args usage(std::string why)
 {
@@ -69,88 +49,76 @@ parsed_add_args parse_add_args(const std::vector<std::string>& args)
     // -D is a third action; -d, -T, -s and -e modify the default one.
     char list_flag = 0, lock_flag = 0;
     bool delete_all = false, deleting = false, testing = false;
-    std::size_t i = 0;
-    for (; i < args.size(); ++i) {
-        const std::string& a = args[i];
-        if (a == "--") {
-            ++i;
+    // The first complaint ends the scan (OpenSSH's fatal()).
+    std::optional<parsed_add_args> failed;
+    auto fail = [&](parsed_add_args r) {
+        failed = std::move(r);
+        return false;
+    };
+    auto option = [&](char c, const std::string& arg) {
+        switch (c) {
+        case 'v': ++o.verbose; break;
+        case 'k': o.key_only = true; break;
+        case 'K': o.download_resident = true; break;
+        case 'l':
+        case 'L':
+            // OpenSSH names the flag that came first.
+            if (list_flag != 0)
+                return fail(fatal(std::string("-") + list_flag + " flag already specified"));
+            list_flag = c;
+            break;
+        case 'x':
+        case 'X':
+            if (lock_flag != 0)
+                return fail(fatal(std::string("-") + lock_flag + " flag already specified"));
+            lock_flag = c;
+            break;
+        case 'c': o.confirm = true; break;
+        case 'd': deleting = true; break;
+        case 'D': delete_all = true; break;
+        case 'T': testing = true; break;
+        case 'q': o.quiet = true; break;
+        case 'E': {
+            auto h = parse_fingerprint_hash(arg);
+            // ssh_digest_alg_by_name knows more than -E's md5 and
+            // sha256; OpenSSH accepts them all here.
+            if (!h)
+                return fail(fatal("Invalid hash algorithm \"" + arg + "\""));
+            o.hash = *h;
             break;
         }
-        if (a.size() < 2 || a[0] != '-')
+        case 'e':
+            deleting = true;
+            o.pkcs11_provider = arg;
             break;
-        for (std::size_t j = 1; j < a.size(); ++j) {
-            const char c = a[j];
-            if (!is_flag(c) && !takes_argument(c))
-                return usage(std::string("unknown option -- ") + c + "\r\n");
-            std::string arg;
-            if (takes_argument(c)) {
-                if (j + 1 < a.size()) {
-                    arg = a.substr(j + 1);
-                } else if (i + 1 < args.size()) {
-                    arg = args[++i];
-                } else {
-                    return usage(std::string("option requires an argument -- ") + c + "\r\n");
-                }
-                j = a.size();
-            }
-            switch (c) {
-            case 'v': ++o.verbose; break;
-            case 'k': o.key_only = true; break;
-            case 'K': o.download_resident = true; break;
-            case 'l':
-            case 'L':
-                // OpenSSH names the flag that came first.
-                if (list_flag != 0)
-                    return fatal(std::string("-") + list_flag + " flag already specified");
-                list_flag = c;
-                break;
-            case 'x':
-            case 'X':
-                if (lock_flag != 0)
-                    return fatal(std::string("-") + lock_flag + " flag already specified");
-                lock_flag = c;
-                break;
-            case 'c': o.confirm = true; break;
-            case 'd': deleting = true; break;
-            case 'D': delete_all = true; break;
-            case 'T': testing = true; break;
-            case 'q': o.quiet = true; break;
-            case 'E': {
-                auto h = parse_fingerprint_hash(arg);
-                // ssh_digest_alg_by_name knows more than -E's md5 and
-                // sha256; OpenSSH accepts them all here.
-                if (!h)
-                    return fatal("Invalid hash algorithm \"" + arg + "\"");
-                o.hash = *h;
-                break;
-            }
-            case 'e':
-                deleting = true;
-                o.pkcs11_provider = arg;
-                break;
-            case 's': o.pkcs11_provider = arg; break;
-            case 'h': o.destinations.push_back(arg); break;
-            case 'H': o.hostkey_files.push_back(arg); break;
-            case 'S': o.sk_provider = arg; break;
-            case 'M':
-            case 'm': {
-                auto n = parse_count(arg);
-                if (!n)
-                    return fatal(std::string("Invalid ") + (c == 'M' ? "maxsign" : "minleft") + " argument: " + arg);
-                (c == 'M' ? o.maxsign : o.minleft) = *n;
-                break;
-            }
-            case 't': {
-                auto t = parse_lifetime(arg);
-                if (!t)
-                    return {std::nullopt, {1, "Invalid lifetime\n"}};
-                o.lifetime = *t;
-                break;
-            }
-            }
+        case 's': o.pkcs11_provider = arg; break;
+        case 'h': o.destinations.push_back(arg); break;
+        case 'H': o.hostkey_files.push_back(arg); break;
+        case 'S': o.sk_provider = arg; break;
+        case 'M':
+        case 'm': {
+            auto n = parse_count(arg);
+            if (!n)
+                return fail(fatal(std::string("Invalid ") + (c == 'M' ? "maxsign" : "minleft") + " argument: " + arg));
+            (c == 'M' ? o.maxsign : o.minleft) = *n;
+            break;
         }
-    }
-    o.files.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
+        case 't': {
+            auto t = parse_lifetime(arg);
+            if (!t)
+                return fail({std::nullopt, {1, "Invalid lifetime\n"}});
+            o.lifetime = *t;
+            break;
+        }
+        }
+        return true;
+    };
+    const auto scan = scan_short_options(args, 0, "vkKlLcdDTxXE:e:h:H:M:m:qs:S:t:", option);
+    if (failed)
+        return std::move(*failed);
+    if (!scan.ok())
+        return usage(scan.error + "\r\n");
+    o.files.assign(args.begin() + static_cast<std::ptrdiff_t>(scan.next), args.end());
 
     if ((lock_flag != 0) + (list_flag != 0) + (delete_all ? 1 : 0) > 1)
         return fatal("Invalid combination of actions");

@@ -1,11 +1,11 @@
 #include "ssh/agent/agent_options.hpp"
 
 #include "common/config_line.hpp"
+#include "common/short_options.hpp"
 
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
-#include <cstring>
 
 namespace longhaul::agent {
 
@@ -34,81 +34,68 @@ agent_parse_result fatal(const std::string& message)
 agent_parse_result parse_agent_args(const std::vector<std::string>& args, const char* shell)
 {
     agent_options o;
-    std::size_t i = 0;
-    // OpenSSH's own getopt: options stop at the first operand or "--".
-    for (; i < args.size(); ++i) {
-        const std::string& a = args[i];
-        if (a == "--") {
-            ++i;
+    // The first complaint ends the scan (OpenSSH's usage() or fatal()).
+    std::optional<agent_parse_result> failed;
+    auto fail = [&](agent_parse_result r) {
+        failed = std::move(r);
+        return false;
+    };
+    auto option = [&](char c, const std::string& value) {
+        switch (c) {
+        case 'c':
+            if (o.sh)
+                return fail(usage());
+            o.csh = true;
+            break;
+        case 's':
+            if (o.csh)
+                return fail(usage());
+            o.sh = true;
+            break;
+        case 'k': o.kill = true; break;
+        case 'd':
+        case 'D':
+            if (o.debug || o.foreground)
+                return fail(usage());
+            (c == 'd' ? o.debug : o.foreground) = true;
+            break;
+        case 'E': {
+            auto h = parse_fingerprint_hash(value);
+            if (!h)
+                return fail(fatal("Invalid hash algorithm \"" + value + "\""));
+            o.hash = *h;
             break;
         }
-        if (a.size() < 2 || a[0] != '-')
-            break;
-        for (std::size_t j = 1; j < a.size(); ++j) {
-            const char c = a[j];
-            if (std::strchr("EaOPt", c) == nullptr) {
-                switch (c) {
-                case 'c':
-                    if (o.sh)
-                        return usage();
-                    o.csh = true;
-                    continue;
-                case 's':
-                    if (o.csh)
-                        return usage();
-                    o.sh = true;
-                    continue;
-                case 'k': o.kill = true; continue;
-                case 'd':
-                case 'D':
-                    if (o.debug || o.foreground)
-                        return usage();
-                    (c == 'd' ? o.debug : o.foreground) = true;
-                    continue;
-                default: return usage(std::string("unknown option -- ") + c + "\r\n");
-                }
-            }
-            std::string value;
-            if (j + 1 < a.size())
-                value = a.substr(j + 1);
-            else if (i + 1 < args.size())
-                value = args[++i];
+        case 'a': o.bind_address = value; break;
+        case 'O':
+            if (value == "no-restrict-websafe")
+                o.no_restrict_websafe = true;
+            else if (value == "allow-remote-pkcs11")
+                o.allow_remote_pkcs11 = true;
             else
-                return usage(std::string("option requires an argument -- ") + c + "\r\n");
-            switch (c) {
-            case 'E': {
-                auto h = parse_fingerprint_hash(value);
-                if (!h)
-                    return fatal("Invalid hash algorithm \"" + value + "\"");
-                o.hash = *h;
-                break;
-            }
-            case 'a': o.bind_address = value; break;
-            case 'O':
-                if (value == "no-restrict-websafe")
-                    o.no_restrict_websafe = true;
-                else if (value == "allow-remote-pkcs11")
-                    o.allow_remote_pkcs11 = true;
-                else
-                    return fatal("Unknown -O option");
-                break;
-            case 'P':
-                if (o.allowed_providers)
-                    return fatal("-P option already specified");
-                o.allowed_providers = value;
-                break;
-            case 't': {
-                auto t = parse_time_interval(value);
-                if (!t || *t < 0 || *t > INT_MAX)
-                    return usage("Invalid lifetime\n");
-                o.lifetime = *t;
-                break;
-            }
-            }
-            break; // the value took the rest of this argument
+                return fail(fatal("Unknown -O option"));
+            break;
+        case 'P':
+            if (o.allowed_providers)
+                return fail(fatal("-P option already specified"));
+            o.allowed_providers = value;
+            break;
+        case 't': {
+            auto t = parse_time_interval(value);
+            if (!t || *t < 0 || *t > INT_MAX)
+                return fail(usage("Invalid lifetime\n"));
+            o.lifetime = *t;
+            break;
         }
-    }
-    o.command.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
+        }
+        return true;
+    };
+    const auto scan = scan_short_options(args, 0, "cDdksE:a:O:P:t:", option);
+    if (failed)
+        return std::move(*failed);
+    if (!scan.ok())
+        return usage(scan.error + "\r\n");
+    o.command.assign(args.begin() + static_cast<std::ptrdiff_t>(scan.next), args.end());
     if (!o.command.empty() && (o.csh || o.kill || o.sh || o.debug || o.foreground))
         return usage();
     if (o.command.empty() && !o.csh && !o.sh && shell) {

@@ -5,6 +5,7 @@
 #include "ssh/keyscan/keyscan_options.hpp"
 
 #include "common/config_line.hpp"
+#include "common/short_options.hpp"
 #include "common/text_parse.hpp"
 
 #include <arpa/inet.h>
@@ -109,73 +110,58 @@ keyscan_parse_result parse_types(std::string_view list, unsigned& types)
 keyscan_parse_result parse_keyscan_args(const std::vector<std::string>& args)
 {
     keyscan_options o;
-    std::size_t i = 0;
-    for (; i < args.size(); ++i) {
-        const std::string& a = args[i];
-        if (a == "--") {
-            ++i;
+    // The first complaint ends the scan.
+    std::optional<keyscan_parse_result> failed;
+    auto fail = [&](keyscan_parse_result r) {
+        failed = std::move(r);
+        return false;
+    };
+    auto option = [&](char c, const std::string& value) {
+        switch (c) {
+        case 'H': o.hash = true; break;
+        case 'c': o.certificates = true; break;
+        case 'D': o.sshfp = true; break;
+        case 'v': o.verbose = true; break;
+        case '4': o.family = AF_INET; break;
+        case '6': o.family = AF_INET6; break;
+        case 'p':
+            o.port = parse_port(value);
+            if (o.port <= 0)
+                return fail(refuse("Bad port '" + value + "'\n"));
+            break;
+        case 'T': {
+            auto t = parse_time_interval(value);
+            if (!t || *t == 0)
+                return fail(usage("Bad timeout '" + value + "'\n"));
+            o.timeout_s = static_cast<int>(*t);
             break;
         }
-        if (a.size() < 2 || a[0] != '-')
+        case 't':
+            if (auto r = parse_types(value, o.types); !r.error.message.empty())
+                return fail(std::move(r));
             break;
-        for (std::size_t j = 1; j < a.size(); ++j) {
-            const char c = a[j];
-            const bool takes_value = std::strchr("pTtfO", c) != nullptr;
-            if (!takes_value) {
-                switch (c) {
-                case 'H': o.hash = true; continue;
-                case 'c': o.certificates = true; continue;
-                case 'D': o.sshfp = true; continue;
-                case 'v': o.verbose = true; continue;
-                case '4': o.family = AF_INET; continue;
-                case '6': o.family = AF_INET6; continue;
-                default: return usage(std::string("unknown option -- ") + c + "\r\n");
-                }
-            }
-            std::string value;
-            if (j + 1 < a.size()) {
-                value = a.substr(j + 1);
-            } else if (i + 1 < args.size()) {
-                value = args[++i];
-            } else {
-                return usage(std::string("option requires an argument -- ") + c + "\r\n");
-            }
-            switch (c) {
-            case 'p':
-                o.port = parse_port(value);
-                if (o.port <= 0)
-                    return refuse("Bad port '" + value + "'\n");
-                break;
-            case 'T': {
-                auto t = parse_time_interval(value);
-                if (!t || *t == 0)
-                    return usage("Bad timeout '" + value + "'\n");
-                o.timeout_s = static_cast<int>(*t);
-                break;
-            }
-            case 't':
-                if (auto r = parse_types(value, o.types); !r.error.message.empty())
-                    return r;
-                break;
-            case 'f': o.files.push_back(value == "-" ? std::string() : value); break;
-            case 'O':
-                // OpenSSH 9.3's -O hashalg= (9.2 has no -O): which SSHFP
-                // digests -D prints.
-                if (value.rfind("hashalg=", 0) != 0)
-                    return refuse("Unsupported -O option\r\n", 255);
-                if (value == "hashalg=sha1")
-                    o.sshfp_digest = 1;
-                else if (value == "hashalg=sha256")
-                    o.sshfp_digest = 2;
-                else
-                    return refuse("Unsupported hash algorithm\r\n", 255);
-                break;
-            }
-            break; // the value took the rest of this argument
+        case 'f': o.files.push_back(value == "-" ? std::string() : value); break;
+        case 'O':
+            // OpenSSH 9.3's -O hashalg= (9.2 has no -O): which SSHFP
+            // digests -D prints.
+            if (value.rfind("hashalg=", 0) != 0)
+                return fail(refuse("Unsupported -O option\r\n", 255));
+            if (value == "hashalg=sha1")
+                o.sshfp_digest = 1;
+            else if (value == "hashalg=sha256")
+                o.sshfp_digest = 2;
+            else
+                return fail(refuse("Unsupported hash algorithm\r\n", 255));
+            break;
         }
-    }
-    for (; i < args.size(); ++i)
-        o.hosts.push_back(args[i]);
+        return true;
+    };
+    const auto scan = scan_short_options(args, 0, "cDHv46O:p:T:t:f:", option);
+    if (failed)
+        return std::move(*failed);
+    if (!scan.ok())
+        return usage(scan.error + "\r\n");
+    o.hosts.assign(args.begin() + static_cast<std::ptrdiff_t>(scan.next), args.end());
     if (o.hosts.empty() && o.files.empty())
         return usage();
     return {std::move(o), {}};

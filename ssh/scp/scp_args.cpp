@@ -1,5 +1,6 @@
 #include "ssh/scp/scp_args.hpp"
 
+#include "common/short_options.hpp"
 #include "ssh/sftp_client/program_args.hpp"
 
 #include <cctype>
@@ -142,14 +143,15 @@ void apply(scp_options& o, char c, const std::string& arg)
 scp_options parse_command_line(int argc, char** argv)
 {
     scp_options o;
-    std::string error;
-    int i = sftp::parse_short_options(
-        argc, argv, "DFJMPSciloX", "12346ABCTdfOpqRrstva",
-        [&o](char c, const std::string& arg) { apply(o, c, arg); }, error);
-    if (i < 0)
-        throw usage_error(std::string(argv[0]) + ": " + error + "\r");
-    for (; i < argc; ++i)
-        o.operands.push_back(argv[i]);
+    const std::vector<std::string> words(argv, argv + argc);
+    const auto scan = scan_short_options(words, 1, "12346ABCTdfOpqRrstvaD:F:J:M:P:S:c:i:l:o:X:",
+                                         [&o](char c, const std::string& arg) {
+                                             apply(o, c, arg);
+                                             return true;
+                                         });
+    if (!scan.ok())
+        throw usage_error(std::string(argv[0]) + ": " + scan.error + "\r");
+    o.operands.assign(words.begin() + static_cast<std::ptrdiff_t>(scan.next), words.end());
     if (o.ssh.program.empty())
         o.ssh.program = sftp::sibling_program(argv[0], "ssh");
     o.progname = argv[0];

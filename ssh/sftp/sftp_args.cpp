@@ -1,5 +1,6 @@
 #include "ssh/sftp/sftp_args.hpp"
 
+#include "common/short_options.hpp"
 #include "ssh/sftp_client/program_args.hpp"
 
 #include <cerrno>
@@ -205,12 +206,14 @@ void apply(sftp_options& o, char c, const std::string& arg)
 sftp_options parse_command_line(int argc, char** argv)
 {
     sftp_options o;
-    std::string error;
-    const int i = sftp::parse_short_options(
-        argc, argv, "cDilosSbBFJPRX", "1246AafhNpqrvC",
-        [&o](char c, const std::string& arg) { apply(o, c, arg); }, error);
-    if (i < 0)
-        throw usage_error(error + "\r");
+    const auto scan = scan_short_options(std::vector<std::string>(argv, argv + argc), 1,
+                                         "1246AafhNpqrvCc:D:i:l:o:s:S:b:B:F:J:P:R:X:", [&o](char c, const std::string& arg) {
+                                             apply(o, c, arg);
+                                             return true;
+                                         });
+    if (!scan.ok())
+        throw usage_error(scan.error + "\r");
+    const int i = static_cast<int>(scan.next);
     if (o.ssh.program.empty())
         o.ssh.program = sftp::sibling_program(argv[0], "ssh");
     if (o.sftp_direct.empty()) {

@@ -1,6 +1,6 @@
 #include "ssh/sftp/sftp_command_line.hpp"
 
-#include "ssh/sftp_client/program_args.hpp"
+#include "common/short_options.hpp"
 #include "ssh/sftp_client/text.hpp"
 
 #include <strings.h>
@@ -27,11 +27,15 @@ bool is_glob_char(char c)
 int parse_flags(const std::vector<std::string>& argv, const char* allowed, const std::string& cmd,
                 const sftp::output_sink& out, const std::function<void(char)>& on)
 {
-    std::string error;
-    const int i = sftp::parse_short_options(argv, "", allowed, [&](char c, const std::string&) { on(c); }, error);
-    if (i < 0)
-        out.err(strprintf("%s: Invalid flag -%c", cmd.c_str(), error.back()));
-    return i;
+    const auto scan = scan_short_options(argv, 1, allowed, [&](char c, const std::string&) {
+        on(c);
+        return true;
+    });
+    if (!scan.ok()) {
+        out.err(strprintf("%s: Invalid flag -%c", cmd.c_str(), scan.error.back()));
+        return -1;
+    }
+    return static_cast<int>(scan.next);
 }
 
 } // namespace

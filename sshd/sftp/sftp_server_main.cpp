@@ -2,6 +2,7 @@
 
 #include "common/log.hpp"
 #include "common/percent_expand.hpp"
+#include "common/short_options.hpp"
 #include "common/text.hpp"
 #include "sshd/sftp/sftp_server.hpp"
 
@@ -207,93 +208,85 @@ int sftp_server_main(const server_invocation& inv)
         return 255;
     };
 
-    // getopt("d:f:l:P:p:Q:u:cehR") without getopt's process-wide state.
-    bool skip_args = false;
-    for (std::size_t i = 1; i < inv.argv.size() && !skip_args; ++i) {
-        const std::string& arg = inv.argv[i];
-        if (arg == "--")
+    // getopt("d:f:l:P:p:Q:u:cehR"); -c ends the options.
+    std::optional<int> exit_status; // an option that ends the program here
+    auto finish = [&](int status) {
+        exit_status = status;
+        return false;
+    };
+    auto option = [&](char opt, const std::string& value) {
+        switch (opt) {
+        case 'Q':
+            if (strcasecmp(value.c_str(), "requests") != 0) {
+                std::fprintf(stderr, "Invalid query type\n");
+                return finish(1);
+            }
+            for (auto n : server::request_names())
+                std::printf("%.*s\n", static_cast<int>(n.size()), n.data());
+            std::fflush(stdout);
+            return finish(0);
+        case 'R': options.read_only = true; break;
+        case 'c': return false; // invoked as a shell: "sftp-server -c command"
+        case 'e': log_stderr = true; break;
+        case 'l':
+            if (auto l = parse_log_level(value)) {
+                options.level = *l;
+            } else {
+                std::fprintf(stderr, "Unrecognized internal syslog level code -1\n");
+                return finish(1);
+            }
             break;
-        if (arg.size() < 2 || arg[0] != '-')
+        case 'f':
+            if (auto f = parse_facility(value)) {
+                facility = *f;
+            } else {
+                std::fprintf(stderr, "Unrecognized internal syslog facility code -1\n");
+                return finish(1);
+            }
             break;
-        for (std::size_t j = 1; j < arg.size() && !skip_args; ++j) {
-            const char opt = arg[j];
-            std::string value;
-            if (std::strchr("dflPpQu", opt) != nullptr) {
-                if (j + 1 < arg.size()) {
-                    value = arg.substr(j + 1);
-                } else if (i + 1 < inv.argv.size()) {
-                    value = inv.argv[++i];
-                } else {
-                    usage(prog); // OpenSSH's getopt says nothing more
-                    return 1;
-                }
-                j = arg.size();
-            }
-            switch (opt) {
-            case 'Q':
-                if (strcasecmp(value.c_str(), "requests") != 0) {
-                    std::fprintf(stderr, "Invalid query type\n");
-                    return 1;
-                }
-                for (auto n : server::request_names())
-                    std::printf("%.*s\n", static_cast<int>(n.size()), n.data());
-                std::fflush(stdout);
-                return 0;
-            case 'R': options.read_only = true; break;
-            case 'c': skip_args = true; break; // invoked as a shell: "sftp-server -c command"
-            case 'e': log_stderr = true; break;
-            case 'l':
-                if (auto l = parse_log_level(value)) {
-                    options.level = *l;
-                } else {
-                    std::fprintf(stderr, "Unrecognized internal syslog level code -1\n");
-                    return 1;
-                }
-                break;
-            case 'f':
-                if (auto f = parse_facility(value)) {
-                    facility = *f;
-                } else {
-                    std::fprintf(stderr, "Unrecognized internal syslog facility code -1\n");
-                    return 1;
-                }
-                break;
-            case 'd': {
-                std::string error;
-                auto expanded = tilde_expand(value, inv.user, names, error);
-                if (!expanded)
-                    return fatal(error);
-                percent_tokens tokens{{'d', inv.user.home}, {'u', inv.user.name}, {'U', std::to_string(inv.user.uid)}};
-                auto dir = percent_expand(*expanded, tokens, error);
-                if (!dir)
-                    return fatal(error);
-                options.start_directory = *dir;
-                break;
-            }
-            case 'p':
-                if (options.allowed)
-                    return fatal("Permitted requests already set");
-                options.allowed = split_commas(value);
-                break;
-            case 'P':
-                if (options.denied)
-                    return fatal("Refused requests already set");
-                options.denied = split_commas(value);
-                break;
-            case 'u': {
-                char* end = nullptr;
-                errno = 0;
-                const long m = std::strtol(value.c_str(), &end, 8);
-                if (m < 0 || m > 0777 || *end != '\0' || end == value.c_str() || (m == 0 && errno != 0))
-                    return fatal("Invalid umask \"" + value + "\"");
-                mask = static_cast<mode_t>(m);
-                break;
-            }
-            default: // -h and unknown options alike
-                usage(prog);
-                return 1;
-            }
+        case 'd': {
+            std::string error;
+            auto expanded = tilde_expand(value, inv.user, names, error);
+            if (!expanded)
+                return finish(fatal(error));
+            percent_tokens tokens{{'d', inv.user.home}, {'u', inv.user.name}, {'U', std::to_string(inv.user.uid)}};
+            auto dir = percent_expand(*expanded, tokens, error);
+            if (!dir)
+                return finish(fatal(error));
+            options.start_directory = *dir;
+            break;
         }
+        case 'p':
+            if (options.allowed)
+                return finish(fatal("Permitted requests already set"));
+            options.allowed = split_commas(value);
+            break;
+        case 'P':
+            if (options.denied)
+                return finish(fatal("Refused requests already set"));
+            options.denied = split_commas(value);
+            break;
+        case 'u': {
+            char* end = nullptr;
+            errno = 0;
+            const long m = std::strtol(value.c_str(), &end, 8);
+            if (m < 0 || m > 0777 || *end != '\0' || end == value.c_str() || (m == 0 && errno != 0))
+                return finish(fatal("Invalid umask \"" + value + "\""));
+            mask = static_cast<mode_t>(m);
+            break;
+        }
+        case 'h':
+            usage(prog);
+            return finish(1);
+        }
+        return true;
+    };
+    const auto scan = scan_short_options(inv.argv, 1, "d:f:l:P:p:Q:u:cehR", option);
+    if (exit_status)
+        return *exit_status;
+    if (!scan.error.empty()) { // OpenSSH's getopt says nothing more
+        usage(prog);
+        return 1;
     }
 
     logger log(prog, options.level);
