@@ -35,6 +35,7 @@ std::string_view to_string(errc e) noexcept
     case errc::timeout: return "connection timed out";
     case errc::io_error: return "I/O error";
     case errc::bad_permissions: return "bad permissions";
+    case errc::security_key_unsupported: return "security keys are not supported yet";
     }
     return "unknown error";
 }

@@ -37,6 +37,7 @@ enum class errc {
     timeout,
     io_error,
     bad_permissions,       // a private file others can read
+    security_key_unsupported, // a FIDO security-key private key: signing with one is not implemented yet
 };
 
 const std::error_category& longhaul_category() noexcept;

@@ -21,6 +21,8 @@ int openssh_cert_type_number(key_type t) noexcept
     switch (t) {
     case key_type::rsa: return 4; // KEY_RSA_CERT
     case key_type::ed25519: return 7; // KEY_ED25519_CERT
+    case key_type::sk_ecdsa_p256: return 11; // KEY_ECDSA_SK_CERT
+    case key_type::sk_ed25519: return 13;    // KEY_ED25519_SK_CERT
     default: return 6; // KEY_ECDSA_CERT
     }
 }

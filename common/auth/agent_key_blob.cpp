@@ -25,6 +25,9 @@ std::size_t public_fields(key_type t) noexcept
     case key_type::ecdsa_p521:
     case key_type::rsa:
         return 2;
+    case key_type::sk_ed25519:
+    case key_type::sk_ecdsa_p256:
+        return 0; // never serialized: no private_key holds a security key
     }
     return 0;
 }
@@ -101,6 +104,10 @@ result<key_with_certificate> decode_private_key(wire_reader& r)
             pw.mpint(r.mpint());
         break;
     }
+    case key_type::sk_ed25519:
+    case key_type::sk_ecdsa_p256:
+        // Signing through an authenticator is not implemented.
+        return errc::security_key_unsupported;
     }
     if (!r.ok() || !pub.ok())
         return errc::invalid_format;

@@ -22,6 +22,8 @@ constexpr cert_name cert_names[] = {
     {"ecdsa-sha2-nistp384-cert-v01@openssh.com", key_type::ecdsa_p384},
     {"ecdsa-sha2-nistp521-cert-v01@openssh.com", key_type::ecdsa_p521},
     {"ssh-rsa-cert-v01@openssh.com", key_type::rsa},
+    {"sk-ssh-ed25519-cert-v01@openssh.com", key_type::sk_ed25519},
+    {"sk-ecdsa-sha2-nistp256-cert-v01@openssh.com", key_type::sk_ecdsa_p256},
 };
 
 // Certificate algorithm <-> the plain signature algorithm it signs with.
@@ -33,6 +35,8 @@ constexpr std::pair<std::string_view, std::string_view> cert_algorithms[] = {
     {"rsa-sha2-512-cert-v01@openssh.com", "rsa-sha2-512"},
     {"rsa-sha2-256-cert-v01@openssh.com", "rsa-sha2-256"},
     {"ssh-rsa-cert-v01@openssh.com", "ssh-rsa"},
+    {"sk-ssh-ed25519-cert-v01@openssh.com", "sk-ssh-ed25519@openssh.com"},
+    {"sk-ecdsa-sha2-nistp256-cert-v01@openssh.com", "sk-ecdsa-sha2-nistp256@openssh.com"},
 };
 
 // Largest key ID, principal and option name accepted (OpenSSH bounds them
@@ -161,6 +165,16 @@ result<certificate> certificate::from_blob(byte_span blob)
         (void)r.mpint();
         (void)r.mpint();
         break;
+    // Security keys: the application follows the key's own fields.
+    case key_type::sk_ed25519:
+        (void)r.string();
+        (void)r.string();
+        break;
+    case key_type::sk_ecdsa_p256:
+        (void)r.string();
+        (void)r.string();
+        (void)r.string();
+        break;
     }
     if (!r.ok())
         return errc::invalid_format;
@@ -214,7 +228,9 @@ result<certificate> certificate::from_blob(byte_span blob)
     wire_reader sr(signature);
     c.sig_alg_ = std::string(sr.text(64));
     (void)sr.string();
-    if (!sr.finish())
+    // A security-key CA's signature carries flags and a counter after the
+    // signature proper; verify_signature() checks its whole framing.
+    if (!sr.ok() || (!is_security_key(c.ca_.type()) && !sr.finish()))
         return errc::invalid_format;
     c.blob_.assign(blob.begin(), blob.end());
     return c;
@@ -286,8 +302,16 @@ bool certificate::has_extension(std::string_view name) const noexcept
 
 const std::vector<std::string>& certificate::any_signature_algorithm()
 {
-    static const std::vector<std::string> all = {"ssh-ed25519",  "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384",
-                                                 "ecdsa-sha2-nistp521", "rsa-sha2-512",   "rsa-sha2-256",
+    // A security key may be a CA too (OpenSSH's default
+    // CASignatureAlgorithms lists both sk names).
+    static const std::vector<std::string> all = {"ssh-ed25519",
+                                                 "ecdsa-sha2-nistp256",
+                                                 "ecdsa-sha2-nistp384",
+                                                 "ecdsa-sha2-nistp521",
+                                                 "sk-ssh-ed25519@openssh.com",
+                                                 "sk-ecdsa-sha2-nistp256@openssh.com",
+                                                 "rsa-sha2-512",
+                                                 "rsa-sha2-256",
                                                  "ssh-rsa"};
     return all;
 }

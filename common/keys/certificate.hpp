@@ -3,7 +3,10 @@
 // validity interval, critical options and extensions.
 //
 // Wire form (every type: ssh-ed25519, ecdsa-sha2-nistp256/384/521, ssh-rsa,
-// each with "-cert-v01@openssh.com"):
+// each with "-cert-v01@openssh.com", and the security-key types
+// sk-ssh-ed25519-cert-v01@openssh.com and
+// sk-ecdsa-sha2-nistp256-cert-v01@openssh.com, whose key fields end with
+// the application string):
 //
 //   string  cert type name     "ssh-ed25519-cert-v01@openssh.com"
 //   string  nonce

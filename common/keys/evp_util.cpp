@@ -123,6 +123,9 @@ std::size_t magnitude_bits(byte_span magnitude) noexcept
 
 const ec_curve* ec_curve_for(key_type t) noexcept
 {
+    // An sk-ecdsa key is a P-256 key underneath.
+    if (t == key_type::sk_ecdsa_p256)
+        t = key_type::ecdsa_p256;
     for (const auto& c : curves)
         if (c.type == t)
             return &c;

@@ -88,6 +88,13 @@ private:
     bytes v_;
 };
 
+// Signature checks shared by plain and security-key verification (defined
+// in public_key.cpp). evp_verify: one EVP_DigestVerify (md null for
+// Ed25519). verify_ecdsa: `sig` is SSH's mpint r, mpint s; the digest is the
+// curve's hash of `data`.
+bool evp_verify(EVP_PKEY* pkey, const EVP_MD* md, byte_span sig, byte_span data);
+bool verify_ecdsa(EVP_PKEY* pkey, key_type t, byte_span sig, byte_span data);
+
 // Drops whatever OpenSSL queued on this thread after a failure, so errors
 // from one untrusted input are not reported against the next operation.
 void clear_openssl_errors() noexcept;

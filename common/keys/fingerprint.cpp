@@ -110,6 +110,10 @@ std::string randomart(byte_span digest, std::string_view key_type, int bits, std
     // Too wide for the border: just the type, as OpenSSH falls back to.
     if (title.size() > field_x)
         title = "[" + std::string(key_type) + "]";
+    // OpenSSH formats the title into a buffer of field_x bytes, so at most
+    // field_x - 1 characters survive: "[ED25519-SK-CERT]" loses its "]".
+    if (title.size() > field_x - 1)
+        title.resize(field_x - 1);
     std::string out = border(title) + "\n";
     for (int row = 0; row < field_y; ++row) {
         out.push_back('|');

@@ -85,22 +85,21 @@ result<parsed_file> parse_file(std::string_view contents, const key_parse_option
     return f;
 }
 
-// After the check-ints: key fields, comment, then padding 1, 2, 3, ...
-result<private_key> parse_private_section(byte_span plain, bool encrypted, const public_key& header_key)
+// The check-ints, which open the section.
+result<void> read_check_ints(wire_reader& r, bool encrypted)
 {
-    wire_reader r(plain);
     const std::uint32_t check1 = r.u32();
     const std::uint32_t check2 = r.u32();
     if (!r.ok())
         return errc::invalid_format;
     if (check1 != check2)
         return encrypted ? errc::wrong_passphrase : errc::invalid_format;
+    return {};
+}
 
-    // The header already named a supported type, so any failure here,
-    // "unknown type" included, means the section is corrupt.
-    auto key = private_key::deserialize(r);
-    if (!key)
-        return errc::invalid_format;
+// What follows the key fields: comment, then padding 1, 2, 3, ...
+result<std::string> read_comment_and_padding(wire_reader& r)
+{
     const auto comment = r.text(max_comment_len);
     if (!r.ok() || comment.find('\0') != std::string_view::npos)
         return errc::invalid_format;
@@ -108,11 +107,60 @@ result<private_key> parse_private_section(byte_span plain, bool encrypted, const
     for (std::size_t i = 0; i < padding.size(); ++i)
         if (padding[i] != static_cast<std::uint8_t>(i + 1))
             return errc::invalid_format;
+    return std::string(comment);
+}
+
+// After the check-ints: key fields, comment, then padding.
+result<private_key> parse_private_section(byte_span plain, bool encrypted, const public_key& header_key)
+{
+    wire_reader r(plain);
+    if (auto c = read_check_ints(r, encrypted); !c)
+        return c.error();
+
+    // The header already named a supported type, so any failure here,
+    // "unknown type" included, means the section is corrupt.
+    auto key = private_key::deserialize(r);
+    if (!key)
+        return errc::invalid_format;
+    auto comment = read_comment_and_padding(r);
+    if (!comment)
+        return comment.error();
     // The unencrypted copy of the public key must be the encrypted one.
     if (!(key->public_part() == header_key))
         return errc::invalid_format;
-    key->set_comment(std::string(comment));
+    key->set_comment(std::move(*comment));
     return key;
+}
+
+// A security key's section: the public key's fields (application
+// included), byte flags, string key handle, string reserved.
+result<openssh_security_key> parse_security_key_section(byte_span plain, bool encrypted, const public_key& header_key)
+{
+    wire_reader r(plain);
+    if (auto c = read_check_ints(r, encrypted); !c)
+        return c.error();
+    const std::size_t start = r.position();
+    (void)r.text(64);
+    (void)r.string();
+    if (header_key.type() == key_type::sk_ecdsa_p256)
+        (void)r.string();
+    (void)r.string();
+    if (!r.ok())
+        return errc::invalid_format;
+    auto key = public_key::from_blob(plain.subspan(start, r.position() - start));
+    openssh_security_key out;
+    out.flags = r.u8();
+    const byte_span handle = r.string(max_comment_len);
+    (void)r.string(max_comment_len); // reserved
+    if (!r.ok() || !key || !(*key == header_key))
+        return errc::invalid_format;
+    auto comment = read_comment_and_padding(r);
+    if (!comment)
+        return comment.error();
+    out.key = std::move(*key);
+    out.key_handle = to_bytes(handle);
+    out.comment = std::move(*comment);
+    return out;
 }
 
 // Key and IV, derived together (bcrypt_pbkdf interleaves its output).
@@ -135,6 +183,35 @@ result<openssh_key_header> parse_openssh_key_header(std::string_view file_conten
     return std::move(f->header);
 }
 
+namespace {
+
+// The private section in the clear (a copy, wiped when dropped).
+result<secret_bytes> plain_section(const parsed_file& f, std::optional<std::string_view> passphrase,
+                                   const key_parse_options& options)
+{
+    const detail::key_cipher& c = *f.cipher;
+    if (!f.header.encrypted())
+        return secret_bytes(f.encrypted);
+    if (!passphrase)
+        return errc::passphrase_required;
+    // bcrypt_pbkdf refuses empty passwords, and so does OpenSSH.
+    if (passphrase->empty())
+        return errc::wrong_passphrase;
+    if (c.key_len == 0)
+        return secret_bytes(f.encrypted);
+    auto key_iv = derive_key_iv(c, *passphrase, f.salt, f.header.kdf_rounds, options.kdf);
+    if (!key_iv)
+        return key_iv.error();
+    secret_bytes plain(f.encrypted);
+    const byte_span key = key_iv->span().first(c.key_len);
+    const byte_span iv = key_iv->span().subspan(c.key_len);
+    if (auto r = detail::key_cipher_decrypt(c, key, iv, plain.span(), f.tag); !r)
+        return r.error() == errc::mac_mismatch ? errc::wrong_passphrase : r.error();
+    return plain;
+}
+
+} // namespace
+
 result<private_key> parse_openssh_private_key(std::string_view file_contents,
                                               std::optional<std::string_view> passphrase,
                                               const key_parse_options& options)
@@ -142,27 +219,29 @@ result<private_key> parse_openssh_private_key(std::string_view file_contents,
     auto f = parse_file(file_contents, options);
     if (!f)
         return f.error();
-    const detail::key_cipher& c = *f->cipher;
+    // Said before any passphrase prompt: even the right one would not
+    // make the key usable here.
+    if (is_security_key(f->header.key.type()))
+        return errc::security_key_unsupported;
+    auto plain = plain_section(*f, passphrase, options);
+    if (!plain)
+        return plain.error();
+    return parse_private_section(plain->span(), f->header.encrypted(), f->header.key);
+}
 
-    if (!f->header.encrypted())
-        return parse_private_section(f->encrypted, false, f->header.key);
-
-    if (!passphrase)
-        return errc::passphrase_required;
-    // bcrypt_pbkdf refuses empty passwords, and so does OpenSSH.
-    if (passphrase->empty())
-        return errc::wrong_passphrase;
-    if (c.key_len == 0)
-        return parse_private_section(f->encrypted, true, f->header.key);
-    auto key_iv = derive_key_iv(c, *passphrase, f->salt, f->header.kdf_rounds, options.kdf);
-    if (!key_iv)
-        return key_iv.error();
-    secret_bytes plain(f->encrypted);
-    const byte_span key = key_iv->span().first(c.key_len);
-    const byte_span iv = key_iv->span().subspan(c.key_len);
-    if (auto r = detail::key_cipher_decrypt(c, key, iv, plain.span(), f->tag); !r)
-        return r.error() == errc::mac_mismatch ? errc::wrong_passphrase : r.error();
-    return parse_private_section(plain, true, f->header.key);
+result<openssh_security_key> parse_openssh_security_key(std::string_view file_contents,
+                                                        std::optional<std::string_view> passphrase,
+                                                        const key_parse_options& options)
+{
+    auto f = parse_file(file_contents, options);
+    if (!f)
+        return f.error();
+    if (!is_security_key(f->header.key.type()))
+        return errc::unsupported;
+    auto plain = plain_section(*f, passphrase, options);
+    if (!plain)
+        return plain.error();
+    return parse_security_key_section(plain->span(), f->header.encrypted(), f->header.key);
 }
 
 bool openssh_key_cipher_known(std::string_view name) noexcept

@@ -66,10 +66,30 @@ result<openssh_key_header> parse_openssh_key_header(std::string_view file_conten
 
 // Parses and, when encrypted, decrypts. passphrase_required when encrypted
 // and none is given; wrong_passphrase when the check-ints (or the AEAD tag)
-// disagree, including for an empty passphrase.
+// disagree, including for an empty passphrase. A FIDO security-key file
+// (its header names an sk key) gives security_key_unsupported before any
+// passphrase is asked for: Longhaul cannot sign with one yet. Its public
+// key is available from parse_openssh_key_header, its record from
+// parse_openssh_security_key.
 result<private_key> parse_openssh_private_key(std::string_view file_contents,
                                               std::optional<std::string_view> passphrase,
                                               const key_parse_options& options = {});
+
+// What a security-key private key file holds (PROTOCOL.u2f): no secret,
+// only what an authenticator needs to sign, and the comment.
+struct openssh_security_key {
+    public_key key;          // sk_ed25519 or sk_ecdsa_p256, application included
+    std::uint8_t flags = 0;  // the key's sk flags (0x01 touch, 0x04 verify, 0x20 resident)
+    bytes key_handle;        // opaque authenticator data
+    std::string comment;
+};
+
+// Parses (decrypting like parse_openssh_private_key) a file holding a
+// security key: the record must match the header key. unsupported when the
+// file holds another kind of key.
+result<openssh_security_key> parse_openssh_security_key(std::string_view file_contents,
+                                                        std::optional<std::string_view> passphrase,
+                                                        const key_parse_options& options = {});
 
 // The armored file, as ssh-keygen writes it: cipher "none" when the
 // passphrase is empty, else `cipher` (default aes256-ctr) keyed by

@@ -74,6 +74,10 @@ result<std::shared_ptr<EVP_PKEY>> generate_evp(key_type t, int bits)
         raw = EVP_PKEY_Q_keygen(nullptr, nullptr, "RSA", static_cast<std::size_t>(bits));
         break;
     }
+    case key_type::sk_ed25519:
+    case key_type::sk_ecdsa_p256:
+        // Enrolment needs an authenticator (a provider library).
+        return errc::security_key_unsupported;
     }
     if (raw == nullptr) {
         clear_openssl_errors();
@@ -134,6 +138,9 @@ result<private_key> private_key::from_evp(EVP_PKEY* pkey, std::string comment)
         built = detail::rsa_private(parts->n, parts->e, parts->d, parts->iqmp, parts->p, parts->q);
         break;
     }
+    case key_type::sk_ed25519:
+    case key_type::sk_ecdsa_p256:
+        return errc::unsupported; // key_type_of never gives these
     }
     if (!built)
         return built.error();
@@ -179,6 +186,11 @@ result<private_key> private_key::deserialize(wire_reader& r)
         built = detail::rsa_private(n, e, d, iqmp, p, q);
         break;
     }
+    case key_type::sk_ed25519:
+    case key_type::sk_ecdsa_p256:
+        // The record holds a key handle for an authenticator, not a
+        // private key; signing through a provider is not implemented.
+        return errc::security_key_unsupported;
     }
     if (!built)
         return built.error();
@@ -219,6 +231,9 @@ result<void> private_key::serialize(wire_writer& w) const
         w.mpint(parts->p).mpint(parts->q);
         return {};
     }
+    case key_type::sk_ed25519:
+    case key_type::sk_ecdsa_p256:
+        break; // no private_key of these types exists
     }
     return errc::unsupported;
 }
@@ -250,6 +265,9 @@ result<bytes> private_key::sign(std::string_view sig_alg, byte_span data) const
         sig = evp_sign(pkey_.get(), evp_md(h), data, true);
         break;
     }
+    case key_type::sk_ed25519:
+    case key_type::sk_ecdsa_p256:
+        return errc::security_key_unsupported;
     }
     if (!sig)
         return sig.error();

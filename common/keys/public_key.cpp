@@ -30,6 +30,25 @@ bytes ecdsa_blob(key_type t, byte_span q)
     return out;
 }
 
+// Security keys: the plain key's fields, then the application.
+bytes sk_ed25519_blob(byte_span pub, std::string_view application)
+{
+    bytes out;
+    wire_writer(out).string(key_type_name(key_type::sk_ed25519)).string(pub).string(application);
+    return out;
+}
+
+bytes sk_ecdsa_blob(byte_span q, std::string_view application)
+{
+    bytes out;
+    wire_writer(out)
+        .string(key_type_name(key_type::sk_ecdsa_p256))
+        .string(detail::ec_curve_for(key_type::sk_ecdsa_p256)->ssh_name)
+        .string(q)
+        .string(application);
+    return out;
+}
+
 bytes rsa_blob(byte_span e, byte_span n)
 {
     bytes out;
@@ -37,9 +56,11 @@ bytes rsa_blob(byte_span e, byte_span n)
     return out;
 }
 
+} // namespace
+
 // One EVP_DigestVerify over data; md is null for Ed25519 (which hashes
 // internally).
-bool evp_verify(EVP_PKEY* pkey, const EVP_MD* md, byte_span sig, byte_span data)
+bool detail::evp_verify(EVP_PKEY* pkey, const EVP_MD* md, byte_span sig, byte_span data)
 {
     detail::md_ctx_ptr ctx(EVP_MD_CTX_new());
     const bool ok = ctx && EVP_DigestVerifyInit(ctx.get(), nullptr, md, nullptr, pkey) == 1 &&
@@ -49,7 +70,7 @@ bool evp_verify(EVP_PKEY* pkey, const EVP_MD* md, byte_span sig, byte_span data)
     return ok;
 }
 
-bool verify_ecdsa(EVP_PKEY* pkey, key_type t, byte_span sig, byte_span data)
+bool detail::verify_ecdsa(EVP_PKEY* pkey, key_type t, byte_span sig, byte_span data)
 {
     const detail::ec_curve* curve = detail::ec_curve_for(t);
     // RFC 5656 §3.1.2: string(mpint r || mpint s) inside the signature.
@@ -78,6 +99,11 @@ bool verify_ecdsa(EVP_PKEY* pkey, key_type t, byte_span sig, byte_span data)
     OPENSSL_free(der);
     return ok;
 }
+
+namespace {
+
+using detail::evp_verify;
+using detail::verify_ecdsa;
 
 bool verify_rsa(EVP_PKEY* pkey, std::string_view sig_alg, byte_span sig, byte_span data)
 {
@@ -147,6 +173,31 @@ result<public_key> public_key::from_blob(byte_span blob)
             return pkey.error();
         return public_key(*type, rsa_blob(e, n), std::move(*pkey));
     }
+    case key_type::sk_ed25519: {
+        const byte_span pub = r.string(32);
+        // The application is not interpreted (OpenSSH accepts any); it is
+        // bounded, and a NUL inside would make it differ from what a C
+        // implementation hashes, so that is refused.
+        const auto application = r.text(max_sk_application);
+        if (!r.finish() || application.find('\0') != std::string_view::npos)
+            return errc::invalid_format;
+        auto pkey = detail::ed25519_public(pub);
+        if (!pkey)
+            return pkey.error();
+        return public_key(*type, sk_ed25519_blob(pub, application), std::move(*pkey), std::string(application));
+    }
+    case key_type::sk_ecdsa_p256: {
+        const detail::ec_curve* curve = detail::ec_curve_for(*type);
+        const auto curve_name = r.text(32);
+        const byte_span q = r.string(1 + 2 * curve->field_bytes);
+        const auto application = r.text(max_sk_application);
+        if (!r.finish() || curve_name != curve->ssh_name || application.find('\0') != std::string_view::npos)
+            return errc::invalid_format;
+        auto pkey = detail::ec_public(*type, q);
+        if (!pkey)
+            return pkey.error();
+        return public_key(*type, sk_ecdsa_blob(q, application), std::move(*pkey), std::string(application));
+    }
     }
     return errc::unsupported;
 }
@@ -178,6 +229,10 @@ result<public_key> public_key::from_evp(EVP_PKEY* pkey)
             return parts.error();
         return from_blob(rsa_blob(parts->e, parts->n));
     }
+    case key_type::sk_ed25519:
+    case key_type::sk_ecdsa_p256:
+        // An EVP_PKEY carries no application; key_type_of never says "sk".
+        break;
     }
     return errc::unsupported;
 }
@@ -190,12 +245,17 @@ int public_key::bits() const noexcept
     case key_type::ecdsa_p384: return 384;
     case key_type::ecdsa_p521: return 521;
     case key_type::rsa: return pkey_ ? EVP_PKEY_get_bits(pkey_.get()) : 0;
+    case key_type::sk_ed25519: return 256;
+    case key_type::sk_ecdsa_p256: return 256;
     }
     return 0;
 }
 
-result<void> public_key::verify(std::string_view sig_alg, byte_span data, byte_span signature_blob) const
+result<void> public_key::verify(std::string_view sig_alg, byte_span data, byte_span signature_blob,
+                                sk_signature_details* sk) const
 {
+    if (is_security_key(type_))
+        return verify_sk(sig_alg, data, signature_blob, sk);
     const auto wanted = key_type_for_signature_algorithm(sig_alg);
     if (!wanted || *wanted != type_ || !pkey_ || signature_blob.size() > max_signature_blob)
         return errc::signature_invalid;
@@ -219,6 +279,9 @@ result<void> public_key::verify(std::string_view sig_alg, byte_span data, byte_s
     case key_type::rsa:
         ok = verify_rsa(pkey_.get(), sig_alg, sig, data);
         break;
+    case key_type::sk_ed25519:
+    case key_type::sk_ecdsa_p256:
+        break; // verify_sk above
     }
     if (!ok)
         return errc::signature_invalid;

@@ -49,6 +49,8 @@ line_type classify(std::string_view name)
         {"ecdsa-sha2-nistp384-cert-v01@openssh.com", key_type::ecdsa_p384},
         {"ecdsa-sha2-nistp521-cert-v01@openssh.com", key_type::ecdsa_p521},
         {"ssh-rsa-cert-v01@openssh.com", key_type::rsa},
+        {"sk-ssh-ed25519-cert-v01@openssh.com", key_type::sk_ed25519},
+        {"sk-ecdsa-sha2-nistp256-cert-v01@openssh.com", key_type::sk_ecdsa_p256},
     };
     for (const auto& [cert_name, type] : certificates)
         if (name == cert_name)
@@ -83,6 +85,19 @@ result<public_key> certified_key(byte_span cert, std::string_view cert_name, key
         const auto e = r.mpint();
         const auto n = r.mpint();
         w.mpint(e).mpint(n);
+        break;
+    }
+    case key_type::sk_ed25519: {
+        const auto pk = r.string();
+        const auto application = r.string();
+        w.string(pk).string(application);
+        break;
+    }
+    case key_type::sk_ecdsa_p256: {
+        const auto curve = r.string();
+        const auto q = r.string();
+        const auto application = r.string();
+        w.string(curve).string(q).string(application);
         break;
     }
     }

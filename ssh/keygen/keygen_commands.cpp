@@ -37,6 +37,8 @@ int keygen_generate(const keygen_options& o)
         std::printf("Generating public/private %s key pair.\n", t.name.c_str());
     std::fflush(stdout);
     auto key = private_key::generate(t.type, t.bits);
+    if (!key && key.error() == errc::security_key_unsupported)
+        fatal("Key enrollment failed: " + std::string(to_string(key.error())));
     if (!key)
         fatal("sshkey_generate failed");
     std::string path;
@@ -256,10 +258,10 @@ int keygen_print_public(const keygen_options& o)
     struct stat st {};
     if (::stat(file.c_str(), &st) == -1)
         fatal(file + ": " + std::strerror(errno));
-    const private_key key = load_identity(file, o, "Load key");
-    std::string line = format_public_key(key.public_part());
-    if (!key.comment().empty())
-        line += " " + key.comment();
+    const identity_public key = load_identity_public(file, o, "Load key");
+    std::string line = format_public_key(key.key);
+    if (!key.comment.empty())
+        line += " " + key.comment;
     std::printf("%s\n", line.c_str());
     return 0;
 }
@@ -392,7 +394,9 @@ int keygen_export(const keygen_options& o)
         return 0;
     }
     const bool rsa = key->type() == key_type::rsa;
-    const bool ec = !rsa && key->type() != key_type::ed25519;
+    // Security keys have no PEM/PKCS#8 form (OpenSSH refuses them too).
+    const bool ec = key->type() == key_type::ecdsa_p256 || key->type() == key_type::ecdsa_p384 ||
+                    key->type() == key_type::ecdsa_p521;
     if (format == "PKCS8" && !rsa && !ec)
         fatal("do_convert_to_pkcs8: unsupported key type " + type);
     if (format == "PEM" && !rsa && !ec)

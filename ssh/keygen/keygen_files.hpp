@@ -62,6 +62,19 @@ std::string load_error_text(const loaded_private& l);
 // load_identity: an empty passphrase first, then -P or a prompt.
 private_key load_identity(const std::string& path, const keygen_options& o, const char* what);
 
+// The public half and comment of an identity (ssh-keygen -y): as
+// load_identity, except that a security-key file gives its record's, which
+// needs no authenticator (Longhaul cannot sign with one yet).
+struct identity_public {
+    public_key key;
+    std::string comment;
+};
+identity_public load_identity_public(const std::string& path, const keygen_options& o, const char* what);
+
+// The record of a security-key private file, when `path` is an unencrypted
+// one (for its comment); nullopt otherwise.
+std::optional<openssh_security_key> load_security_key_record(const std::string& path);
+
 private_key_format format_for(const keygen_options& o, key_type t);
 
 // sshkey_save_private: returns the strerror/ssh_err text on failure.

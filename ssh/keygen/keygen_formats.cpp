@@ -114,6 +114,8 @@ std::string sshfp_records(const public_key& key, const std::string& host, bool g
     case key_type::ecdsa_p384:
     case key_type::ecdsa_p521: algorithm = 3; break;
     case key_type::ed25519: algorithm = 4; break;
+    case key_type::sk_ed25519:
+    case key_type::sk_ecdsa_p256: break; // no SSHFP number: the caller refuses these
     }
     std::string out;
     for (const auto& [digest_type, alg] : {std::pair{1, hash_alg::sha1}, std::pair{2, hash_alg::sha256}}) {
@@ -200,6 +202,12 @@ int keygen_dns_records(const keygen_options& o, const std::string& host, bool ge
             }
             // sshkey_load_public says ENOENT for any failure.
             fatal("Failed to read v2 public key from \"" + file + "\": " + std::strerror(ENOENT));
+        }
+        if (is_security_key(loaded->first.type())) {
+            // RFC 4255's registry has no number for security keys.
+            std::fprintf(stderr, "export_dns_rr: unsupported algorithm and/or digest_type\r\n");
+            ++printed;
+            continue;
         }
         std::fputs(sshfp_records(loaded->first, host, generic).c_str(), stdout);
         ++printed;

@@ -169,6 +169,9 @@ std::optional<private_key> load_sign_key(const std::string& keypath, const signa
     if (waspub && ::stat(privpath.c_str(), &st) != 0 && errno == ENOENT)
         fatal("No private key found for public key \"" + keypath + "\"");
     auto l = load_private(privpath, "");
+    // OpenSSH would ask the authenticator to sign here.
+    if (!l.key && l.error == errc::security_key_unsupported)
+        fatal("Couldn't sign message: " + load_error_text(l));
     if (!l.key && l.error != errc::wrong_passphrase && l.error != errc::passphrase_required)
         fatal("No private key found for \"" + privpath + "\"");
     private_key key = l.key ? std::move(*l.key) : load_identity(privpath, o, "Load key");

@@ -6,6 +6,8 @@
 #include "common/wire.hpp"
 #include "key_fixtures.hpp"
 
+#include "tests/keys/sk_vectors.hpp"
+
 #include <doctest/doctest.h>
 
 #include <unistd.h>
@@ -100,13 +102,19 @@ TEST_CASE("revocation: key list lines OpenSSH reads but Longhaul keys cannot mat
     auto short_rsa = parse_text(short_rsa_line() + "\n" + ed);
     REQUIRE(short_rsa.has_value());
     CHECK(short_rsa->contents().keys.size() == 1);
-    // DSA and FIDO keys: skipped, the rest still applies.
+    // DSA keys: skipped, the rest still applies.
     auto other = parse_text("ssh-dss AAAAB3NzaC1kc3M= dsa\n"
-                            "sk-ssh-ed25519@openssh.com AAAAGnNrLXNzaC1lZDI1NTE5QG9wZW5zc2guY29t fido\n"
                             "ssh-dss-cert-v01@openssh.com AAAAHHNzaC1kc3MtY2VydC12MDFAb3BlbnNzaC5jb20=\n" +
                             ed);
     REQUIRE(other.has_value());
     CHECK(other->revoked(fixture_public_key("ed25519_plain_key.pub")));
+    // FIDO keys are Longhaul keys now: listed ones are revoked, broken
+    // ones refused like any other key's.
+    auto sk = parse_text("sk-ssh-ed25519@openssh.com " + std::string(test::sk_ed25519_pub) + " fido\n" + ed);
+    REQUIRE(sk.has_value());
+    CHECK(sk->revoked(*public_key::from_blob(*base64_decode(test::sk_ed25519_pub))));
+    CHECK(parse_text("sk-ssh-ed25519@openssh.com AAAAGnNrLXNzaC1lZDI1NTE5QG9wZW5zc2guY29t fido\n" + ed).error() ==
+          errc::invalid_format);
     // Short type names are not key types here (OpenSSH 9.2: "invalid format").
     CHECK(parse_text("ED25519 " + base64_encode(fixture_public_key("ed25519_plain_key.pub").blob()) + "\n").error() ==
           errc::invalid_format);
