@@ -223,13 +223,16 @@ key_decision sshd_auth_policy::key_allowed(std::string_view, const public_key& k
     return decision_of(std::move(found));
 }
 
-key_decision sshd_auth_policy::decision_of(std::optional<authorized_key_match> found)
+key_decision sshd_auth_policy::decision_of(std::optional<authorized_key_match> found) const
 {
     key_decision d;
     if (!found)
         return d;
     d.allowed = true;
     d.forced_command = found->options.force_command.has_value();
+    const server_config& c = *user_config_;
+    d.security_key = sk_requirements_for(c.pubkey_auth_touch_required, c.pubkey_auth_verify_required,
+                                         found->options.no_touch_required, found->options.verify_required);
     d.options = std::make_shared<const authorized_key_match>(std::move(*found));
     return d;
 }

@@ -67,8 +67,9 @@ private:
     // certificate's principals.
     std::optional<principals_match> find_in_principals_command(const certificate& cert,
                                                                std::vector<log_message>& notes);
-    // A key or certificate allowed by `found` (its options), or refused.
-    static key_decision decision_of(std::optional<authorized_key_match> found);
+    // A key or certificate allowed by `found` (its options, and what a
+    // security key must show under them and PubkeyAuthOptions), or refused.
+    key_decision decision_of(std::optional<authorized_key_match> found) const;
     // %C of both commands.
     std::string connection_id() const;
     bool allowed_user(const user_account& u, const user_groups& g);

@@ -132,8 +132,8 @@ result<authorized_key_options> parse_authorized_key_options(std::string_view opt
             o.permit_user_rc = !iequals(n.substr(0, 3), "no-");
         } else if (flag("touch-required") || flag("no-touch-required")) {
             o.no_touch_required = iequals(n.substr(0, 3), "no-");
-        } else if (flag("verify-required")) {
-            o.verify_required = true;
+        } else if (flag("verify-required") || flag("no-verify-required")) {
+            o.verify_required = !iequals(n.substr(0, 3), "no-");
         } else if (valued("command")) {
             if (o.force_command)
                 return fail("multiple \"command\" clauses");

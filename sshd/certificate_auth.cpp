@@ -75,10 +75,16 @@ std::optional<authorized_key_options> certificate_options(const certificate& cer
     }
     bool have_command = false, have_source = false;
     for (const auto& opt : cert.fields().critical_options) {
-        // User verification of a security key: Longhaul accepts no
-        // security keys, and on any other key OpenSSH's sshd ignores it.
-        if (opt.name == "verify-required")
+        // PIN or biometric verification of a security key's signature
+        // (sk_policy); no data, as OpenSSH requires of a flag option.
+        if (opt.name == "verify-required") {
+            if (!opt.data.empty()) {
+                cert_note(log, syslog_level::error, "Certificate option \"verify-required\" corrupt (extra data)");
+                return std::nullopt;
+            }
+            o.verify_required = true;
             continue;
+        }
         auto value = option_string(opt, log);
         if (!value)
             return std::nullopt;

@@ -65,7 +65,7 @@ transport_config server_connection::make_transport_config()
     tc.rekey_limit_bytes = cfg_.rekey_limit;
     tc.rekey_interval = std::chrono::seconds(cfg_.rekey_interval);
     tc.crypto_threads = cfg_.crypto_threads;
-    tc.server_sig_algs = sshd_supported_only(sshd_algorithm_list::key, cfg_.pubkey_accepted_algorithms);
+    tc.server_sig_algs = sshd_server_sig_algs(cfg_.pubkey_accepted_algorithms);
     // What OpenSSH's sshd also announces: we verify host-bound publickey requests.
     tc.extra_extensions = {{"publickey-hostbound@openssh.com", "0"}};
     return tc;

@@ -325,7 +325,7 @@ monitor_answer server_connection::monitor_key_allowed(byte_span msg)
         // One entry per key, however often it is asked about.
         const bytes& blob = cert ? cert->blob() : key->blob();
         std::erase_if(mon_.allowed_keys, [&](const monitor_state::allowed_key& k) { return k.blob == blob; });
-        mon_.allowed_keys.push_back({blob, d.options, d.forced_command});
+        mon_.allowed_keys.push_back({blob, d.options, d.forced_command, d.security_key});
     }
     return reply(encode(key_allowed_reply{d.allowed, d.forced_command}));
 }
@@ -375,7 +375,17 @@ monitor_answer server_connection::monitor_verify_pubkey(byte_span msg)
         log_.error("monitor: publickey signed data does not match this session [preauth]");
         return violation();
     }
-    if (!key->verify(*sig_alg, q->signed_data, q->signature)) {
+    sk_signature_details sk;
+    std::optional<std::string_view> unmet;
+    const bool verified = static_cast<bool>(key->verify(*sig_alg, q->signed_data, q->signature, &sk));
+    if (verified && is_security_key(key->type()))
+        unmet = sk_unmet_requirement(allowed->security_key, sk.flags);
+    if (unmet) {
+        const std::string key_text = std::string(key_type_short_name(key->type())) + (cert ? "-CERT " : " ") +
+                                     key->fingerprint_sha256();
+        log_.error(sk_refusal_line(key_text, true, mon_.user, facts_.remote_address, facts_.remote_port, *unmet));
+    }
+    if (!verified || unmet) {
         mon_.verdicts->failed(method_publickey, "", &*key, settings, cert_ptr);
         return monitor_attempt(true) ? reply(encode_verdict(monitor_type::verify_pubkey, false)) : violation();
     }

@@ -79,6 +79,14 @@ std::string supported_list(sshd_algorithm_list kind)
     return {};
 }
 
+// What sshd verifies in user authentication: the host key algorithms, and
+// security keys (which cannot be host keys). A webauthn signature travels
+// under the sk-ecdsa algorithm, so that name is not needed here.
+std::string user_key_algorithms()
+{
+    return supported_list(sshd_algorithm_list::key) + ",sk-ssh-ed25519@openssh.com,sk-ecdsa-sha2-nistp256@openssh.com";
+}
+
 } // namespace
 
 std::string_view openssh_default_algorithms(sshd_algorithm_list kind) noexcept
@@ -157,7 +165,7 @@ std::string sshd_supported_only(sshd_algorithm_list kind, std::string_view list)
 
 std::string sshd_supported_pubkey_algorithms(std::string_view list)
 {
-    const std::string plain = supported_list(sshd_algorithm_list::key);
+    const std::string plain = user_key_algorithms();
     std::vector<std::string_view> kept;
     for (auto n : split_name_list(list)) {
         const auto sig = certificate_signature_algorithm(n);
@@ -165,6 +173,16 @@ std::string sshd_supported_pubkey_algorithms(std::string_view list)
         if (name_list_contains(plain, sig ? *sig : n))
             kept.push_back(n);
     }
+    return join_name_list(kept);
+}
+
+std::string sshd_server_sig_algs(std::string_view pubkey_accepted)
+{
+    const std::string plain = user_key_algorithms();
+    std::vector<std::string_view> kept;
+    for (auto n : split_name_list(pubkey_accepted))
+        if (name_list_contains(plain, n))
+            kept.push_back(n);
     return join_name_list(kept);
 }
 

@@ -40,10 +40,15 @@ result<std::string> sshd_assemble_algorithms(sshd_algorithm_list kind, std::stri
 std::string sshd_supported_only(sshd_algorithm_list kind, std::string_view list);
 
 // PubkeyAcceptedAlgorithms narrowed to what sshd verifies in user
-// authentication: the plain signature algorithms of sshd_supported_only()
-// and the user certificate algorithms of those key types (Ed25519, ECDSA,
-// RSA with rsa-sha2-256/512, and ssh-rsa-cert-v01@openssh.com only where
-// the list names it, as OpenSSH's default does not).
+// authentication: the plain signature algorithms of sshd_supported_only(),
+// the security keys (sk-ssh-ed25519, sk-ecdsa-sha2-nistp256), and the user
+// certificate algorithms of those key types (Ed25519, ECDSA, security
+// keys, RSA with rsa-sha2-256/512, and ssh-rsa-cert-v01@openssh.com only
+// where the list names it, as OpenSSH's default does not).
 std::string sshd_supported_pubkey_algorithms(std::string_view list);
+
+// The server-sig-algs extension (RFC 8308): the plain signature algorithms
+// of that list.
+std::string sshd_server_sig_algs(std::string_view pubkey_accepted);
 
 } // namespace longhaul

@@ -150,8 +150,6 @@ std::vector<std::string> unsupported_settings(const server_config& c)
         note("GSSAPIAuthentication/GSSAPIKeyExchange yes", "treated as no");
     if (c.kerberos_authentication)
         note("KerberosAuthentication yes", "treated as no");
-    if (c.pubkey_auth_touch_required || c.pubkey_auth_verify_required)
-        note("PubkeyAuthOptions", "security keys are refused");
     if (c.fingerprint != fingerprint_hash::sha256 && c.fingerprint != fingerprint_hash::md5)
         note("FingerprintHash", "SHA256 is used");
     return out;

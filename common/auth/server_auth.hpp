@@ -25,6 +25,7 @@
 #include "common/auth/auth_common.hpp"
 #include "common/auth/messages.hpp"
 #include "common/auth/methods_list.hpp"
+#include "common/auth/sk_policy.hpp"
 #include "common/keys/certificate.hpp"
 
 #include <chrono>
@@ -83,6 +84,9 @@ struct key_decision {
     bool forced_command = false;
     // The program's parsed key options, handed back in `authenticated`.
     std::shared_ptr<const void> options;
+    // What a security key's signature must show, from those options and
+    // PubkeyAuthOptions; other keys ignore it.
+    sk_requirements security_key;
 };
 
 struct account_decision {

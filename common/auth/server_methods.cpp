@@ -213,11 +213,23 @@ server_auth::outcome server_auth::run_publickey(const userauth_request& req, att
     if (!decision.allowed)
         return outcome::failed;
     const bytes signed_data = publickey_signed_data(config_.session_id, req);
-    const bool verified = policy_.verify_signature
-                              ? policy_.verify_signature(d.key_blob, d.algorithm, signed_data, d.signature)
-                              : static_cast<bool>(key->verify(*plain_alg, signed_data, d.signature));
-    if (!verified)
-        return outcome::failed;
+    // sshd's monitor checks the signature itself, a security key's flags
+    // included; without one, the machine does.
+    if (policy_.verify_signature) {
+        if (!policy_.verify_signature(d.key_blob, d.algorithm, signed_data, d.signature))
+            return outcome::failed;
+    } else {
+        sk_signature_details sk;
+        if (!key->verify(*plain_alg, signed_data, d.signature, &sk))
+            return outcome::failed;
+        if (is_security_key(key->type())) {
+            if (auto unmet = sk_unmet_requirement(decision.security_key, sk.flags)) {
+                log(auth_log_level::error, sk_refusal_line(short_name + " " + key->fingerprint_sha256(), valid_, user_,
+                                                           config_.remote_ip, config_.remote_port, *unmet));
+                return outcome::failed;
+            }
+        }
+    }
     // A key that proved itself may not count twice towards
     // AuthenticationMethods ("publickey,publickey" needs two keys).
     used_keys_.push_back(presented);

@@ -62,6 +62,7 @@ struct monitor_state {
         bytes blob;
         std::shared_ptr<const void> options;
         bool forced_command = false;
+        sk_requirements security_key;
     };
     std::vector<allowed_key> allowed_keys; // allowed for a signed request
     std::vector<bytes> used_keys;          // proved: may not count twice

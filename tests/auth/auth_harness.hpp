@@ -61,6 +61,7 @@ struct test_user {
     bool is_root = false;
     std::optional<server_auth_settings> settings;
     bool forced_command = false;
+    sk_requirements security_key; // what its security keys' signatures must show
 };
 
 class auth_pair {

@@ -101,6 +101,12 @@ TEST_CASE("authorized_keys: option flags, restrict and re-enabling")
     CHECK(o.no_touch_required);
     CHECK(o.verify_required);
     CHECK(o.cert_authority);
+
+    // Both security-key flags take "no-" (OpenSSH's opt_flag with
+    // negation), the last one said counting.
+    o = options_of("verify-required,no-verify-required,no-touch-required,touch-required");
+    CHECK_FALSE(o.verify_required);
+    CHECK_FALSE(o.no_touch_required);
 }
 
 TEST_CASE("authorized_keys: valued options and their errors")
