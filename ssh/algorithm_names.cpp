@@ -44,9 +44,9 @@ constexpr std::string_view openssh_keys =
 constexpr std::string_view our_key_types = "ssh-ed25519,ecdsa-sha2-nistp256,ecdsa-sha2-nistp384,ecdsa-sha2-nistp521,ssh-rsa";
 constexpr std::string_view our_signatures = "ssh-ed25519,ecdsa-sha2-nistp256,ecdsa-sha2-nistp384,ecdsa-sha2-nistp521,"
                                             "ssh-rsa,rsa-sha2-256,rsa-sha2-512";
-// PubkeyAcceptedAlgorithms: our signatures and the user certificates the
-// client offers (common/auth/client_certificates), in OpenSSH's listing
-// order; the default is OpenSSH 9.2's without security keys.
+// HostKeyAlgorithms: our signatures and certificates, in OpenSSH's listing
+// order; the default is OpenSSH 9.2's without security keys (no server
+// has an sk host key, and the transport does not offer them).
 constexpr std::string_view our_pubkey_algorithms =
     "ssh-ed25519,ssh-ed25519-cert-v01@openssh.com,ecdsa-sha2-nistp256,ecdsa-sha2-nistp256-cert-v01@openssh.com,"
     "ecdsa-sha2-nistp384,ecdsa-sha2-nistp384-cert-v01@openssh.com,ecdsa-sha2-nistp521,"
@@ -57,6 +57,23 @@ constexpr std::string_view default_pubkey_algorithms =
     "ecdsa-sha2-nistp384-cert-v01@openssh.com,ecdsa-sha2-nistp521-cert-v01@openssh.com,"
     "rsa-sha2-512-cert-v01@openssh.com,rsa-sha2-256-cert-v01@openssh.com,ssh-ed25519,ecdsa-sha2-nistp256,"
     "ecdsa-sha2-nistp384,ecdsa-sha2-nistp521,rsa-sha2-512,rsa-sha2-256";
+// PubkeyAcceptedAlgorithms: the same plus security keys (signed through a
+// SecurityKeyProvider or the agent) and their user certificates; the
+// default is OpenSSH 9.2's, what Debian's ssh -G prints.
+constexpr std::string_view our_user_key_algorithms =
+    "ssh-ed25519,ssh-ed25519-cert-v01@openssh.com,sk-ssh-ed25519@openssh.com,"
+    "sk-ssh-ed25519-cert-v01@openssh.com,ecdsa-sha2-nistp256,ecdsa-sha2-nistp256-cert-v01@openssh.com,"
+    "ecdsa-sha2-nistp384,ecdsa-sha2-nistp384-cert-v01@openssh.com,ecdsa-sha2-nistp521,"
+    "ecdsa-sha2-nistp521-cert-v01@openssh.com,sk-ecdsa-sha2-nistp256@openssh.com,"
+    "sk-ecdsa-sha2-nistp256-cert-v01@openssh.com,ssh-rsa,ssh-rsa-cert-v01@openssh.com,rsa-sha2-256,"
+    "rsa-sha2-256-cert-v01@openssh.com,rsa-sha2-512,rsa-sha2-512-cert-v01@openssh.com";
+constexpr std::string_view default_user_key_algorithms =
+    "ssh-ed25519-cert-v01@openssh.com,ecdsa-sha2-nistp256-cert-v01@openssh.com,"
+    "ecdsa-sha2-nistp384-cert-v01@openssh.com,ecdsa-sha2-nistp521-cert-v01@openssh.com,"
+    "sk-ssh-ed25519-cert-v01@openssh.com,sk-ecdsa-sha2-nistp256-cert-v01@openssh.com,"
+    "rsa-sha2-512-cert-v01@openssh.com,rsa-sha2-256-cert-v01@openssh.com,ssh-ed25519,ecdsa-sha2-nistp256,"
+    "ecdsa-sha2-nistp384,ecdsa-sha2-nistp521,sk-ssh-ed25519@openssh.com,sk-ecdsa-sha2-nistp256@openssh.com,"
+    "rsa-sha2-512,rsa-sha2-256";
 
 template <class Pred>
 std::vector<std::string> filter(std::string_view list, Pred keep)
@@ -118,14 +135,14 @@ std::string all_macs() { return join(filter(openssh_macs, supported_mac)); }
 std::string all_kex_algorithms() { return join(filter(openssh_kex, supported_kex)); }
 std::string all_key_algorithms() { return std::string(our_signatures); }
 std::string all_signature_algorithms() { return std::string(our_signatures); }
-std::string all_pubkey_algorithms() { return std::string(our_pubkey_algorithms); }
+std::string all_pubkey_algorithms() { return std::string(our_user_key_algorithms); }
 
 std::string default_client_ciphers() { return default_ciphers(); }
 std::string default_client_macs() { return default_macs(); }
 std::string default_client_kex_algorithms() { return default_kex_algorithms(); }
 std::string default_client_key_algorithms() { return default_host_key_algorithms(); }
 std::string default_ca_signature_algorithms() { return default_host_key_algorithms(); }
-std::string default_client_pubkey_algorithms() { return std::string(default_pubkey_algorithms); }
+std::string default_client_pubkey_algorithms() { return std::string(default_user_key_algorithms); }
 // HostKeyAlgorithms: the same names as PubkeyAcceptedAlgorithms (OpenSSH's
 // KEX_DEFAULT_PK_ALG serves both), host certificates first.
 std::string all_host_key_algorithms() { return std::string(our_pubkey_algorithms); }
@@ -195,8 +212,9 @@ std::optional<std::vector<std::string>> query_algorithms(std::string_view what)
         }
         return out;
     }
-    if (what == "key-sig" || ieq("PubkeyAcceptedKeyTypes") || ieq("PubkeyAcceptedAlgorithms") ||
-        ieq("HostKeyAlgorithms"))
+    if (ieq("PubkeyAcceptedKeyTypes") || ieq("PubkeyAcceptedAlgorithms"))
+        return split(our_user_key_algorithms);
+    if (what == "key-sig" || ieq("HostKeyAlgorithms"))
         return split(our_pubkey_algorithms);
     // Host-based authentication is not implemented: no certificates there.
     if (ieq("HostbasedKeyTypes") || ieq("HostbasedAcceptedKeyTypes") || ieq("HostbasedAcceptedAlgorithms"))

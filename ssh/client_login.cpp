@@ -38,6 +38,8 @@ int openssh_cert_type_number(key_type t)
     switch (t) {
     case key_type::rsa: return 4;     // KEY_RSA_CERT
     case key_type::ed25519: return 7; // KEY_ED25519_CERT
+    case key_type::sk_ecdsa_p256: return 11; // KEY_ECDSA_SK_CERT
+    case key_type::sk_ed25519: return 13;    // KEY_ED25519_SK_CERT
     default: return 6;                // KEY_ECDSA_CERT
     }
 }
@@ -128,12 +130,28 @@ std::vector<client_identity> ssh_client::collect_identities()
             }
             return inner(passphrase);
         };
+        id.load_security_key = [inner = id.load_security_key, path,
+                                 this](std::optional<std::string_view> passphrase) -> result<openssh_security_key> {
+            auto warning = private_key_permission_warning(path);
+            if (!warning.empty()) {
+                for (const auto& line : warning)
+                    log_.error(line);
+                return errc::bad_permissions;
+            }
+            return inner(passphrase);
+        };
         auto load = id.load;
+        auto load_sk = id.load_security_key;
         files.push_back(std::move(id));
         if (!cfg_.certificate_files.empty())
             continue;
-        if (auto cert = load_user_certificate(log_, path + "-cert", path, false))
-            files.push_back(identity_from_certificate(std::move(*cert), path, f.user_provided, std::move(load)));
+        if (auto cert = load_user_certificate(log_, path + "-cert", path, false)) {
+            // (A security-key certificate signs through its file's record
+            // when no other identity holds the key.)
+            auto cid = identity_from_certificate(std::move(*cert), path, f.user_provided, std::move(load));
+            cid.load_security_key = std::move(load_sk);
+            files.push_back(std::move(cid));
+        }
     }
     // OpenSSH's pubkey_prepare: agent keys first (file keys the agent holds
     // are used through it), then the remaining files; IdentitiesOnly drops
@@ -218,7 +236,12 @@ void ssh_client::on_auth_event(const client_auth_event& ev)
         }
         break;
     case client_auth_event_type::prompt: answer_prompt(ev); break;
-    case client_auth_event_type::sign: sign_with_agent(ev); break;
+    case client_auth_event_type::sign:
+        if (ev.security_key)
+            sign_with_security_key(ev);
+        else
+            sign_with_agent(ev);
+        break;
     case client_auth_event_type::failed:
         log_.error(ev.text);
         finish(255);
@@ -263,6 +286,24 @@ void ssh_client::sign_with_agent(const client_auth_event& ev)
         return;
     }
     layer_->client_auth_machine()->answer_signature(*sig);
+}
+
+} // namespace longhaul::detail
+
+namespace longhaul::detail {
+
+void ssh_client::sign_with_security_key(const client_auth_event& ev)
+{
+    if (!sk_signer_)
+        sk_signer_.emplace(resolve_sk_provider(cfg_.security_key_provider, log_), cfg_.batch_mode.value_or(false),
+                           log_);
+    const std::string file = ev.identity != nullptr ? ev.identity->name : std::string();
+    auto sig = sk_signer_->sign(*ev.security_key, file, ev.data);
+    if (auto* why = std::get_if<std::string>(&sig)) {
+        layer_->client_auth_machine()->signature_failed(*why);
+        return;
+    }
+    layer_->client_auth_machine()->answer_signature(std::get<bytes>(sig));
 }
 
 } // namespace longhaul::detail

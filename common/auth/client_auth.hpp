@@ -21,7 +21,8 @@
 //     log           -> print "debug1: " + text etc. per LogLevel (info/error: stderr)
 //     banner        -> print ev.text to stderr (unless LogLevel < INFO)
 //     prompt        -> ask on /dev/tty or SSH_ASKPASS; auth.answer_prompt(...) / cancel_prompt()
-//     sign          -> agent SIGN_REQUEST; auth.answer_signature(sig) / signature_failed(why)
+//     sign          -> agent SIGN_REQUEST, or the security key's middleware (ev.security_key);
+//                      auth.answer_signature(sig) / signature_failed(why)
 //     authenticated -> transport.user_authenticated(); open channels
 //     failed        -> print ev.text ("alice@host: Permission denied (publickey)."), close, exit 255
 //     disconnect    -> transport.disconnect(ev.reason, ev.text); print, exit 255
@@ -29,6 +30,7 @@
 
 #include "common/auth/auth_common.hpp"
 #include "common/auth/messages.hpp"
+#include "common/keys/openssh_key_v1.hpp"
 #include "common/keys/private_key.hpp"
 
 #include <deque>
@@ -69,6 +71,13 @@ struct client_identity {
     // typed (nullopt on the first try). Errors: passphrase_required or
     // wrong_passphrase ask again; anything else skips the identity.
     std::function<result<private_key>(std::optional<std::string_view> passphrase)> load;
+    // A FIDO security-key file (sk-ssh-ed25519@openssh.com, ...): there is
+    // no private key to load, only what the authenticator needs (key
+    // handle, flags), read with the passphrase as `load` does. The
+    // signature is then the program's, asked for with a `sign` event that
+    // carries this record (client_auth_event::security_key), as agent keys
+    // are.
+    std::function<result<openssh_security_key>(std::optional<std::string_view> passphrase)> load_security_key;
 };
 
 // A key file identity as ssh reads one: the public key from `path`.pub or
@@ -87,7 +96,7 @@ client_identity identity_from_agent(const agent::identity& id);
 
 // OpenSSH 9.x's client default PubkeyAcceptedAlgorithms restricted to what
 // this build implements: the certificate algorithms first, then the plain
-// ones (no security keys). (The server's default is
+// ones, security keys included. (The server's default is
 // default_pubkey_accepted_algorithms().)
 std::string default_client_pubkey_accepted_algorithms();
 
@@ -134,7 +143,8 @@ enum class client_auth_event_type {
     log,           // level, text
     banner,        // text (already sanitised)
     prompt,        // kind, prompts (+ name/instruction): answer_prompt() or cancel_prompt()
-    sign,          // agent identity: identity, algorithm, data, agent_flags: answer_signature()/signature_failed()
+    sign,          // agent or security key: identity, algorithm, data, agent_flags or security_key:
+                   // answer_signature()/signature_failed()
     authenticated, // method
     failed,        // text: no method left
     disconnect,    // reason, text: a protocol error by the server
@@ -166,6 +176,9 @@ struct client_auth_event {
     std::string algorithm;
     bytes data;
     std::uint32_t agent_flags = 0; // SSH_AGENT_RSA_SHA2_256/512
+    // A security key from a file (not the agent): what the authenticator
+    // signs with. Null for agent identities.
+    std::shared_ptr<const openssh_security_key> security_key;
     // authenticated
     std::string method;
 };
@@ -186,7 +199,8 @@ public:
     void answer_prompt(std::vector<secret_bytes> responses);
     // The user gave no answer (EOF, no terminal): the method moves on.
     void cancel_prompt();
-    // The agent's signature blob (string algorithm, string signature).
+    // The agent's or the security key's signature blob (string algorithm,
+    // string signature, and for security keys byte flags, uint32 counter).
     void answer_signature(byte_span signature_blob);
     void signature_failed(std::string_view why);
 
@@ -283,6 +297,8 @@ private:
     std::size_t signer_id_ = 0;     // identity whose private key signs (another one for a certificate)
     int load_attempt_ = 0;
     std::shared_ptr<const private_key> load_result_;
+    std::shared_ptr<const openssh_security_key> sk_result_; // a security key file's record, for a sign event
+    bool sk_loading_ = false; // the signer's file turned out to hold a security key
     std::string sign_alg_;
     userauth_request signed_request_;
     bool retried_sigtype_ = false;

@@ -19,10 +19,14 @@ constexpr std::string_view rsa_sha2_cert_algorithms[] = {"rsa-sha2-512-cert-v01@
 
 std::string default_client_pubkey_accepted_algorithms()
 {
+    // OpenSSH 9.2's, security keys included (they sign through a
+    // SecurityKeyProvider or the agent).
     return "ssh-ed25519-cert-v01@openssh.com,ecdsa-sha2-nistp256-cert-v01@openssh.com,"
            "ecdsa-sha2-nistp384-cert-v01@openssh.com,ecdsa-sha2-nistp521-cert-v01@openssh.com,"
-           "rsa-sha2-512-cert-v01@openssh.com,rsa-sha2-256-cert-v01@openssh.com," +
-           default_pubkey_accepted_algorithms();
+           "sk-ssh-ed25519-cert-v01@openssh.com,sk-ecdsa-sha2-nistp256-cert-v01@openssh.com,"
+           "rsa-sha2-512-cert-v01@openssh.com,rsa-sha2-256-cert-v01@openssh.com,ssh-ed25519,ecdsa-sha2-nistp256,"
+           "ecdsa-sha2-nistp384,ecdsa-sha2-nistp521,sk-ssh-ed25519@openssh.com,sk-ecdsa-sha2-nistp256@openssh.com,"
+           "rsa-sha2-512,rsa-sha2-256";
 }
 
 result<certificate> load_certificate_file(const std::filesystem::path& path)

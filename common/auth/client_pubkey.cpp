@@ -1,7 +1,9 @@
 // publickey on the client, as OpenSSH's sshconnect2.c does it: identities
 // filtered by PubkeyAcceptedAlgorithms and server-sig-algs, each offered
 // with a query, the private half loaded (passphrase asked) only after
-// PK_OK, signatures made in memory or by the agent through an event. A
+// PK_OK, signatures made in memory, or by the agent or a security key's
+// middleware through an event (a security-key file's record is loaded,
+// passphrase and all, as a private key would be). A
 // certificate identity offers the certificate blob and algorithm and signs
 // with the private key of the identity holding its key (certificate_signer).
 #include "common/auth/agent_protocol.hpp"
@@ -10,6 +12,7 @@
 
 #include "common/keys/key_file.hpp"
 #include "common/keys/key_lines.hpp"
+#include "common/keys/openssh_key_v1.hpp"
 #include "common/name_list.hpp"
 #include "common/wire.hpp"
 
@@ -60,6 +63,12 @@ client_identity identity_from_key_file(const std::filesystem::path& path, bool u
         }
     }
     id.load = [path](std::optional<std::string_view> passphrase) { return load_private_key_file(path, passphrase); };
+    id.load_security_key = [path](std::optional<std::string_view> passphrase) -> result<openssh_security_key> {
+        auto contents = read_key_file(path);
+        if (!contents)
+            return contents.error();
+        return parse_openssh_security_key(as_string_view(contents->span()), passphrase);
+    };
     return id;
 }
 
@@ -291,8 +300,9 @@ client_auth::started client_auth::sign_and_send(std::size_t i)
     signer_id_ = id.cert ? certificate_signer(i) : i;
     retried_sigtype_ = false;
     load_result_.reset();
+    sk_result_.reset();
     const client_identity& signer = config_.identities[signer_id_];
-    if (!signer.loaded && !signer.agent && signer.load)
+    if (!signer.loaded && !signer.agent && (signer.load || signer.load_security_key))
         return load_signer();
     return sign_loaded(i);
 }
@@ -302,9 +312,17 @@ client_auth::started client_auth::sign_loaded(std::size_t i)
     const client_identity& id = config_.identities[i];
     const client_identity& signer = config_.identities[signer_id_];
     const private_key* priv = signer.loaded ? signer.loaded.get() : load_result_.get();
-    if (priv == nullptr && !id.key)
-        return started::not_sent;
-    const public_key& pub = id.key ? *id.key : priv->public_part();
+    const std::shared_ptr<const openssh_security_key> sk = priv == nullptr ? sk_result_ : nullptr;
+    std::optional<public_key> derived; // for an identity known only by its file
+    if (!id.key) {
+        if (priv != nullptr)
+            derived = priv->public_part();
+        else if (sk)
+            derived = sk->key;
+        else
+            return started::not_sent;
+    }
+    const public_key& pub = id.key ? *id.key : *derived;
     // A second try after an agent returned the wrong signature type
     // ignores server-sig-algs, as OpenSSH's fallback does.
     const auto server_sig_algs = retried_sigtype_ ? std::nullopt : session_.server_sig_algs;
@@ -335,14 +353,18 @@ client_auth::started client_auth::sign_loaded(std::size_t i)
     bytes data = publickey_signed_data(session_.session_id, signed_request_);
     log(auth_log_level::debug3, "sign_and_send_pubkey: signing using " + *alg + " " + pub.fingerprint_sha256());
 
-    if (priv == nullptr && signer.agent) {
+    // The agent, or a security key's middleware, signs in the program.
+    if (priv == nullptr && (signer.agent || sk)) {
         client_auth_event ev;
         ev.type = client_auth_event_type::sign;
         ev.identity = &signer;
         ev.identity_index = signer_id_;
         ev.algorithm = sign_alg_;
         ev.data = std::move(data);
-        ev.agent_flags = agent::sign_flags_for(sign_alg_);
+        if (sk)
+            ev.security_key = sk;
+        else
+            ev.agent_flags = agent::sign_flags_for(sign_alg_);
         events_.push_back(std::move(ev));
         phase_ = phase::signing;
         return started::waiting;
@@ -390,6 +412,7 @@ void client_auth::answer_signature(byte_span signature_blob)
     } else {
         s = send_signed(signature_blob);
     }
+    sk_result_.reset();
     resume(s);
     drain_queue();
 }
@@ -401,9 +424,11 @@ void client_auth::signature_failed(std::string_view why)
     phase_ = phase::waiting;
     const client_identity& id = config_.identities[sign_id_];
     const client_identity& signer = config_.identities[signer_id_];
-    log(auth_log_level::error, "sign_and_send_pubkey: signing failed for " +
-                                   std::string(key_type_short_name(signer.key->type())) + " \"" + signer.name + "\"" +
-                                   (id.agent ? " from agent" : "") + ": " + std::string(why));
+    const key_type t = signer.key ? signer.key->type() : sk_result_ ? sk_result_->key.type() : key_type::ed25519;
+    log(auth_log_level::error, "sign_and_send_pubkey: signing failed for " + std::string(key_type_short_name(t)) +
+                                   " \"" + signer.name + "\"" + (id.agent ? " from agent" : "") + ": " +
+                                   std::string(why));
+    sk_result_.reset();
     continue_method();
     drain_queue();
 }
@@ -421,24 +446,51 @@ client_auth::started client_auth::load_signer()
 {
     load_attempt_ = 0;
     load_result_.reset();
+    sk_result_.reset();
+    sk_loading_ = false;
     return try_load(std::nullopt);
 }
 
 client_auth::started client_auth::try_load(std::optional<std::string_view> passphrase)
 {
     const client_identity& id = config_.identities[signer_id_];
-    if (!id.load)
-        return started::not_sent;
-    auto key = id.load(passphrase);
-    if (key) {
-        if (id.key && !(key->public_part() == *id.key)) {
-            log(auth_log_level::error, "sign_and_send_pubkey: private key " + id.name + " contents do not match public");
-            return started::not_sent;
+    // A security-key file has no private key: its record (key handle,
+    // flags) stands in for one, and the middleware signs in the program.
+    const bool sk_file = id.load_security_key && (sk_loading_ || (id.key && is_security_key(id.key->type())));
+    errc error = errc::ok;
+    if (sk_file) {
+        auto rec = id.load_security_key(passphrase);
+        if (rec) {
+            if (id.key && !(rec->key == *id.key)) {
+                log(auth_log_level::error,
+                    "sign_and_send_pubkey: private key " + id.name + " contents do not match public");
+                return started::not_sent;
+            }
+            sk_result_ = std::make_shared<const openssh_security_key>(std::move(*rec));
+            return sign_loaded(sign_id_);
         }
-        load_result_ = std::make_shared<const private_key>(std::move(*key));
-        return sign_loaded(sign_id_);
+        error = rec.error();
+    } else {
+        if (!id.load)
+            return started::not_sent;
+        auto key = id.load(passphrase);
+        if (key) {
+            if (id.key && !(key->public_part() == *id.key)) {
+                log(auth_log_level::error,
+                    "sign_and_send_pubkey: private key " + id.name + " contents do not match public");
+                return started::not_sent;
+            }
+            load_result_ = std::make_shared<const private_key>(std::move(*key));
+            return sign_loaded(sign_id_);
+        }
+        error = key.error();
+        // A file whose public half was unknown may hold a security key.
+        if (error == errc::security_key_unsupported && id.load_security_key) {
+            sk_loading_ = true;
+            return try_load(passphrase);
+        }
     }
-    switch (key.error()) {
+    switch (error) {
     case errc::passphrase_required:
     case errc::wrong_passphrase:
         if (config_.batch_mode)
@@ -456,7 +508,7 @@ client_auth::started client_auth::try_load(std::optional<std::string_view> passp
             "no such identity: " + id.name + ": No such file or directory");
         return started::not_sent;
     default:
-        log(auth_log_level::error, "Load key \"" + id.name + "\": " + std::string(to_string(key.error())));
+        log(auth_log_level::error, "Load key \"" + id.name + "\": " + std::string(to_string(error)));
         return started::not_sent;
     }
 }

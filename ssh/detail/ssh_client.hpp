@@ -25,6 +25,7 @@
 #include "ssh/escape.hpp"
 #include "ssh/mux/mux_master.hpp"
 #include "ssh/session.hpp"
+#include "ssh/sk_sign.hpp"
 #include "ssh/terminal.hpp"
 
 #include <boost/asio/io_context.hpp>
@@ -76,6 +77,7 @@ private:
     void pump_session();
     void answer_prompt(const client_auth_event& ev);
     void sign_with_agent(const client_auth_event& ev);
+    void sign_with_security_key(const client_auth_event& ev);
     void on_authenticated();
     void start_session();
     // -W, -L, -D: false when the client is finishing (ExitOnForwardFailure).
@@ -145,6 +147,9 @@ private:
     connection* conn_ = nullptr;
     std::unique_ptr<connection_runner> runner_;
     std::optional<agent_client> agent_;
+    // Security keys in key files: the SecurityKeyProvider, loaded at the
+    // first signature.
+    std::optional<sk_login_signer> sk_signer_;
     std::shared_ptr<client_session> session_;
     std::unique_ptr<client_forwards> forwards_;
     std::unique_ptr<client_remote_forwards> remote_forwards_;

@@ -205,8 +205,10 @@ TEST_CASE("certificate algorithm: RSA from server-sig-algs, others by type, Pubk
     CHECK(def ==
           "ssh-ed25519-cert-v01@openssh.com,ecdsa-sha2-nistp256-cert-v01@openssh.com,"
           "ecdsa-sha2-nistp384-cert-v01@openssh.com,ecdsa-sha2-nistp521-cert-v01@openssh.com,"
+          "sk-ssh-ed25519-cert-v01@openssh.com,sk-ecdsa-sha2-nistp256-cert-v01@openssh.com,"
           "rsa-sha2-512-cert-v01@openssh.com,rsa-sha2-256-cert-v01@openssh.com,ssh-ed25519,ecdsa-sha2-nistp256,"
-          "ecdsa-sha2-nistp384,ecdsa-sha2-nistp521,rsa-sha2-512,rsa-sha2-256");
+          "ecdsa-sha2-nistp384,ecdsa-sha2-nistp521,sk-ssh-ed25519@openssh.com,sk-ecdsa-sha2-nistp256@openssh.com,"
+          "rsa-sha2-512,rsa-sha2-256");
 
     const std::optional<std::string> both = "ssh-ed25519,rsa-sha2-256,rsa-sha2-512";
     CHECK(choose_certificate_algorithm(rsa, def, both) == "rsa-sha2-512-cert-v01@openssh.com");

@@ -429,8 +429,12 @@ TEST_CASE("ssh_config: algorithm lists with + - ^")
     // As OpenSSH 9.2's ssh -G: the pattern takes the certificate names too.
     CHECK(*cfg.host_key_algorithms ==
           "ssh-ed25519,rsa-sha2-256,rsa-sha2-256-cert-v01@openssh.com,rsa-sha2-512,rsa-sha2-512-cert-v01@openssh.com");
-    CHECK(*cfg.pubkey_accepted_algorithms == "ssh-ed25519-cert-v01@openssh.com,rsa-sha2-512-cert-v01@openssh.com,"
-                                             "rsa-sha2-256-cert-v01@openssh.com,ssh-ed25519,rsa-sha2-512,rsa-sha2-256");
+    // (Debian's ssh -G: "-ecdsa*" leaves the sk-ecdsa names.)
+    CHECK(*cfg.pubkey_accepted_algorithms ==
+          "ssh-ed25519-cert-v01@openssh.com,sk-ssh-ed25519-cert-v01@openssh.com,"
+          "sk-ecdsa-sha2-nistp256-cert-v01@openssh.com,rsa-sha2-512-cert-v01@openssh.com,"
+          "rsa-sha2-256-cert-v01@openssh.com,ssh-ed25519,sk-ssh-ed25519@openssh.com,sk-ecdsa-sha2-nistp256@openssh.com,"
+          "rsa-sha2-512,rsa-sha2-256");
     CHECK(cfg.ca_signature_algorithms->ends_with(",ssh-rsa"));
 
     // Unset HostKeyAlgorithms stays unset (ordered per host at connect time).

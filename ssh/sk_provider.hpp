@@ -1,0 +1,137 @@
+// FIDO security-key middleware ("SecurityKeyProvider"): the shared library
+// OpenSSH's tools load to talk to an authenticator, and the SSH signature
+// blobs built from what it returns (OpenSSH's PROTOCOL.u2f: the signature
+// formats, and the middleware API that its sk-api.h declares).
+//
+// OpenSSH runs the middleware in a separate process (ssh-sk-helper) so that
+// a crashing or hostile library cannot reach the client's memory. Longhaul
+// dlopens it into ssh itself and calls it synchronously: the library is the
+// one the user named (SecurityKeyProvider, SSH_SK_PROVIDER), i.e. code the
+// user already chose to trust with their keys, and every length it hands
+// back is bounded before use. "internal" (OpenSSH's built-in libfido2
+// middleware) is not implemented.
+#pragma once
+
+#include "common/bytes.hpp"
+#include "common/keys/public_key.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+
+namespace longhaul {
+
+// The C ABI. These mirror OpenSSH's sk-api.h at API version 0x000a0000
+// (the one OpenSSH 9.2 speaks), written from its interface description:
+// the field order and types are the contract with the library, so they
+// must not be "tidied".
+namespace sk_api {
+
+inline constexpr std::uint32_t version_major = 0x000a0000;
+inline constexpr std::uint32_t version_major_mask = 0xffff0000;
+
+inline constexpr std::uint32_t alg_ecdsa = 0x00;
+inline constexpr std::uint32_t alg_ed25519 = 0x01;
+
+inline constexpr int err_general = -1;
+inline constexpr int err_unsupported = -2;
+inline constexpr int err_pin_required = -3;
+inline constexpr int err_device_not_found = -4;
+inline constexpr int err_credential_exists = -5;
+
+extern "C" {
+struct sk_sign_response {
+    std::uint8_t flags;
+    std::uint32_t counter;
+    std::uint8_t* sig_r;
+    std::size_t sig_r_len;
+    std::uint8_t* sig_s;
+    std::size_t sig_s_len;
+};
+struct sk_option {
+    char* name;
+    char* value;
+    std::uint8_t required;
+};
+// Only resolved (OpenSSH requires the symbols), never called by ssh.
+struct sk_enroll_response;
+struct sk_resident_key;
+
+using api_version_fn = std::uint32_t (*)();
+using enroll_fn = int (*)(std::uint32_t alg, const std::uint8_t* challenge, std::size_t challenge_len,
+                          const char* application, std::uint8_t flags, const char* pin, sk_option** options,
+                          sk_enroll_response** response);
+using sign_fn = int (*)(std::uint32_t alg, const std::uint8_t* data, std::size_t data_len, const char* application,
+                        const std::uint8_t* key_handle, std::size_t key_handle_len, std::uint8_t flags,
+                        const char* pin, sk_option** options, sk_sign_response** response);
+using load_resident_keys_fn = int (*)(const char* pin, sk_option** options, sk_resident_key*** rks,
+                                      std::size_t* nrks);
+} // extern "C"
+
+} // namespace sk_api
+
+// Bounds on what the middleware returns (an Ed25519 signature is 64 bytes,
+// a P-256 r or s 32; a little room for a leading zero byte).
+inline constexpr std::size_t max_sk_signature_part = 64;
+
+// What sk_sign answered, copied out of the library's buffers.
+struct sk_sign_result {
+    std::uint8_t flags = 0;
+    std::uint32_t counter = 0;
+    bytes sig_r; // Ed25519: the whole 64-byte signature
+    bytes sig_s; // ECDSA only
+};
+
+// The SSH signature blob for a security key of type `t` (sk_ed25519 or
+// sk_ecdsa_p256): string name, string signature (Ed25519: the 64 bytes;
+// ECDSA: string { mpint r, mpint s }), byte flags, uint32 counter.
+// nullopt when the parts do not fit the type (wrong Ed25519 length, an
+// empty or oversized r or s).
+std::optional<bytes> encode_sk_signature(key_type t, const sk_sign_result& r);
+
+// The outcome of a middleware call: a signature, or an SSH_SK_ERR_* code
+// (pin_required asks for the PIN) or a failure described in words.
+struct sk_failure {
+    int code = sk_api::err_general;
+    std::string message;
+};
+
+// A loaded middleware library. Movable; closes the library when destroyed.
+class sk_provider {
+public:
+    // dlopen(path) and the checks OpenSSH makes: the four entry points
+    // present and sk_api_version() of the supported major version. The
+    // failure text is ready to print (the version message is OpenSSH's).
+    static std::variant<sk_provider, sk_failure> load(const std::string& path);
+
+    sk_provider(sk_provider&&) noexcept = default;
+    sk_provider& operator=(sk_provider&&) noexcept = default;
+    ~sk_provider() = default;
+
+    const std::string& path() const noexcept { return path_; }
+    std::uint32_t api_version() const noexcept { return version_; }
+
+    // sk_sign for a key of type `t` (its application and the key handle and
+    // flags from its private key file) over `data`; `pin` may be null. The
+    // response's buffers are freed as the ABI wants (free() each, then the
+    // struct) whatever happens.
+    std::variant<sk_sign_result, sk_failure> sign(key_type t, byte_span data, const std::string& application,
+                                                  byte_span key_handle, std::uint8_t key_flags,
+                                                  const char* pin) const;
+
+private:
+    struct closer {
+        void operator()(void* handle) const noexcept;
+    };
+    sk_provider() = default;
+
+    std::string path_;
+    std::unique_ptr<void, closer> handle_;
+    std::uint32_t version_ = 0;
+    sk_api::sign_fn sign_ = nullptr;
+};
+
+} // namespace longhaul

@@ -1,0 +1,197 @@
+#include "ssh/sk_sign.hpp"
+
+#include "common/log.hpp"
+#include "ssh/prompt.hpp"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace longhaul {
+
+namespace {
+
+// Where OpenSSH on Debian looks for an askpass program when SSH_ASKPASS is unset.
+constexpr const char* default_askpass = "/usr/bin/ssh-askpass";
+
+void write_notice(const std::string& text)
+{
+    const std::string line = "\r" + text + "\r\n";
+    (void)!::write(STDERR_FILENO, line.data(), line.size());
+}
+
+// OpenSSH's words for the middleware's error codes (ssh-sk.c maps them to
+// these ssherr values).
+std::string sk_error_text(int code)
+{
+    switch (code) {
+    case sk_api::err_unsupported: return "feature not supported";
+    case sk_api::err_pin_required: return "incorrect passphrase supplied to decrypt private key";
+    case sk_api::err_device_not_found: return "device not found";
+    case sk_api::err_credential_exists: return "bad permissions";
+    default: return "invalid format";
+    }
+}
+
+} // namespace
+
+std::optional<std::string> resolve_sk_provider(const std::optional<std::string>& configured, logger& log)
+{
+    std::string value = configured.value_or("internal");
+    if (value == "internal") {
+        const char* env = std::getenv("SSH_SK_PROVIDER");
+        if (env != nullptr && *env != '\0') {
+            log.debug2("resolved SecurityKeyProvider $SSH_SK_PROVIDER => " + std::string(env));
+            return std::string(env);
+        }
+        return value;
+    }
+    if (value.size() > 1 && value[0] == '$') {
+        const char* env = std::getenv(value.c_str() + 1);
+        if (env == nullptr) {
+            log.debug("Authenticator provider " + value + " did not resolve; disabling");
+            return std::nullopt;
+        }
+        log.debug2("resolved SecurityKeyProvider " + value + " => " + env);
+        return std::string(env);
+    }
+    return value;
+}
+
+user_notifier::user_notifier(bool force_askpass, const std::string& message, logger& log)
+{
+    std::fflush(nullptr);
+    if (!force_askpass && isatty(STDERR_FILENO)) {
+        write_notice(message);
+        on_stderr_ = true;
+        return;
+    }
+    const char* askpass = std::getenv("SSH_ASKPASS");
+    if (askpass == nullptr)
+        askpass = default_askpass;
+    if (*askpass == '\0') {
+        log.debug3("notify_start: cannot notify: no askpass");
+        return;
+    }
+    const char* require = std::getenv("SSH_ASKPASS_REQUIRE");
+    if (std::getenv("DISPLAY") == nullptr && (require == nullptr || std::strcmp(require, "force") != 0)) {
+        log.debug3("notify_start: cannot notify: no display");
+        return;
+    }
+    // The notice is ended with SIGTERM, possibly before the child has
+    // exec'd: it must not run ssh's handlers then (they would report to the
+    // parent's signal pipe, and ssh would end as if it had been signalled).
+    // Signals stay blocked across fork until the child has reset them.
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    const pid_t pid = fork();
+    if (pid < 0) {
+        pthread_sigmask(SIG_SETMASK, &old, nullptr);
+        log.error(std::string("notify_start: fork: ") + std::strerror(errno));
+        return;
+    }
+    if (pid == 0) {
+        for (int sig = 1; sig < NSIG; ++sig) {
+            struct sigaction cur {};
+            if (sigaction(sig, nullptr, &cur) == 0 && cur.sa_handler != SIG_IGN && cur.sa_handler != SIG_DFL)
+                std::signal(sig, SIG_DFL);
+        }
+        pthread_sigmask(SIG_SETMASK, &old, nullptr);
+        // Nothing to read and nothing to answer: the program only shows.
+        const int devnull = ::open("/dev/null", O_RDWR);
+        if (devnull >= 0) {
+            dup2(devnull, STDIN_FILENO);
+            dup2(devnull, STDOUT_FILENO);
+        }
+        ::setenv("SSH_ASKPASS_PROMPT", "none", 1);
+        execlp(askpass, askpass, message.c_str(), static_cast<char*>(nullptr));
+        _exit(1);
+    }
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    pid_ = pid;
+}
+
+void user_notifier::complete(const char* conclusion)
+{
+    if (done_)
+        return;
+    done_ = true;
+    if (on_stderr_ && conclusion != nullptr)
+        write_notice(conclusion);
+    if (pid_ > 0) {
+        ::kill(pid_, SIGTERM);
+        while (waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
+        }
+        pid_ = -1;
+    }
+}
+
+const sk_provider* sk_login_signer::provider()
+{
+    if (!tried_load_) {
+        tried_load_ = true;
+        if (!provider_path_) {
+            log_.error("No SecurityKeyProvider for security keys");
+        } else if (*provider_path_ == "internal") {
+            log_.error(std::string(sk_internal_unsupported));
+        } else {
+            log_.debug("loading SecurityKeyProvider " + *provider_path_ + " (in-process)");
+            auto loaded = sk_provider::load(*provider_path_);
+            if (auto* f = std::get_if<sk_failure>(&loaded))
+                log_.error(f->message);
+            else
+                provider_.emplace(std::move(std::get<sk_provider>(loaded)));
+        }
+    }
+    return provider_ ? &*provider_ : nullptr;
+}
+
+std::variant<bytes, std::string> sk_login_signer::sign(const openssh_security_key& key, const std::string& key_file,
+                                                       byte_span data)
+{
+    const sk_provider* p = provider();
+    if (p == nullptr) {
+        if (provider_path_ && *provider_path_ == "internal")
+            return std::string("feature not supported");
+        return std::string("invalid format");
+    }
+    const std::string short_type(key_type_short_name(key.key.type()));
+    std::optional<user_notifier> notice;
+    if ((key.flags & sk_flag_user_presence) != 0)
+        notice.emplace(batch_mode_,
+                       "Confirm user presence for key " + short_type + " " + key.key.fingerprint_sha256(), log_);
+    auto r = p->sign(key.key.type(), data, key.key.application(), key.key_handle, key.flags, nullptr);
+    if (auto* f = std::get_if<sk_failure>(&r); f && f->code == sk_api::err_pin_required) {
+        log_.debug("identity_sign: sshkey_sign: " + sk_error_text(f->code));
+        // As OpenSSH: the touch notice goes while the PIN is asked, and
+        // does not come back for the retry.
+        if (notice)
+            notice->complete(nullptr);
+        auto pin = read_passphrase("Enter PIN for " + short_type + " key " + key_file + ": ", prompt_echo::off);
+        std::string pin_text = pin ? std::string(as_string_view(pin->span())) : std::string();
+        r = p->sign(key.key.type(), data, key.key.application(), key.key_handle, key.flags, pin_text.c_str());
+        cleanse(pin_text.data(), pin_text.size());
+    }
+    if (auto* f = std::get_if<sk_failure>(&r)) {
+        log_.debug("identity_sign: sshkey_sign: " + f->message);
+        if (notice)
+            notice->complete(nullptr);
+        return sk_error_text(f->code);
+    }
+    auto blob = encode_sk_signature(key.key.type(), std::get<sk_sign_result>(r));
+    if (notice)
+        notice->complete(blob ? "User presence confirmed" : nullptr);
+    if (!blob)
+        return std::string("invalid format");
+    return std::move(*blob);
+}
+
+} // namespace longhaul

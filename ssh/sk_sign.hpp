@@ -1,0 +1,78 @@
+// Signing for login with a security key held in a key file, as OpenSSH
+// 9.2's ssh does it (sshconnect2.c identity_sign): the "Confirm user
+// presence" notice for keys that want a touch, the middleware's sk_sign,
+// and on SSH_SK_ERR_PIN_REQUIRED one retry with the PIN the user types at
+// "Enter PIN for ED25519-SK key FILE: ".
+#pragma once
+
+#include "common/bytes.hpp"
+#include "common/keys/openssh_key_v1.hpp"
+#include "ssh/sk_provider.hpp"
+
+#include <optional>
+#include <string>
+#include <variant>
+
+namespace longhaul {
+
+class logger;
+
+// The library to load for SecurityKeyProvider `configured` (after
+// defaults: "internal" unless set). "$VAR" names an environment variable
+// (unset: none, as OpenSSH says "did not resolve; disabling"). OpenSSH
+// builds without the built-in middleware default to $SSH_SK_PROVIDER;
+// Longhaul has no built-in one, so SSH_SK_PROVIDER, when set, replaces
+// "internal". The result is "internal" when that is what remains, nullopt
+// when there is no provider at all.
+std::optional<std::string> resolve_sk_provider(const std::optional<std::string>& configured, logger& log);
+
+// The message for SecurityKeyProvider internal.
+inline constexpr std::string_view sk_internal_unsupported =
+    "SecurityKeyProvider internal: not supported yet (set SecurityKeyProvider to a middleware library)";
+
+// OpenSSH's notify_start/notify_complete: a notice the user cannot answer
+// ("touch your key now"), on stderr when it is a terminal and batch mode is
+// off, else shown by the askpass program (SSH_ASKPASS_PROMPT=none) where a
+// display (DISPLAY, or SSH_ASKPASS_REQUIRE=force) could show it; the
+// askpass is ended when the operation is over.
+class user_notifier {
+public:
+    user_notifier(bool force_askpass, const std::string& message, logger& log);
+    ~user_notifier() { complete(nullptr); }
+    user_notifier(const user_notifier&) = delete;
+    user_notifier& operator=(const user_notifier&) = delete;
+    // `conclusion` (e.g. "User presence confirmed") goes to stderr when the
+    // notice did.
+    void complete(const char* conclusion);
+
+private:
+    bool on_stderr_ = false;
+    bool done_ = false;
+    int pid_ = -1;
+};
+
+// Signs for one login; loads the provider once and keeps it.
+class sk_login_signer {
+public:
+    sk_login_signer(std::optional<std::string> provider, bool batch_mode, logger& log)
+        : provider_path_(std::move(provider)), batch_mode_(batch_mode), log_(log)
+    {
+    }
+
+    // The signature blob for `key` (from its file `key_file`, for the PIN
+    // prompt) over `data`, or the reason it failed in OpenSSH's words (for
+    // "sign_and_send_pubkey: signing failed for ...").
+    std::variant<bytes, std::string> sign(const openssh_security_key& key, const std::string& key_file,
+                                          byte_span data);
+
+private:
+    const sk_provider* provider();
+
+    std::optional<std::string> provider_path_;
+    bool batch_mode_;
+    logger& log_;
+    bool tried_load_ = false;
+    std::optional<sk_provider> provider_;
+};
+
+} // namespace longhaul
