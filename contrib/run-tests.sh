@@ -103,8 +103,9 @@ timed "build" cmake --build build -j"$jobs"
 # tests at SCHED_IDLE priority instead, to use the CPU the tests leave
 # idle; on the 2-vCPU VMs CI runs on that made the tests 55 % slower (idle
 # priority inside a guest does not keep a build off the tests' caches and
-# cycles), more than the build saved (docs/TESTING.md). The WAN tests, which
-# judge throughput, run alone after the builds either way.
+# cycles), and the two together took longer than one after the other
+# (docs/TESTING.md). The WAN tests, which judge throughput, run alone after
+# the builds either way.
 asan_wanted=0
 [ "${LONGHAUL_SKIP_SANITIZERS:-0}" = 1 ] || asan_wanted=1
 tsan_wanted=0
