@@ -15,15 +15,6 @@ using namespace longhaul::test;
 
 namespace {
 
-public_key key_from_base64(std::string_view b64)
-{
-    auto blob = base64_decode(b64);
-    REQUIRE(blob);
-    auto key = public_key::from_blob(*blob);
-    REQUIRE(key);
-    return std::move(*key);
-}
-
 certificate cert_from_base64(std::string_view b64)
 {
     auto blob = base64_decode(b64);

@@ -15,15 +15,6 @@ using namespace longhaul::test;
 
 namespace {
 
-public_key key_from_base64(std::string_view b64)
-{
-    auto blob = base64_decode(b64);
-    REQUIRE(blob);
-    auto key = public_key::from_blob(*blob);
-    REQUIRE(key);
-    return std::move(*key);
-}
-
 // A real signature and what it covers: the SSHSIG-signed data over
 // sk_signed_message (PROTOCOL.sshsig), which is what the key signed.
 struct sk_vector {

@@ -5,9 +5,24 @@
 // (fingerprints, flags, counters) are what Debian's ssh-keygen printed.
 #pragma once
 
+#include "common/keys/base64.hpp"
+#include "common/keys/public_key.hpp"
+
+#include <doctest/doctest.h>
+
 #include <string_view>
 
 namespace longhaul::test {
+
+// A public key from the base64 of its blob (the vectors below).
+inline public_key key_from_base64(std::string_view b64)
+{
+    auto blob = base64_decode(b64);
+    REQUIRE(blob);
+    auto key = public_key::from_blob(*blob);
+    REQUIRE(key);
+    return std::move(*key);
+}
 
 // sk-ssh-ed25519@openssh.com, application "ssh:", comment "edk"
 inline constexpr std::string_view sk_ed25519_pub =
