@@ -69,11 +69,11 @@ session() {
     lh_wait_until 20 pane_has "$name" '^session-up' || { cat "$T/$name.err" >&2; return 1; }
 }
 pane() { tmux -S "$TMUX_SOCK" capture-pane -p -S -500 -t "$1"; }
-pane_has() { pane "$1" | grep -q "$2"; }
+pane_has() { pane "$1" | lh_matches "$2"; }
 prompts() { pane "$1" | grep -c '^ssh>' || true; }
 prompts_above() { [ "$(prompts "$1")" -gt "$2" ]; }
 err_since() { tail -n +"$(($2 + 1))" "$T/$1.err" | tr -d '\r'; }
-err_has_since() { err_since "$1" "$2" | grep -qxF -- "$3"; }
+err_has_since() { err_since "$1" "$2" | lh_matches -xF -- "$3"; }
 
 # escape NAME KEYS: types Enter, then KEYS (an escape sequence) at the
 # start of the new line.

@@ -299,7 +299,7 @@ jumped() {
     [ "$rc" = 0 ] && [ "${got%% *}" = "$WANT" ] || { echo "  status $rc" >&2; cat "$T/j.err" >&2; return 1; }
     rc=0
     "$ssh" -F "$T/jump_config" -J "$hops" -p "$port" "$me@127.0.0.1" 'exit 7' </dev/null 2>"$T/j.err" || rc=$?
-    [ "$rc" = 7 ] && ! grep -v '^Warning: Permanently added' "$T/j.err" | grep -q . ||
+    [ "$rc" = 7 ] && ! grep -v '^Warning: Permanently added' "$T/j.err" | lh_matches . ||
         { echo "  status $rc" >&2; cat "$T/j.err" >&2; return 1; }
 }
 for client in longhaul debian; do

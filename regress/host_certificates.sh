@@ -134,8 +134,8 @@ plain_offer() {
     LH_SSHD=$DEB_SSHD
     # Refused (no CA for a plain key), but the server's offer is logged.
     ! ssh $(opts "$T/kh_ca" "$plain_port") -vv 127.0.0.1 true 2>"$T/err" &&
-        grep -A3 "peer server KEXINIT proposal" "$T/err" | grep -q "host key algorithms: " &&
-        ! grep -A3 "peer server KEXINIT proposal" "$T/err" | grep "host key algorithms: " | grep -q cert ||
+        grep -A3 "peer server KEXINIT proposal" "$T/err" | lh_matches "host key algorithms: " &&
+        ! grep -A3 "peer server KEXINIT proposal" "$T/err" | grep "host key algorithms: " | lh_matches cert ||
         { cat "$T/err" >&2; return 1; }
 }
 lh_check "Longhaul's sshd without HostCertificate offers no certificate" plain_offer

@@ -299,6 +299,18 @@ lh_skip_check() {
     fi
 }
 
+# lh_matches GREP-ARGS...: standard input has a line that grep, given
+# these arguments, matches; for `PRODUCER | lh_matches PATTERN` instead of
+# `PRODUCER | grep -q PATTERN`. grep -q exits at the first match, so a
+# producer still writing (tr or tail over a log longer than its buffer) dies
+# of SIGPIPE, and pipefail turns that into a failed check now and then.
+# This reads its input to the end.
+lh_matches() {
+    local n
+    n=$(grep -c "$@") || true
+    [ "${n:-0}" -gt 0 ]
+}
+
 lh_summary() {
     echo "$LH_CHECKS checks, $LH_FAILED failed, $LH_SKIPPED skipped"
     [ "$LH_FAILED" = 0 ]

@@ -355,7 +355,7 @@ login() { # SSH KEY_WANTED: the log line of this login, not an earlier one
         -o BatchMode=yes -o "IdentityAgent=$AO" -o IdentityFile=none -o PasswordAuthentication=no \
         -o KbdInteractiveAuthentication=no "$(id -un)@127.0.0.1" 'echo logged-in' </dev/null 2>"$T/login.err") ||
         { cat "$T/login.err" >&2; return 1; }
-    [ "$out" = logged-in ] && tail -n +"$((before + 1))" "$T/srv/sshd.log" | grep -q "Accepted publickey.*$2"
+    [ "$out" = logged-in ] && tail -n +"$((before + 1))" "$T/srv/sshd.log" | lh_matches "Accepted publickey.*$2"
 }
 run o_login "$AO" "$OURS" -q "$K/k_rsa"
 lh_check "Debian's ssh logs in with the key our ssh-add added" login /usr/bin/ssh "RSA SHA256:"

@@ -111,7 +111,7 @@ check_certificate_file() {
     auth_lines "$T/cf.log" >"$T/cf.lines"
     # The certificate comes first, under its own file name.
     [ "$(head -n1 "$T/cf.lines")" = "Will attempt key: $T/elsewhere.crt ED25519-CERT $f explicit" ] &&
-        tr -d '\r' <"$T/cf.log" | grep -qxF "debug1: certificate file $T/elsewhere.crt type 7" || { cat "$T/cf.log"; return 1; }
+        tr -d '\r' <"$T/cf.log" | lh_matches -xF "debug1: certificate file $T/elsewhere.crt type 7" || { cat "$T/cf.log"; return 1; }
     run /usr/bin/ssh "$port_d" "$D" "$T/cf.ref.log" -i "$T/id_cf" -o "CertificateFile=$T/elsewhere.crt" >/dev/null ||
         { cat "$T/cf.ref.log"; return 1; }
     auth_lines "$T/cf.ref.log" >"$T/cf.ref.lines"
@@ -195,7 +195,7 @@ check_expired() {
     refused expired -i "$T/id_expired" || return 1
     grep -q "Offering public key: $T/id_expired ED25519-CERT" "$T/expired.log" || { cat "$T/expired.log"; return 1; }
     sleep 0.2
-    log_since "$mark" "$D/sshd.log" | grep -q "Certificate invalid: expired" ||
+    log_since "$mark" "$D/sshd.log" | lh_matches "Certificate invalid: expired" ||
         { echo "   sshd log:"; log_since "$mark" "$D/sshd.log" | grep -i cert; return 1; }
 }
 lh_check "expired certificate: refused (sshd: Certificate invalid: expired), Permission denied" check_expired

@@ -123,7 +123,7 @@ if command -v tmux >/dev/null; then
     capture() { tmux -S "$sock" capture-pane -p -t 0; }
     wait_for() {
         local i
-        for i in $(seq 1 100); do capture | grep -q "$1" && return 0; sleep 0.1; done
+        for i in $(seq 1 100); do capture | lh_matches "$1" && return 0; sleep 0.1; done
         return 1
     }
     check_pty_size() { wait_for '^24 80'; }
@@ -137,7 +137,7 @@ if command -v tmux >/dev/null; then
         tmux -S "$sock" send-keys -t 0 'hello-pty' Enter
         # A clean-clone CI run (sanitizer builds beside it) once saw no
         # "got:" within 10 s; on failure the pane shows how far it got.
-        if ! { wait_for 'got:hello-pty' || wait_for 'got:hello-pty'; } || ! capture | grep -q '^hello-pty'; then
+        if ! { wait_for 'got:hello-pty' || wait_for 'got:hello-pty'; } || ! capture | lh_matches '^hello-pty'; then
             echo "  pane:" >&2
             capture | sed 's/^/    | /' >&2
             return 1
@@ -234,7 +234,7 @@ if command -v ssh-agent >/dev/null && command -v ssh-add >/dev/null; then
         SSH_AUTH_SOCK="$T/agent.sock" "$SSH" -F /dev/null -p "$port" -o "UserKnownHostsFile=$LH_TMP/known_hosts" \
             -o BatchMode=yes -v 127.0.0.1 'echo agent-ok' >"$T/out" 2>"$T/err" &&
             [ "$(cat "$T/out")" = agent-ok ] && grep -q "Authenticated to 127.0.0.1" "$T/err" &&
-            tr -d '\r' <"$T/err" | grep -q "Server accepts key: .* agent$"
+            tr -d '\r' <"$T/err" | lh_matches "Server accepts key: .* agent$"
     }
     lh_check "key held by ssh-agent (SSH_AUTH_SOCK)" check_agent
     check_agent_pub() {
@@ -245,7 +245,7 @@ if command -v ssh-agent >/dev/null && command -v ssh-add >/dev/null; then
             SSH_AUTH_SOCK="$T/agent.sock" "$SSH" -F /dev/null -p "$port" -o "UserKnownHostsFile=$LH_TMP/known_hosts" \
                 -o BatchMode=yes -o IdentitiesOnly=yes -i "$T/only.pub" -v 127.0.0.1 'echo agent-ok' >"$T/out" 2>"$T/err" &&
             [ "$(cat "$T/out")" = agent-ok ] &&
-            tr -d '\r' <"$T/err" | grep -q "Server accepts key: $T/only.pub .* explicit agent$"
+            tr -d '\r' <"$T/err" | lh_matches "Server accepts key: $T/only.pub .* explicit agent$"
     }
     lh_check "-i key.pub with IdentitiesOnly: the agent signs with that key" check_agent_pub
 else

@@ -96,7 +96,7 @@ sftp_as() { # USER BATCH OUT: Debian's sftp -b; exit status appended to OUT
 log_mark() { wc -l <"$LOG"; }
 log_since() { tail -n +"$(($1 + 1))" "$LOG"; }
 log_has() { # MARK FIXED-STRING
-    log_since "$1" | grep -qF -- "$2"
+    log_since "$1" | lh_matches -F -- "$2"
 }
 
 head -c 300000 /dev/urandom >"$T/payload"

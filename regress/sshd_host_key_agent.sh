@@ -149,7 +149,7 @@ lh_check "a HostCertificate of an agent key, Longhaul ssh" check_login "$LH_SSH"
 # client must see the private one (pinned in known_hosts too).
 mixed_key() {
     local port=$port_mixed
-    ssh-keyscan -p "$port" -t ed25519 127.0.0.1 2>/dev/null | grep -qF "$(cut -d' ' -f2 "$T/hk/direct.pub")"
+    ssh-keyscan -p "$port" -t ed25519 127.0.0.1 2>/dev/null | lh_matches -F "$(cut -d' ' -f2 "$T/hk/direct.pub")"
 }
 lh_check "the private key comes first for its type" mixed_key
 
@@ -158,13 +158,19 @@ lh_check "the private key comes first for its type" mixed_key
 # monitor when the session runs as another user), 4 MiB each way. Debian's
 # ssh -v shows how many key exchanges there were.
 rekey() { # CLIENT ALG [ssh args...]
-    local client=$1 alg=$2 out v=()
+    local client=$1 alg=$2 out rc=0 v=()
     shift 2
     [ "$client" = ssh ] && v=(-v)
     out=$(head -c 4194304 /dev/zero | login "$client" debian "$alg" "${v[@]}" "$@" -- \
-        "head -c 4194304 /dev/zero; wc -c >&2" 2>"$T/rekey.err" | wc -c) && [ "$out" = 4194304 ] &&
-        tr -d '\r' <"$T/rekey.err" | grep -q '^4194304$' ||
-        { echo "got $out" >&2; cat "$T/rekey.err" >&2; return 1; }
+        "head -c 4194304 /dev/zero; wc -c >&2" 2>"$T/rekey.err" | wc -c) || rc=$?
+    if [ "$rc" != 0 ] || [ "$out" != 4194304 ] || ! tr -d '\r' <"$T/rekey.err" | lh_matches '^4194304$'; then
+        # Debian's -v log without the per-packet lines, and the server's.
+        echo "exit $rc, $out bytes out" >&2
+        grep -vE '^debug1: (enqueue|dequeue) packet|^debug1: rekeying in progress' "$T/rekey.err" | tail -n 40 >&2
+        echo "--- server log" >&2
+        tail -n 30 "$T/debian.log" >&2
+        return 1
+    fi
     if [ "$client" = ssh ]; then
         local n
         n=$(grep -c 'SSH2_MSG_NEWKEYS received' "$T/rekey.err")
@@ -210,7 +216,7 @@ late_gone() {
     exec 7>&-
     lh_wait_until 30 test -s "$T/late.rc" || return 1
     [ "$(cat "$T/late.rc")" != 0 ] && [ "$(wc -c <"$T/late.out")" -lt 4194310 ] && kill -0 "$pid_late" &&
-        lh_wait_until 5 eval "tr -d '\r' <'$T/late.log' | grep -q '^agent sign: '" &&
+        lh_wait_until 5 eval "tr -d '\r' <'$T/late.log' | lh_matches '^agent sign: '" &&
         ! grep -qiE 'sanitizer|segmentation|core dumped|terminate called' "$T/late.log" ||
         { cat "$T/late.err" "$T/late.log" >&2; return 1; }
 }

@@ -112,7 +112,7 @@ if command -v tmux >/dev/null; then
         local sock="$T/tmux.sock" ok=0
         tmux -S "$sock" new-session -d -x 80 -y 24 "ssh ${o[*]} -tt 127.0.0.1; echo rc=\$? > $T/tmux_rc; sleep 10"
         pane() { tmux -S "$sock" capture-pane -p -t 0; }
-        pane_has() { pane | grep -q "$1"; }
+        pane_has() { pane | lh_matches "$1"; }
         # The remote shell is up once its prompt shows.
         lh_wait_until 20 pane_has '[#$] *$' &&
             tmux -S "$sock" send-keys -t 0 'echo typed-$((6*7))' Enter &&

@@ -76,7 +76,7 @@ login() {
 }
 # (bash's prompt may put terminal escapes before the line)
 tty_of() { grep -ao 'TTY=/dev/pts/[0-9]*' "$1" | head -n 1 | cut -d/ -f3-; }
-not_in_utmp() { ! who | grep -q "^$1 "; }
+not_in_utmp() { ! who | lh_matches "^$1 "; }
 closed_in_wtmp() { # USER TTY OUT: last(1) shows a login with its logout time
     last -w -f /var/log/wtmp "$1" >"$3"
     grep -Eq "^$1 +$2 +127\.0\.0\.1 .* - [0-9]{2}:[0-9]{2} +\(00:0[0-9]\)$" "$3"

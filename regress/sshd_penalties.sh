@@ -108,7 +108,7 @@ refused() {
 in_log() {
     local log=$1
     shift
-    tr -d '\r' <"$log" | grep -q "$@"
+    tr -d '\r' <"$log" | lh_matches "$@"
 }
 # accepted PORT: the server sends its version line.
 accepted() {

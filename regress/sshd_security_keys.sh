@@ -172,7 +172,7 @@ auth_lines() {
 # The connection is over (in the log) once it logged in and out, or the
 # client went away.
 conn_done() {
-    tail -n +"$2" "$1" | grep -qE 'Disconnected from user|Connection closed by|Disconnected from authenticating user|Received disconnect from'
+    tail -n +"$2" "$1" | lh_matches -E 'Disconnected from user|Connection closed by|Disconnected from authenticating user|Received disconnect from'
 }
 # attempt SIDE PROFILE KEY CERT: one login; sets got_SIDE (accepted or
 # refused) and writes the auth lines to $T/lines.SIDE.
@@ -448,7 +448,7 @@ lh_accepts() {
         return 1
     fi
     lh_wait_until 5 conn_done "$log" "$from" || true
-    auth_lines "$log" "$from" | grep -qxF -- "$want" ||
+    auth_lines "$log" "$from" | lh_matches -xF -- "$want" ||
         { echo "  $side sshd's log lacks '$want':"; auth_lines "$log" "$from" | sed 's/^/    /'; return 1; }
 }
 # lh_refused: the last lhssh failed cleanly (255, no login, no crash).

@@ -158,7 +158,7 @@ check_server_log() {
     pattern="^Disconnecting 127\.0\.0\.1 port [0-9]+: ${want//[()]/.} \[preauth\]\$"
     echo "     Longhaul sshd: $(grep -F "$want" "$T/lh/sshd.log" | tail -n 1)"
     echo "     OpenSSH sshd:  $(grep -F "$want" "$T/deb/sshd.log" | tail -n 1)"
-    tr -d '\r' <"$T/deb/sshd.log" | grep -qE "$pattern" && tr -d '\r' <"$T/lh/sshd.log" | grep -qE "$pattern"
+    tr -d '\r' <"$T/deb/sshd.log" | lh_matches -E "$pattern" && tr -d '\r' <"$T/lh/sshd.log" | lh_matches -E "$pattern"
 }
 
 check_server_completes() {

@@ -220,7 +220,7 @@ refused() {
     local c=$1 s=$2 key=$3 out
     out=$(remote "$c" "$s" "$key" 'echo "display=$DISPLAY"' -X) || { cat "$T/ssh.err" >&2; return 1; }
     [ "$out" = "display=" ] || { echo "  '$out'" >&2; return 1; }
-    errs | grep -qx "X11 forwarding request failed on channel 0" || { cat "$T/ssh.err" >&2; return 1; }
+    errs | lh_matches -x "X11 forwarding request failed on channel 0" || { cat "$T/ssh.err" >&2; return 1; }
 }
 for c in lh deb; do
     lh_check "$c ssh -> lh sshd X11Forwarding no: refused" refused "$c" lh_off id
@@ -240,7 +240,7 @@ wrong_cookie() {
     before=$(grep -vc 'EOF in the connection setup' "$XLOG" || true)
     out=$(remote "$c" "$s" id "$CLIENT_CMD 1000 l 00112233445566778899aabbccddeeff" -Y) && { echo "  '$out'" >&2; return 1; }
     grep -q "setup refused" <<<"$out" || { echo "  '$out'" >&2; return 1; }
-    errs | grep -qx "X11 connection rejected because of wrong authentication." || { cat "$T/ssh.err" >&2; return 1; }
+    errs | lh_matches -x "X11 connection rejected because of wrong authentication." || { cat "$T/ssh.err" >&2; return 1; }
     sleep 0.2
     [ "$(grep -vc 'EOF in the connection setup' "$XLOG" || true)" = "$before" ] || { echo "  the X server saw it" >&2; return 1; }
 }
@@ -256,8 +256,8 @@ no_display() {
     out=$(DISPLAY= env -u DISPLAY bash -c "$(declare -f remote client_of port_of); T=$T user=$user port_lh=$port_lh LH_SSH=$LH_SSH DEBIAN_SSH=$DEBIAN_SSH; remote $c lh id 'echo display=\$DISPLAY' -X -v") ||
         { cat "$T/ssh.err" >&2; return 1; }
     [ "$out" = "display=" ] || { echo "  '$out'" >&2; return 1; }
-    errs | grep -q "X11 forwarding requested but DISPLAY not set" || { cat "$T/ssh.err" >&2; return 1; }
-    ! errs | grep -qi "x11-req\|X11 forwarding request failed" || { cat "$T/ssh.err" >&2; return 1; }
+    errs | lh_matches "X11 forwarding requested but DISPLAY not set" || { cat "$T/ssh.err" >&2; return 1; }
+    ! errs | lh_matches -i "x11-req\|X11 forwarding request failed" || { cat "$T/ssh.err" >&2; return 1; }
 }
 for c in lh deb; do lh_check "$c ssh -X without DISPLAY: session without X11" no_display "$c"; done
 
@@ -278,7 +278,7 @@ untrusted() {
     out=$(DISPLAY=127.0.0.1:$NOX remote "$1" lh id 'echo "display=$DISPLAY"' -X -o ForwardX11Trusted=no) ||
         { cat "$T/ssh.err" >&2; return 1; }
     [ "$out" = "display=" ] || { echo "  '$out'" >&2; return 1; }
-    errs | grep -qx "Warning: untrusted X11 forwarding setup failed: xauth key data not generated" ||
+    errs | lh_matches -x "Warning: untrusted X11 forwarding setup failed: xauth key data not generated" ||
         { cat "$T/ssh.err" >&2; return 1; }
 }
 for c in lh deb; do lh_check "$c ssh -X ForwardX11Trusted=no: xauth generate fails as OpenSSH's" untrusted "$c"; done
@@ -290,14 +290,14 @@ no_xauth() {
     out=$(remote "$1" lh id 'echo "display=$DISPLAY"' -Y -o XAuthLocation="$T/no-such-xauth") ||
         { cat "$T/ssh.err" >&2; return 1; }
     [[ $out =~ ^display=localhost:[0-9]+\.0$ ]] || { echo "  '$out'" >&2; return 1; }
-    errs | grep -qx "Warning: No xauth data; using fake authentication data for X11 forwarding." ||
+    errs | lh_matches -x "Warning: No xauth data; using fake authentication data for X11 forwarding." ||
         { cat "$T/ssh.err" >&2; return 1; }
 }
 bad_display() {
     local out
     out=$(DISPLAY='127.0.0.1:0;true' remote "$1" lh id 'echo "display=$DISPLAY"' -Y) || { cat "$T/ssh.err" >&2; return 1; }
     [ "$out" = "display=" ] || { echo "  '$out'" >&2; return 1; }
-    errs | grep -qx 'DISPLAY "127.0.0.1:0;true" invalid; disabling X11 forwarding' || { cat "$T/ssh.err" >&2; return 1; }
+    errs | lh_matches -x 'DISPLAY "127.0.0.1:0;true" invalid; disabling X11 forwarding' || { cat "$T/ssh.err" >&2; return 1; }
 }
 for c in lh deb; do
     lh_check "$c ssh -Y without xauth: fake authentication data, as OpenSSH's" no_xauth "$c"
