@@ -4,7 +4,8 @@
 test_summary.py RESULTS_DIR ALLOW_SKIP WALL_SECONDS
 
 RESULTS_DIR holds, per ctest run NAME (main: build/ but the WAN tests,
-wan: build/'s WAN tests, asan: build-asan/),
+wan_light: build/'s WAN test run beside the sanitizer builds, wan: the
+other WAN tests, asan: build-asan/),
 NAME.xml (ctest --output-junit), NAME.json (ctest --show-only=json-v1, for
 the labels), NAME.rc (ctest's status) and skips.NAME.log (LONGHAUL_SKIP_LOG:
 every skip its tests recorded, "test: reason"); fuzz.targets / fuzz.rc for
@@ -129,18 +130,20 @@ def main():
     run_rc = int(sys.argv[4]) if len(sys.argv) > 4 else 0
     stage_lines, skipped, failed = [], [], []
 
-    def add_ctest_stage(stage, file_stem, select=None):
-        """One stage's ctest results, and the skips its tests recorded in
-        skips.FILE_STEM.log ("test: reason": a whole test that exited 77,
-        a check inside a script, a doctest case)."""
-        labels = ctest_labels(os.path.join(results, file_stem + ".json"))
-        tests = [t for t in ctest_results(os.path.join(results, file_stem + ".xml"))
-                 if select is None or select(labels.get(t[0], set()))]
+    def add_ctest_stage(stage, file_stems, select=None):
+        """One stage's ctest results (from one or more ctest runs), and the
+        skips its tests recorded in skips.FILE_STEM.log ("test: reason": a
+        whole test that exited 77, a check inside a script, a doctest case)."""
+        tests, logged_all = [], []
+        for file_stem in file_stems:
+            labels = ctest_labels(os.path.join(results, file_stem + ".json"))
+            tests += [t for t in ctest_results(os.path.join(results, file_stem + ".xml"))
+                      if select is None or select(labels.get(t[0], set()))]
+            logged_all += unique_lines(read(os.path.join(results, f"skips.{file_stem}.log")))
         if not tests:
             return
         names = {t[0] for t in tests}
-        logged = [e for e in unique_lines(read(os.path.join(results, f"skips.{file_stem}.log")))
-                  if e.split(": ", 1)[0] in names]
+        logged = [e for e in logged_all if e.split(": ", 1)[0] in names]
         stage_lines.append(f"  {stage:<8} {describe(tests)}")
         whole = set()
         for name, status, text in tests:
@@ -155,11 +158,12 @@ def main():
                 skipped.append(f"{stage}/{entry}")
 
     if os.path.exists(os.path.join(results, "main.xml")):
-        add_ctest_stage("unit", "main", lambda l: "unit" in l)
-        add_ctest_stage("regress", "main", lambda l: "unit" not in l)
-    # The emulated-WAN tests, run alone after the sanitizer builds.
-    add_ctest_stage("wan", "wan")
-    add_ctest_stage("asan", "asan")
+        add_ctest_stage("unit", ["main"], lambda l: "unit" in l)
+        add_ctest_stage("regress", ["main"], lambda l: "unit" not in l)
+    # The emulated-WAN tests: those that judge throughput alone after the
+    # sanitizer builds, the light one (wan_light) beside them.
+    add_ctest_stage("wan", ["wan_light", "wan"])
+    add_ctest_stage("asan", ["asan"])
     if os.path.exists(os.path.join(results, "tsan.rc")):
         rc = read(os.path.join(results, "tsan.rc")).strip()
         log = read(os.path.join(results, "tsan.log"))
@@ -178,7 +182,7 @@ def main():
         stage_lines.append(f"  {'fuzz':<8} {len(targets)} targets, {state}: {' '.join(targets)}")
         if rc != "0":
             failed.append("fuzz")
-    for stage in ("main", "wan", "asan"):
+    for stage in ("main", "wan_light", "wan", "asan"):
         rc = read(os.path.join(results, stage + ".rc")).strip()
         if rc not in ("", "0") and not failed:
             failed.append(f"{stage} ctest exited {rc}")

@@ -10,6 +10,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
@@ -24,17 +25,37 @@ struct algo {
     std::string name() const { return mac.empty() ? cipher : cipher + " " + mac; }
 };
 
+bool reduced_scale()
+{
+    const char* scale = std::getenv("LONGHAUL_TEST_SCALE");
+    return scale && std::atof(scale) < 1.0;
+}
+
+// Every cipher with every MAC; under LONGHAUL_TEST_SCALE < 1 (the sanitizer
+// runs) every cipher and every MAC at least once, as the engine's batching
+// does not depend on which MAC a cipher is paired with.
 std::vector<algo> all_algorithms()
 {
     std::vector<algo> out;
+    const auto macs = supported_macs();
+    std::size_t next_mac = 0;
+    std::string plain; // a cipher that takes a MAC
     for (auto c : supported_ciphers()) {
         if (find_cipher(c)->aead) {
             out.push_back({std::string(c), ""});
             continue;
         }
-        for (auto m : supported_macs())
+        plain = c;
+        if (reduced_scale()) {
+            out.push_back({std::string(c), std::string(macs[next_mac++ % macs.size()])});
+            continue;
+        }
+        for (auto m : macs)
             out.push_back({std::string(c), std::string(m)});
     }
+    // The MACs the rotation above did not reach.
+    for (std::size_t i = next_mac; reduced_scale() && i < macs.size(); ++i)
+        out.push_back({plain, std::string(macs[i])});
     return out;
 }
 
@@ -173,6 +194,17 @@ received receive_all(const algo& a, const script& s, const bytes& wire, crypto_e
     return out;
 }
 
+// Every thread count from 1 to 8; under LONGHAUL_TEST_SCALE < 1 (the
+// sanitizer runs, where this case took two thirds of the ThreadSanitizer
+// stage) one, two, an odd three and eight, which still meet every batch
+// split the pool makes.
+std::vector<unsigned> thread_counts()
+{
+    if (reduced_scale())
+        return {1, 2, 3, 8};
+    return {1, 2, 3, 4, 5, 6, 7, 8};
+}
+
 } // namespace
 
 TEST_CASE("parallel codec: sealed bytes identical to serial, every packet received, 1-8 threads, across rekeys")
@@ -185,7 +217,7 @@ TEST_CASE("parallel codec: sealed bytes identical to serial, every packet receiv
         const received expected = receive_all(a, s, serial, nullptr, 0);
         REQUIRE(expected.error == errc::ok);
         REQUIRE(expected.payloads == s.payloads);
-        for (unsigned threads = 1; threads <= 8; ++threads) {
+        for (unsigned threads : thread_counts()) {
             INFO("threads " << threads);
             crypto_engine engine(threads, true);
             CHECK(send_all(a, s, &engine) == serial);
