@@ -533,13 +533,13 @@ lh_check "f. longhaul ssh: no-touch key on a plain line refused, the same sshd l
 
 # The touch notice on a terminal: what Debian's ssh prints, and nothing in
 # BatchMode (askpass then, and no display here).
-lh_notice() { # CLIENT BATCH
-    local bin=ssh
+lh_notice() { # CLIENT BATCH [SSH OPTION]
+    local bin=ssh extra=${3:-}
     [ "$1" = longhaul ] && bin=$LONGHAUL_SSH
     lh_in_pty "env -u SSH_ASKPASS -u DISPLAY -u SSH_ASKPASS_REQUIRE $bin -F /dev/null -p $port_debian_plain \
         -o UserKnownHostsFile=$T/debian-plain/known_hosts.$port_debian_plain -o StrictHostKeyChecking=yes \
         -o PasswordAuthentication=no -o KbdInteractiveAuthentication=no -o IdentitiesOnly=yes -o IdentityAgent=none \
-        -o CertificateFile=none -o BatchMode=$2 -o SecurityKeyProvider=$PROVIDER -i $T/ed $user@127.0.0.1 echo sk-login-ok" |
+        -o CertificateFile=none -o BatchMode=$2 -o SecurityKeyProvider=$PROVIDER $extra -i $T/ed $user@127.0.0.1 echo sk-login-ok" |
         tr -d '\r' | grep -E 'Confirm user presence|User presence confirmed|sk-login-ok' || true
 }
 lh_touch_notice() {
@@ -554,9 +554,16 @@ lh_touch_notice() {
     cmp -s "$T/notice.debian.batch" "$T/notice.longhaul.batch" ||
         { echo "  BatchMode terminal differs (- debian, + longhaul):"; diff "$T/notice.debian.batch" "$T/notice.longhaul.batch" | sed 's/^/    /'; ok=1; }
     ! grep -q "Confirm user presence" "$T/notice.longhaul.batch" || { echo "  notice shown in BatchMode"; ok=1; }
+    # The fingerprint as FingerprintHash says.
+    lh_notice debian no "-o FingerprintHash=md5" >"$T/notice.debian.md5"
+    lh_notice longhaul no "-o FingerprintHash=md5" >"$T/notice.longhaul.md5"
+    grep -q "^Confirm user presence for key ED25519-SK MD5:" "$T/notice.debian.md5" ||
+        { echo "  debian's ssh did not show an MD5 fingerprint"; ok=1; }
+    cmp -s "$T/notice.debian.md5" "$T/notice.longhaul.md5" ||
+        { echo "  FingerprintHash md5 differs (- debian, + longhaul):"; diff "$T/notice.debian.md5" "$T/notice.longhaul.md5" | sed 's/^/    /'; ok=1; }
     return "$ok"
 }
-lh_check "f. longhaul ssh: 'Confirm user presence' on the terminal as Debian's ssh (none in BatchMode)" lh_touch_notice
+lh_check "f. longhaul ssh: 'Confirm user presence' on the terminal as Debian's ssh (none in BatchMode, FingerprintHash md5)" lh_touch_notice
 
 # An sk key in Debian's ssh-agent (ssh-add -S): the agent signs.
 lh_agent() {

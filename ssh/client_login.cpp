@@ -296,7 +296,7 @@ void ssh_client::sign_with_security_key(const client_auth_event& ev)
 {
     if (!sk_signer_)
         sk_signer_.emplace(resolve_sk_provider(cfg_.security_key_provider, log_), cfg_.batch_mode.value_or(false),
-                           log_);
+                           cfg_.fingerprint_hash.value_or(key_fingerprint_hash::sha256), log_);
     const std::string file = ev.identity != nullptr ? ev.identity->name : std::string();
     auto sig = sk_signer_->sign(*ev.security_key, file, ev.data);
     if (auto* why = std::get_if<std::string>(&sig)) {

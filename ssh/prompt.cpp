@@ -1,6 +1,7 @@
 #include "ssh/prompt.hpp"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -48,23 +49,15 @@ std::optional<secret_bytes> askpass(const std::string& prompt, const char* progr
     if (program == nullptr || *program == '\0')
         return std::nullopt;
     int p[2];
-    if (pipe(p) != 0)
+    // Close-on-exec: the child keeps only the write end, as its stdout.
+    if (pipe2(p, O_CLOEXEC) != 0)
         return std::nullopt;
-    pid_t pid = fork();
+    const int pid = spawn_askpass(program, prompt, hint, p[1]);
+    ::close(p[1]);
     if (pid < 0) {
         ::close(p[0]);
-        ::close(p[1]);
         return std::nullopt;
     }
-    if (pid == 0) {
-        ::close(p[0]);
-        dup2(p[1], STDOUT_FILENO);
-        if (hint != nullptr)
-            ::setenv("SSH_ASKPASS_PROMPT", hint, 1);
-        execlp(program, program, prompt.c_str(), static_cast<char*>(nullptr));
-        _exit(1);
-    }
-    ::close(p[1]);
     auto answer = read_line_fd(p[0]);
     ::close(p[0]);
     int status = 0;
@@ -154,6 +147,36 @@ std::optional<secret_bytes> read_passphrase(const std::string& prompt, prompt_ec
     }
     ::close(tty);
     return answer;
+}
+
+int spawn_askpass(const char* program, const std::string& prompt, const char* hint, int stdout_fd)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    const pid_t pid = fork();
+    if (pid != 0) {
+        const int saved = errno;
+        pthread_sigmask(SIG_SETMASK, &old, nullptr);
+        errno = saved;
+        return pid;
+    }
+    for (int sig = 1; sig < NSIG; ++sig) {
+        struct sigaction cur {};
+        if (sigaction(sig, nullptr, &cur) == 0 && cur.sa_handler != SIG_IGN && cur.sa_handler != SIG_DFL)
+            std::signal(sig, SIG_DFL);
+    }
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    if (stdout_fd >= 0) {
+        dup2(stdout_fd, STDOUT_FILENO);
+    } else if (const int devnull = ::open("/dev/null", O_RDWR); devnull >= 0) {
+        dup2(devnull, STDIN_FILENO);
+        dup2(devnull, STDOUT_FILENO);
+    }
+    if (hint != nullptr)
+        ::setenv("SSH_ASKPASS_PROMPT", hint, 1);
+    execlp(program, program, prompt.c_str(), static_cast<char*>(nullptr));
+    _exit(1);
 }
 
 std::optional<secret_bytes> run_askpass(const std::string& prompt, const char* program, const char* hint)

@@ -22,6 +22,16 @@ std::optional<std::string> read_line(const std::string& prompt);
 // that choose between askpass and the terminal themselves (ssh-add).
 std::optional<secret_bytes> run_askpass(const std::string& prompt, const char* program, const char* hint = nullptr);
 
+// Starts the askpass `program` with `prompt` as its argument (and
+// SSH_ASKPASS_PROMPT=hint when given). Its standard output is `stdout_fd`
+// (where the answer is read), or with stdout_fd < 0 it shows a notice and
+// nothing is read: standard input and output are /dev/null. Signals are
+// blocked across fork until the child has reset the handlers it inherited,
+// so one that arrives (the notice is ended with SIGTERM) before exec never
+// runs the caller's handlers in the child. The child's pid, or -1 with
+// errno set.
+int spawn_askpass(const char* program, const std::string& prompt, const char* hint, int stdout_fd);
+
 // OpenSSH's ask_permission() (a master under ControlMaster ask/autoask):
 // the askpass program (SSH_ASKPASS, else /usr/bin/ssh-askpass) asked with
 // SSH_ASKPASS_PROMPT=confirm, and only where a display could show it

@@ -1,10 +1,10 @@
 #include "ssh/sk_sign.hpp"
 
 #include "common/log.hpp"
+#include "ssh/known_hosts.hpp"
 #include "ssh/prompt.hpp"
 
 #include <fcntl.h>
-#include <pthread.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -85,37 +85,13 @@ user_notifier::user_notifier(bool force_askpass, const std::string& message, log
         log.debug3("notify_start: cannot notify: no display");
         return;
     }
-    // The notice is ended with SIGTERM, possibly before the child has
-    // exec'd: it must not run ssh's handlers then (they would report to the
-    // parent's signal pipe, and ssh would end as if it had been signalled).
-    // Signals stay blocked across fork until the child has reset them.
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    const pid_t pid = fork();
+    // Ended with SIGTERM, possibly before it has exec'd (spawn_askpass
+    // keeps ssh's handlers out of the child meanwhile).
+    const int pid = spawn_askpass(askpass, message, "none", -1);
     if (pid < 0) {
-        pthread_sigmask(SIG_SETMASK, &old, nullptr);
         log.error(std::string("notify_start: fork: ") + std::strerror(errno));
         return;
     }
-    if (pid == 0) {
-        for (int sig = 1; sig < NSIG; ++sig) {
-            struct sigaction cur {};
-            if (sigaction(sig, nullptr, &cur) == 0 && cur.sa_handler != SIG_IGN && cur.sa_handler != SIG_DFL)
-                std::signal(sig, SIG_DFL);
-        }
-        pthread_sigmask(SIG_SETMASK, &old, nullptr);
-        // Nothing to read and nothing to answer: the program only shows.
-        const int devnull = ::open("/dev/null", O_RDWR);
-        if (devnull >= 0) {
-            dup2(devnull, STDIN_FILENO);
-            dup2(devnull, STDOUT_FILENO);
-        }
-        ::setenv("SSH_ASKPASS_PROMPT", "none", 1);
-        execlp(askpass, askpass, message.c_str(), static_cast<char*>(nullptr));
-        _exit(1);
-    }
-    pthread_sigmask(SIG_SETMASK, &old, nullptr);
     pid_ = pid;
 }
 
@@ -154,34 +130,31 @@ const sk_provider* sk_login_signer::provider()
     return provider_ ? &*provider_ : nullptr;
 }
 
-std::variant<bytes, std::string> sk_login_signer::sign(const openssh_security_key& key, const std::string& key_file,
-                                                       byte_span data)
+std::variant<bytes, std::string> sign_with_security_key(const sk_provider& p, const openssh_security_key& key,
+                                                        byte_span data, const sk_sign_options& o, logger& log)
 {
-    const sk_provider* p = provider();
-    if (p == nullptr) {
-        if (provider_path_ && *provider_path_ == "internal")
-            return std::string("feature not supported");
-        return std::string("invalid format");
-    }
     const std::string short_type(key_type_short_name(key.key.type()));
     std::optional<user_notifier> notice;
     if ((key.flags & sk_flag_user_presence) != 0)
-        notice.emplace(batch_mode_,
-                       "Confirm user presence for key " + short_type + " " + key.key.fingerprint_sha256(), log_);
-    auto r = p->sign(key.key.type(), data, key.key.application(), key.key_handle, key.flags, nullptr);
-    if (auto* f = std::get_if<sk_failure>(&r); f && f->code == sk_api::err_pin_required) {
-        log_.debug("identity_sign: sshkey_sign: " + sk_error_text(f->code));
+        notice.emplace(o.notice_askpass_only,
+                       "Confirm user presence for key " + short_type + " " +
+                           key_fingerprint_text(key.key, o.fingerprint_hash) + o.notice_suffix,
+                       log);
+    auto r = p.sign(key.key.type(), data, key.key.application(), key.key_handle, key.flags, nullptr);
+    if (auto* f = std::get_if<sk_failure>(&r); f && f->code == sk_api::err_pin_required && o.read_pin) {
+        log.debug(o.log_context + ": sshkey_sign: " + sk_error_text(f->code));
         // As OpenSSH: the touch notice goes while the PIN is asked, and
         // does not come back for the retry.
         if (notice)
             notice->complete(nullptr);
-        auto pin = read_passphrase("Enter PIN for " + short_type + " key " + key_file + ": ", prompt_echo::off);
-        std::string pin_text = pin ? std::string(as_string_view(pin->span())) : std::string();
-        r = p->sign(key.key.type(), data, key.key.application(), key.key_handle, key.flags, pin_text.c_str());
-        cleanse(pin_text.data(), pin_text.size());
+        std::optional<std::string> pin = o.read_pin();
+        r = p.sign(key.key.type(), data, key.key.application(), key.key_handle, key.flags,
+                   pin && !pin->empty() ? pin->c_str() : nullptr);
+        if (pin)
+            cleanse(pin->data(), pin->size());
     }
     if (auto* f = std::get_if<sk_failure>(&r)) {
-        log_.debug("identity_sign: sshkey_sign: " + f->message);
+        log.debug(o.log_context + ": sshkey_sign: " + f->message);
         if (notice)
             notice->complete(nullptr);
         return sk_error_text(f->code);
@@ -192,6 +165,28 @@ std::variant<bytes, std::string> sk_login_signer::sign(const openssh_security_ke
     if (!blob)
         return std::string("invalid format");
     return std::move(*blob);
+}
+
+std::variant<bytes, std::string> sk_login_signer::sign(const openssh_security_key& key, const std::string& key_file,
+                                                       byte_span data)
+{
+    const sk_provider* p = provider();
+    if (p == nullptr) {
+        if (provider_path_ && *provider_path_ == "internal")
+            return std::string("feature not supported");
+        return std::string("invalid format");
+    }
+    sk_sign_options o;
+    o.notice_askpass_only = batch_mode_;
+    o.fingerprint_hash = fingerprint_hash_;
+    o.read_pin = [&]() -> std::optional<std::string> {
+        const std::string short_type(key_type_short_name(key.key.type()));
+        auto pin = read_passphrase("Enter PIN for " + short_type + " key " + key_file + ": ", prompt_echo::off);
+        if (!pin)
+            return std::string();
+        return std::string(as_string_view(pin->span()));
+    };
+    return sign_with_security_key(*p, key, data, o, log_);
 }
 
 } // namespace longhaul

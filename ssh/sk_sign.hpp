@@ -7,8 +7,10 @@
 
 #include "common/bytes.hpp"
 #include "common/keys/openssh_key_v1.hpp"
+#include "ssh/client_config.hpp"
 #include "ssh/sk_provider.hpp"
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <variant>
@@ -51,11 +53,29 @@ private:
     int pid_ = -1;
 };
 
+// One signature with a security key, as OpenSSH's ssh and ssh-agent make
+// it: the "Confirm user presence for key TYPE FP[notice_suffix]" notice
+// while the authenticator works (keys that want a touch; askpass only when
+// `notice_askpass_only`), sk_sign, and on SSH_SK_ERR_PIN_REQUIRED one retry
+// with what `read_pin(prompt_kind)` returns (nullopt or empty: no PIN).
+// The result is the signature blob or OpenSSH's words for the failure.
+struct sk_sign_options {
+    bool notice_askpass_only = false;
+    key_fingerprint_hash fingerprint_hash = key_fingerprint_hash::sha256;
+    std::string notice_suffix;
+    std::string log_context = "identity_sign"; // the debug lines' "FUNCTION: sshkey_sign: ..."
+    std::function<std::optional<std::string>()> read_pin;
+};
+std::variant<bytes, std::string> sign_with_security_key(const sk_provider& provider, const openssh_security_key& key,
+                                                        byte_span data, const sk_sign_options& options, logger& log);
+
 // Signs for one login; loads the provider once and keeps it.
 class sk_login_signer {
 public:
-    sk_login_signer(std::optional<std::string> provider, bool batch_mode, logger& log)
-        : provider_path_(std::move(provider)), batch_mode_(batch_mode), log_(log)
+    // `fingerprint_hash` is FingerprintHash, for the touch notice.
+    sk_login_signer(std::optional<std::string> provider, bool batch_mode, key_fingerprint_hash fingerprint_hash,
+                    logger& log)
+        : provider_path_(std::move(provider)), batch_mode_(batch_mode), fingerprint_hash_(fingerprint_hash), log_(log)
     {
     }
 
@@ -70,6 +90,7 @@ private:
 
     std::optional<std::string> provider_path_;
     bool batch_mode_;
+    key_fingerprint_hash fingerprint_hash_;
     logger& log_;
     bool tried_load_ = false;
     std::optional<sk_provider> provider_;
