@@ -20,7 +20,11 @@
 //   string user, byte method (odd: hostbound, naming the host key), so
 //   that the checks past the parser (session id, user, hops) are reached.
 //
-// Seeds: fuzz/corpus/agent_request_fuzz may hold captured ssh-add sessions.
+// Security keys are added as sent (the hooks below stand in for the file
+// system and the provider).
+//
+// Seeds: fuzz/corpus/agent_request_fuzz may hold captured ssh-add sessions
+// (sk_*: Debian's ssh-add adding security keys, then signing with them).
 #include "common/auth/agent_key_blob.hpp"
 #include "common/auth/agent_protocol.hpp"
 #include "common/log.hpp"
@@ -157,6 +161,22 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     logger log("agent-fuzz", log_level::quiet);
     bool allow = false;
     agent_core core({}, random, [&](const std::string&) { return allow = !allow; }, log);
+    // Security keys: providers under /usr/lib resolve to themselves, and
+    // the "provider" signs data of even length (a fixed blob) and refuses
+    // the rest, so that both outcomes are reached.
+    security_key_hooks hooks;
+    hooks.canonical_path = [](const std::string& path, std::string& error) -> std::optional<std::string> {
+        if (path.starts_with("/usr/lib/"))
+            return path;
+        error = "No such file or directory";
+        return std::nullopt;
+    };
+    hooks.sign = [](const security_key_identity&, byte_span d, const std::string&) -> std::variant<bytes, std::string> {
+        if (d.size() % 2 == 0)
+            return bytes{0, 0, 0, 1, 'x'};
+        return std::string("device not found");
+    };
+    core.set_security_key_hooks(std::move(hooks));
     connection_state conn;
     agent_clock::time_point now{};
 

@@ -110,7 +110,7 @@ check_default_lifetime() {
     lh_wait_until 10 test -S "$T/life.sock" || return 1
     SSH_AUTH_SOCK=$T/life.sock "$DEB_ADD" -q "$T/id_ed25519" 2>/dev/null &&
         [ "$(SSH_AUTH_SOCK=$T/life.sock "$DEB_ADD" -l | wc -l)" = 1 ] &&
-        grep -q '^debug1: add ssh-ed25519 MD5:[0-9a-f:]* "ed25519-comment" (life: 1)' "$T/life.log" &&
+        grep -q '^debug1: process_add_identity: add ssh-ed25519 MD5:[0-9a-f:]* "ed25519-comment" (life: 1)' "$T/life.log" &&
         lh_wait_until 5 sh -c "! SSH_AUTH_SOCK=$T/life.sock $DEB_ADD -l >/dev/null"
 }
 lh_check "ssh-agent -t 1 -E md5: keys expire, MD5 fingerprints logged" check_default_lifetime

@@ -204,6 +204,20 @@ result<void> agent_client::add_identity(const private_key& key, const certificat
     return agent::decode_success(*body);
 }
 
+result<void> agent_client::add_security_key(const openssh_security_key& key, const certificate* cert,
+                                            std::string_view comment, const agent::key_constraints& constraints)
+{
+    // No secret in it: the key handle is what the authenticator signs with.
+    bytes fields;
+    wire_writer w(fields);
+    if (auto encoded = agent::encode_security_key(w, key, cert); !encoded)
+        return encoded.error();
+    auto body = transact(agent::encode_add_identity(fields, comment, constraints));
+    if (!body)
+        return body.error();
+    return agent::decode_success(*body);
+}
+
 result<void> agent_client::remove_identity(byte_span key_blob)
 {
     auto body = transact(agent::encode_remove_identity(key_blob));

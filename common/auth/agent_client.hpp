@@ -11,6 +11,7 @@
 
 #include "common/auth/agent_protocol.hpp"
 #include "common/keys/certificate.hpp"
+#include "common/keys/openssh_key_v1.hpp"
 #include "common/keys/private_key.hpp"
 
 #include <chrono>
@@ -47,6 +48,10 @@ public:
     // errc::unsupported when the agent refuses.
     result<void> add_identity(const private_key& key, const certificate* cert, std::string_view comment,
                               const agent::key_constraints& constraints = {});
+    // The same for a FIDO security key (the agent signs through the
+    // provider that constraints.sk_provider names, as ssh-add sends it).
+    result<void> add_security_key(const openssh_security_key& key, const certificate* cert, std::string_view comment,
+                                  const agent::key_constraints& constraints);
     // REMOVE_IDENTITY of a key or certificate blob (unsupported: refused,
     // e.g. the agent does not hold it).
     result<void> remove_identity(byte_span key_blob);

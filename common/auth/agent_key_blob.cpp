@@ -32,7 +32,127 @@ std::size_t public_fields(key_type t) noexcept
     return 0;
 }
 
+// Bounds on a security key's fields (the message itself is at most
+// 256 KiB): real key handles are a few hundred bytes at most.
+constexpr std::size_t max_sk_application = 1024;
+constexpr std::size_t max_sk_key_handle = 64 * 1024;
+
+// The security key's public fields after its type name: Ed25519 string pk;
+// ECDSA string curve, string Q (PROTOCOL.u2f), bounded as public_key's parser
+// bounds them.
+void copy_sk_public_fields(wire_reader& r, wire_writer& w, key_type t)
+{
+    if (t == key_type::sk_ecdsa_p256)
+        w.string(r.string(32));
+    w.string(r.string(256));
+}
+
+// SK after the public fields: flags, key handle, reserved.
+result<void> read_sk_fields(wire_reader& r, openssh_security_key& out)
+{
+    out.flags = r.u8();
+    out.key_handle = to_bytes(r.string(max_sk_key_handle));
+    (void)r.string(max_sk_key_handle); // reserved
+    if (!r.ok())
+        return errc::invalid_format;
+    return {};
+}
+
+result<identity_with_certificate> decode_plain_security_key(wire_reader& r, key_type t)
+{
+    bytes blob;
+    wire_writer b(blob);
+    b.string(key_type_name(t));
+    copy_sk_public_fields(r, b, t);
+    b.string(r.string(max_sk_application));
+    if (!r.ok())
+        return errc::invalid_format;
+    auto key = public_key::from_blob(blob);
+    if (!key)
+        return errc::invalid_format;
+    openssh_security_key sk;
+    sk.key = std::move(*key);
+    if (auto f = read_sk_fields(r, sk); !f)
+        return f.error();
+    return identity_with_certificate{std::move(sk), std::nullopt};
+}
+
+result<identity_with_certificate> decode_certified_security_key(wire_reader& r, std::string_view name, key_type t)
+{
+    auto cert = certificate::from_blob(r.string());
+    if (!r.ok() || !cert || cert->type_name() != name)
+        return errc::invalid_format;
+    // The fields the message repeats must be the certified key's.
+    bytes blob;
+    wire_writer b(blob);
+    b.string(key_type_name(t));
+    if (t == key_type::sk_ed25519) {
+        b.string(r.string(256));
+    } else {
+        wire_reader pub(cert->key().blob());
+        pub.text(64);
+        b.string(pub.string(32)).string(pub.string(256));
+        if (!pub.ok())
+            return errc::invalid_format;
+    }
+    b.string(r.string(max_sk_application));
+    if (!r.ok())
+        return errc::invalid_format;
+    auto key = public_key::from_blob(blob);
+    if (!key || !(*key == cert->key()))
+        return errc::invalid_format;
+    openssh_security_key sk;
+    sk.key = std::move(*key);
+    if (auto f = read_sk_fields(r, sk); !f)
+        return f.error();
+    return identity_with_certificate{std::move(sk), std::move(*cert)};
+}
+
 } // namespace
+
+result<void> encode_security_key(wire_writer& w, const openssh_security_key& key, const certificate* cert)
+{
+    const key_type t = key.key.type();
+    if (!is_security_key(t))
+        return errc::key_type_mismatch;
+    wire_reader pub(key.key.blob());
+    pub.text(64);
+    if (!cert) {
+        // The public blob's fields as they are (application included).
+        w.string(key_type_name(t)).raw(pub.rest());
+    } else {
+        if (!(cert->key() == key.key))
+            return errc::key_type_mismatch;
+        w.string(cert->type_name()).string(cert->blob());
+        if (t == key_type::sk_ed25519)
+            w.string(pub.string(256));
+        w.string(key.key.application());
+    }
+    w.u8(key.flags).string(key.key_handle).string(std::string_view{});
+    return {};
+}
+
+result<identity_with_certificate> decode_identity(wire_reader& r)
+{
+    wire_reader peek = r;
+    const auto name = peek.text(64);
+    if (!peek.ok())
+        return errc::invalid_format;
+    const auto certified = certificate_key_type(name);
+    if (certified && is_security_key(*certified)) {
+        r = peek;
+        return decode_certified_security_key(r, name, *certified);
+    }
+    for (key_type t : {key_type::sk_ed25519, key_type::sk_ecdsa_p256})
+        if (name == key_type_name(t)) {
+            r = peek;
+            return decode_plain_security_key(r, t);
+        }
+    auto k = decode_private_key(r);
+    if (!k)
+        return k.error();
+    return identity_with_certificate{std::move(k->key), std::move(k->cert)};
+}
 
 result<void> encode_private_key(wire_writer& w, const private_key& key, const certificate* cert)
 {

@@ -61,6 +61,8 @@ secret_bytes encode_add_identity(byte_span key_fields, std::string_view comment,
 {
     // Sized up front: growing would leave copies of the key behind.
     std::size_t size = 1 + key_fields.size() + 4 + comment.size() + 16;
+    if (constraints.sk_provider)
+        size += 1 + 4 + sk_provider_extension.size() + 4 + constraints.sk_provider->size();
     if (!constraints.destinations.empty())
         size += 1 + 4 + restrict_destination_extension.size() + 4;
     for (const auto& c : constraints.destinations) {
@@ -79,6 +81,9 @@ secret_bytes encode_add_identity(byte_span key_fields, std::string_view comment,
         w.u8(constrain_lifetime).u32(*constraints.lifetime_seconds);
     if (constraints.confirm)
         w.u8(constrain_confirm);
+    // OpenSSH's order: lifetime, confirm, the provider, the destinations.
+    if (constraints.sk_provider)
+        w.u8(constrain_extension).string(sk_provider_extension).string(*constraints.sk_provider);
     if (!constraints.destinations.empty()) {
         // Each constraint, and each hop in it, is a string of its own (as
         // OpenSSH's encode_dest_constraint writes them).

@@ -73,12 +73,18 @@ struct destination_constraint {
     destination_hop to;
 };
 
-// The constraints ssh-add -t, -c and -h put on a key (ADD_ID_CONSTRAINED).
+// The SecurityKeyProvider a security key signs through (ssh-add -S,
+// SSH_SK_PROVIDER or "internal"): string provider, as given.
+inline constexpr std::string_view sk_provider_extension = "sk-provider@openssh.com";
+
+// The constraints ssh-add -t, -c and -h put on a key (ADD_ID_CONSTRAINED),
+// and the provider it puts on every security key.
 struct key_constraints {
     std::optional<std::uint32_t> lifetime_seconds; // constrain_lifetime
     bool confirm = false;                          // constrain_confirm
+    std::optional<std::string> sk_provider;        // sk_provider_extension
     std::vector<destination_constraint> destinations; // restrict_destination_extension
-    bool empty() const noexcept { return !lifetime_seconds && !confirm && destinations.empty(); }
+    bool empty() const noexcept { return !lifetime_seconds && !confirm && !sk_provider && destinations.empty(); }
 };
 
 // The flags that ask for `algorithm` (RSA SHA-2 variants; 0 otherwise).

@@ -12,9 +12,11 @@ namespace {
 
 // Constraint extensions OpenSSH knows, which this agent cannot enforce yet.
 constexpr std::string_view unsupported_extensions[] = {
-    "sk-provider@openssh.com",
     "associated-certs-v00@openssh.com",
 };
+
+// A provider path (OpenSSH reads it as a C string): at most PATH_MAX, no NUL.
+constexpr std::size_t max_provider = 4096;
 
 } // namespace
 
@@ -57,6 +59,21 @@ result<add_constraints> parse_key_constraints(wire_reader& r, std::string& error
                     return d.error();
                 c.destinations = std::move(*d);
                 c.has_destinations = true;
+                break;
+            }
+            if (name == sk_provider_extension) {
+                const std::string_view provider = r.text(max_provider);
+                if (!r.ok())
+                    break;
+                if (provider.find('\0') != std::string_view::npos) {
+                    error = std::string(name) + ": bad provider";
+                    return errc::malformed;
+                }
+                if (c.sk_provider) {
+                    error = std::string(name) + " already set";
+                    return errc::malformed;
+                }
+                c.sk_provider = std::string(provider);
                 break;
             }
             for (auto known : unsupported_extensions)

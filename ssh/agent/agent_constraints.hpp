@@ -1,9 +1,9 @@
 // The constraints of ADD_ID_CONSTRAINED (PROTOCOL.agent): lifetime,
 // confirm and restrict-destination-v00 (ssh-add -h; agent_destination)
-// are honoured; everything else is refused, so that a key the user meant
-// to restrict is never held unrestricted: maxsign (XMSS keys only in
-// OpenSSH), and the extensions sk-provider (security keys) and
-// associated-certs-v00.
+// are honoured, and sk-provider names a security key's provider;
+// everything else is refused, so that a key the user meant to restrict is
+// never held unrestricted: maxsign (XMSS keys only in OpenSSH) and the
+// extension associated-certs-v00.
 #pragma once
 
 #include "common/result.hpp"
@@ -25,6 +25,7 @@ struct add_constraints {
     bool confirm = false;
     std::vector<dest_constraint> destinations; // none: unrestricted
     bool has_destinations = false;             // the extension was given (once only)
+    std::optional<std::string> sk_provider;    // sk-provider@openssh.com (security keys)
 };
 
 // Reads constraints up to the end of `r`. On refusal `error` says why

@@ -2,9 +2,12 @@
 
 #include "common/auth/agent_key_blob.hpp"
 #include "common/auth/agent_protocol.hpp"
+#include "common/match.hpp"
 #include "common/text.hpp"
 #include "common/wire.hpp"
 #include "ssh/agent/agent_constraints.hpp"
+
+#include <strings.h>
 
 namespace longhaul::agent {
 
@@ -28,6 +31,16 @@ std::string_view signature_algorithm(key_type t, std::uint32_t flags)
         return "ssh-rsa";
     }
     return signature_algorithms_for(t).front();
+}
+
+// The identity's key: a private key, or a security key with its provider
+// (none: it was added without one).
+std::variant<private_key, security_key_identity>
+private_key_or_security_key(std::variant<private_key, openssh_security_key> key, const std::optional<std::string>& provider)
+{
+    if (auto* k = std::get_if<private_key>(&key))
+        return std::move(*k);
+    return security_key_identity{std::move(std::get<openssh_security_key>(key)), provider.value_or(std::string())};
 }
 
 // Host certificates in session bindings are checked against the wall
@@ -106,7 +119,7 @@ agent_reply agent_core::handle(byte_span body, connection_state& conn, agent_clo
 
 std::string agent_core::fingerprint(const stored_identity& id) const
 {
-    return key_fingerprint(id.key.public_part(), settings_.hash);
+    return key_fingerprint(id.public_part(), settings_.hash);
 }
 
 void agent_core::on_request_identities(request& q)
@@ -136,7 +149,7 @@ bool agent_core::usable(const stored_identity& id, const connection_state& conn,
         return true;
     std::string m = no->message;
     if (no->level == log_level::debug2)
-        m = "permitted_by_dest_constraints: " + std::string(id.key.public_part().type_name()) + " identity \"" +
+        m = "permitted_by_dest_constraints: " + std::string(id.public_part().type_name()) + " identity \"" +
             printable(id.comment) + "\" " + m;
     log_.log(no->level, m);
     return false;
@@ -165,7 +178,7 @@ bool agent_core::constrained_sign_allowed(const stored_identity& id, byte_span d
     if (ua->session_id != last.session_id) {
         log_.error(what + "unexpected session ID (" + std::to_string(conn.bindings.size()) +
                    " listed) on signature request for target user " + printable(ua->user) + " with key " +
-                   std::string(id.key.public_part().type_name()) + " " + fp);
+                   std::string(id.public_part().type_name()) + " " + fp);
         return false;
     }
     // The host key in the request must be the bound one; only the first
@@ -210,8 +223,17 @@ void agent_core::on_sign_request(request& q)
             return;
         }
     }
+    if (id->security_key()) {
+        auto blob = sign_with_security_key(*id, data, dest);
+        if (!blob)
+            return;
+        q.reply.body.clear();
+        wire_writer(q.reply.body).u8(sign_response).string(*blob);
+        return;
+    }
     // A certificate signs with its key: the signature is the plain key's.
-    auto sig = id->key.sign(signature_algorithm(id->key.type(), flags), data);
+    const auto& key = std::get<private_key>(id->key);
+    auto sig = key.sign(signature_algorithm(key.type(), flags), data);
     if (!sig) {
         log_.error("process_sign_request: sshkey_sign: " + std::string(to_string(sig.error())));
         return;
@@ -230,10 +252,87 @@ void agent_core::on_add_id_constrained(request& q)
     add(q, true);
 }
 
+// OpenSSH's check_websafe_message_contents: an SSH login request for
+// this key, or SSHSIG data (magic, namespace, reserved, hash algorithm,
+// hash, nothing after).
+static bool websafe_message(byte_span data, byte_span key_blob, logger& log)
+{
+    if (parse_userauth_request(data, key_blob)) {
+        log.debug("check_websafe_message_contents: signed data matches public key userauth request");
+        return true;
+    }
+    static constexpr std::string_view magic = "SSHSIG";
+    if (data.size() >= magic.size() && as_string_view(data.first(magic.size())) == magic) {
+        wire_reader r(data.subspan(magic.size()));
+        (void)r.text();
+        (void)r.string();
+        (void)r.text();
+        (void)r.string();
+        if (r.finish()) {
+            log.debug("check_websafe_message_contents: signed data matches SSHSIG signature request");
+            return true;
+        }
+    }
+    return false;
+}
+
+std::optional<bytes> agent_core::sign_with_security_key(const stored_identity& id, byte_span data,
+                                                        const std::string& dest)
+{
+    const security_key_identity& sk = *id.security_key();
+    if (settings_.restrict_websafe && !sk.key.key.application().starts_with("ssh:") &&
+        !websafe_message(data, id.blob(), log_)) {
+        log_.error("web-origin key attempting to sign non-SSH message");
+        return std::nullopt;
+    }
+    if (!sk_hooks_.sign) {
+        log_.error("process_sign_request: sshkey_sign: security keys are not supported by this agent");
+        return std::nullopt;
+    }
+    auto r = sk_hooks_.sign(sk, data, dest.empty() ? std::string() : "\n" + dest);
+    if (auto* why = std::get_if<std::string>(&r)) {
+        log_.error("process_sign_request: sshkey_sign: " + *why);
+        return std::nullopt;
+    }
+    return std::move(std::get<bytes>(r));
+}
+
+std::optional<std::string> agent_core::accepted_provider(const std::string& provider, const public_key& key,
+                                                         bool certified, const connection_state& conn)
+{
+    if (!is_security_key(key.type())) {
+        log_.error("Cannot add provider: " + std::string(key_type_short_name(key.type())) + (certified ? "-CERT" : "") +
+                   " is not an authenticator-hosted key");
+        return std::nullopt;
+    }
+    if (strcasecmp(provider.c_str(), "internal") == 0) {
+        log_.debug("process_add_identity: internal provider");
+        return provider;
+    }
+    const std::string shown = printable(std::string_view(provider).substr(0, 100));
+    if (!conn.bindings.empty() && !settings_.allow_remote_providers) {
+        log_.verbose("failed add of SK provider \"" + shown + "\": remote addition of providers is disabled");
+        return std::nullopt;
+    }
+    std::string error = "not supported by this agent";
+    std::optional<std::string> canonical;
+    if (sk_hooks_.canonical_path)
+        canonical = sk_hooks_.canonical_path(provider, error);
+    if (!canonical) {
+        log_.verbose("failed provider \"" + shown + "\": realpath: " + error);
+        return std::nullopt;
+    }
+    if (match_pattern_list(*canonical, settings_.allowed_providers, false) != list_match::positive) {
+        log_.error("Refusing add key: provider " + printable(*canonical) + " not allowed");
+        return std::nullopt;
+    }
+    return canonical;
+}
+
 void agent_core::add(request& q, bool constrained)
 {
     q.reply.body = status(false);
-    auto decoded = decode_private_key(q.r);
+    auto decoded = decode_identity(q.r);
     const std::string_view comment = q.r.text();
     if (!decoded || !q.r.ok()) {
         log_.error("process_add_identity: parse: " +
@@ -253,8 +352,17 @@ void agent_core::add(request& q, bool constrained)
         log_.error("process_add_identity: parse: trailing data");
         return;
     }
-    stored_identity id{std::move(decoded->key), std::move(decoded->cert), std::string(comment), std::nullopt,
-                       c.confirm, std::move(c.destinations)};
+    std::optional<std::string> provider;
+    if (c.sk_provider) {
+        const public_key& pk = std::holds_alternative<private_key>(decoded->key)
+                                   ? std::get<private_key>(decoded->key).public_part()
+                                   : std::get<openssh_security_key>(decoded->key).key;
+        provider = accepted_provider(*c.sk_provider, pk, decoded->cert.has_value(), q.conn);
+        if (!provider)
+            return;
+    }
+    stored_identity id{private_key_or_security_key(std::move(decoded->key), provider), std::move(decoded->cert),
+                       std::string(comment), std::nullopt, c.confirm, std::move(c.destinations)};
     // A lifetime constraint wins, even 0 (gone at the next request, as in
     // OpenSSH); without one, ssh-agent -t's default applies.
     std::uint32_t life = 0;
@@ -264,10 +372,11 @@ void agent_core::add(request& q, bool constrained)
         life = static_cast<std::uint32_t>(settings_.default_lifetime.count());
     if (c.lifetime || life > 0)
         id.deadline = q.now + std::chrono::seconds(life);
-    const std::string line = "add " + std::string(id.cert ? id.cert->type_name() : id.key.public_part().type_name()) +
+    const std::string line = "add " + std::string(id.cert ? id.cert->type_name() : id.public_part().type_name()) +
                              " " + fingerprint(id) + " \"" + printable(id.comment.substr(0, 100)) +
                              "\" (life: " + std::to_string(life) + ") (confirm: " + (id.confirm ? "1" : "0") +
-                             ") (provider: none) (destination constraints: " +
+                             ") (provider: " + (provider ? printable(*provider) : std::string("none")) +
+                             ") (destination constraints: " +
                              std::to_string(id.destinations.size()) + ")";
     for (const auto& d : id.destinations)
         log_.debug2("process_add_identity: constraint " + printable(describe(d)));
@@ -275,7 +384,7 @@ void agent_core::add(request& q, bool constrained)
         log_.error("process_add_identity: too many keys (" + std::to_string(keystore::max_keys) + ")");
         return;
     }
-    log_.debug(line);
+    log_.debug("process_add_identity: " + line);
     q.reply.body = status(true);
 }
 

@@ -17,6 +17,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <variant>
 
 namespace longhaul {
 class wire_reader;
@@ -29,6 +30,30 @@ struct agent_settings {
     std::chrono::seconds default_lifetime{0};
     // ssh-agent -E: the hash of the fingerprints in logs and prompts.
     fingerprint_hash hash = fingerprint_hash::sha256;
+    // ssh-agent -P: where security-key providers may live (patterns over
+    // the provider's canonical path).
+    std::string allowed_providers = "/usr/lib*/*,/usr/local/lib*/*";
+    // ssh-agent -O no-restrict-websafe turns this off: a security key whose
+    // application is not "ssh:..." (a web origin's) signs only SSH login
+    // requests and SSHSIG data, never arbitrary data a web page could pass
+    // off as a WebAuthn challenge.
+    bool restrict_websafe = true;
+    // ssh-agent -O allow-remote-pkcs11: providers may be named over a
+    // connection that ssh has bound to a session (a forwarded agent).
+    bool allow_remote_providers = false;
+};
+
+// What the core needs from outside to hold security keys: the file
+// system (a provider's canonical path) and the provider itself.
+struct security_key_hooks {
+    // realpath(3): the canonical path, or nullopt with the reason in `error`.
+    std::function<std::optional<std::string>(const std::string& path, std::string& error)> canonical_path;
+    // A signature of `data` by the key through its provider (with the touch
+    // notice, its text ending in `notice_suffix`, and the PIN asked if the
+    // authenticator wants one): the blob, or OpenSSH's words for the failure.
+    std::function<std::variant<bytes, std::string>(const security_key_identity& key, byte_span data,
+                                                   const std::string& notice_suffix)>
+        sign;
 };
 
 struct agent_reply {
@@ -56,6 +81,8 @@ public:
     // Removes the keys whose lifetime is over; returns the next deadline,
     // for the driver's timer.
     std::optional<agent_clock::time_point> expire(agent_clock::time_point now);
+
+    void set_security_key_hooks(security_key_hooks hooks) { sk_hooks_ = std::move(hooks); }
 
     bool locked() const noexcept { return lock_.locked(); }
     const keystore& keys() const noexcept { return keys_; }
@@ -93,6 +120,14 @@ private:
                                   std::string& dest);
 
     static const std::array<handler, 256>& table();
+    // The provider a security key is added with (OpenSSH's checks and log
+    // lines): "internal" as given, a canonical path allowed by -P, or
+    // nullopt when refused.
+    std::optional<std::string> accepted_provider(const std::string& provider, const public_key& key, bool certified,
+                                                 const connection_state& conn);
+    // A security-key signature (SIGN_REQUEST): the websafe rule, then the
+    // provider. Empty on failure (logged).
+    std::optional<bytes> sign_with_security_key(const stored_identity& id, byte_span data, const std::string& dest);
 
     agent_settings settings_;
     random_source& random_;
@@ -100,6 +135,7 @@ private:
     logger& log_;
     keystore keys_;
     agent_lock lock_;
+    security_key_hooks sk_hooks_;
 };
 
 } // namespace longhaul::agent

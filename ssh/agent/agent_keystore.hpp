@@ -5,6 +5,7 @@
 #pragma once
 
 #include "common/keys/certificate.hpp"
+#include "common/keys/openssh_key_v1.hpp"
 #include "common/keys/private_key.hpp"
 #include "ssh/agent/agent_destination.hpp"
 
@@ -12,14 +13,23 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace longhaul::agent {
 
 using agent_clock = std::chrono::steady_clock;
 
+// A FIDO security key: the agent signs through its provider (ssh-add -S).
+struct security_key_identity {
+    openssh_security_key key;
+    // "internal" (any case) as given, else the provider's canonical path;
+    // empty when the key came without one (it cannot sign then).
+    std::string provider;
+};
+
 struct stored_identity {
-    private_key key;
+    std::variant<private_key, security_key_identity> key;
     std::optional<certificate> cert;
     std::string comment;
     // When the key is removed (ssh-add -t, ssh-agent -t); none: kept.
@@ -29,8 +39,15 @@ struct stored_identity {
     // ssh-add -h: the hops the key may be used on (none: anywhere).
     std::vector<dest_constraint> destinations;
 
+    const public_key& public_part() const noexcept
+    {
+        if (const auto* sk = std::get_if<security_key_identity>(&key))
+            return sk->key.key;
+        return std::get<private_key>(key).public_part();
+    }
+    const security_key_identity* security_key() const noexcept { return std::get_if<security_key_identity>(&key); }
     // What REQUEST_IDENTITIES lists and SIGN_REQUEST names.
-    const bytes& blob() const noexcept { return cert ? cert->blob() : key.public_part().blob(); }
+    const bytes& blob() const noexcept { return cert ? cert->blob() : public_part().blob(); }
 };
 
 class keystore {

@@ -20,11 +20,12 @@ struct agent_options {
     std::string bind_address; // -a (empty: a private directory in $TMPDIR)
     fingerprint_hash hash = fingerprint_hash::sha256; // -E
     long long lifetime = 0;   // -t seconds (0: keys kept until removed)
-    // -P: accepted as OpenSSH accepts it; this agent loads no PKCS#11 or
-    // FIDO provider at all, so it restricts nothing further.
+    // -P: the patterns a security-key provider's canonical path must match
+    // (PKCS#11 providers are not supported yet).
     std::optional<std::string> allowed_providers;
-    // -O no-restrict-websafe / allow-remote-pkcs11: both only loosen
-    // checks on security keys and providers, which this agent refuses.
+    // -O no-restrict-websafe: security keys of web origins may sign any
+    // data; -O allow-remote-pkcs11: providers may be named over a forwarded
+    // (session-bound) connection.
     bool no_restrict_websafe = false;
     bool allow_remote_pkcs11 = false;
     std::vector<std::string> command; // command [arg ...]

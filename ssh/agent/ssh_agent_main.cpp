@@ -4,6 +4,7 @@
 // this file creates the socket, forks and handles signals.
 #include "common/random.hpp"
 #include "ssh/agent/agent_options.hpp"
+#include "ssh/agent/agent_security_keys.hpp"
 #include "ssh/agent/agent_server.hpp"
 #include "ssh/prompt.hpp"
 
@@ -129,7 +130,13 @@ int serve(const agent_options& o, const socket_paths& paths, int sock, pid_t wat
     agent_settings settings;
     settings.default_lifetime = std::chrono::seconds(o.lifetime);
     settings.hash = o.hash;
+    if (o.allowed_providers)
+        settings.allowed_providers = *o.allowed_providers;
+    settings.restrict_websafe = !o.no_restrict_websafe;
+    settings.allow_remote_providers = o.allow_remote_pkcs11;
     agent_core core(settings, random, [](const std::string& prompt) { return ask_permission(prompt); }, log);
+    agent_security_keys security_keys(log);
+    core.set_security_key_hooks(security_keys.hooks());
     agent_server server(core, log, sock, watch_parent);
     server.run(stop_requested, stop_signals);
     paths.remove();

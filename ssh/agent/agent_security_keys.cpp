@@ -1,0 +1,105 @@
+#include "ssh/agent/agent_security_keys.hpp"
+
+#include "common/log.hpp"
+#include "ssh/known_hosts.hpp"
+#include "ssh/prompt.hpp"
+#include "ssh/sk_sign.hpp"
+
+#include <strings.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+
+namespace longhaul::agent {
+
+namespace {
+
+// Debian's askpass when SSH_ASKPASS is unset.
+constexpr const char* default_askpass = "/usr/bin/ssh-askpass";
+
+// OpenSSH's read_passphrase(RP_USE_ASKPASS) in the agent: the askpass
+// program where a display could show it (DISPLAY, or
+// SSH_ASKPASS_REQUIRE=force; never with SSH_ASKPASS_REQUIRE=never), else an
+// empty answer.
+std::optional<std::string> ask_pin(const std::string& prompt)
+{
+    const char* display = std::getenv("DISPLAY");
+    bool allowed = display != nullptr && *display != '\0';
+    if (const char* req = std::getenv("SSH_ASKPASS_REQUIRE")) {
+        if (strcasecmp(req, "force") == 0)
+            allowed = true;
+        else if (strcasecmp(req, "never") == 0)
+            allowed = false;
+    }
+    if (!allowed)
+        return std::string();
+    const char* program = std::getenv("SSH_ASKPASS");
+    if (program == nullptr || *program == '\0')
+        program = default_askpass;
+    auto answer = run_askpass(prompt, program);
+    if (!answer)
+        return std::string();
+    return std::string(as_string_view(answer->span()));
+}
+
+} // namespace
+
+security_key_hooks agent_security_keys::hooks()
+{
+    security_key_hooks h;
+    h.canonical_path = [](const std::string& path, std::string& error) -> std::optional<std::string> {
+        char buf[PATH_MAX];
+        if (::realpath(path.c_str(), buf) == nullptr) {
+            error = std::strerror(errno);
+            return std::nullopt;
+        }
+        return std::string(buf);
+    };
+    h.sign = [this](const security_key_identity& key, byte_span data, const std::string& suffix) {
+        return sign(key, data, suffix);
+    };
+    return h;
+}
+
+const sk_provider* agent_security_keys::provider(const std::string& path)
+{
+    if (auto it = loaded_.find(path); it != loaded_.end())
+        return &it->second;
+    auto loaded = sk_provider::load(path);
+    if (auto* f = std::get_if<sk_failure>(&loaded)) {
+        log_.error(f->message);
+        return nullptr;
+    }
+    return &loaded_.emplace(path, std::move(std::get<sk_provider>(loaded))).first->second;
+}
+
+std::variant<bytes, std::string> agent_security_keys::sign(const security_key_identity& key, byte_span data,
+                                                           const std::string& notice_suffix)
+{
+    if (key.provider.empty()) {
+        log_.error("No FIDO SecurityKeyProvider specified");
+        return std::string("invalid format");
+    }
+    if (strcasecmp(key.provider.c_str(), "internal") == 0) {
+        log_.error("SecurityKeyProvider internal: not supported yet (add the key with ssh-add -S LIBRARY)");
+        return std::string("feature not supported");
+    }
+    const sk_provider* p = provider(key.provider);
+    if (p == nullptr)
+        return std::string("invalid format");
+    const std::string short_type(key_type_short_name(key.key.key.type()));
+    const std::string fp = key_fingerprint_text(key.key.key, key_fingerprint_hash::sha256);
+    sk_sign_options o;
+    o.notice_suffix = notice_suffix;
+    o.log_context = "process_sign_request";
+    o.read_pin = [&] {
+        const bool touch = (key.key.flags & sk_flag_user_presence) != 0;
+        return ask_pin("Enter PIN" + std::string(touch ? " and confirm user presence " : " ") + "for " + short_type +
+                       " key " + fp + ": ");
+    };
+    return sign_with_security_key(*p, key.key, data, o, log_);
+}
+
+} // namespace longhaul::agent
