@@ -184,23 +184,33 @@ std::optional<secret_bytes> run_askpass(const std::string& prompt, const char* p
     return askpass(prompt, program, hint);
 }
 
-bool ask_permission(const std::string& prompt)
+bool askpass_displayable(bool wayland)
 {
     auto set = [](const char* name) {
         const char* v = std::getenv(name);
         return v != nullptr && *v != '\0';
     };
-    bool allowed = set("DISPLAY") || set("WAYLAND_DISPLAY");
+    bool allowed = set("DISPLAY") || (wayland && set("WAYLAND_DISPLAY"));
     if (const char* req = std::getenv("SSH_ASKPASS_REQUIRE")) {
         if (strcasecmp(req, "force") == 0)
             allowed = true;
         else if (strcasecmp(req, "never") == 0)
             allowed = false;
     }
-    if (!allowed)
+    return allowed;
+}
+
+const char* askpass_program()
+{
+    const char* p = std::getenv("SSH_ASKPASS");
+    return p != nullptr && *p != '\0' ? p : "/usr/bin/ssh-askpass";
+}
+
+bool ask_permission(const std::string& prompt)
+{
+    if (!askpass_displayable(true))
         return false;
-    const char* program = set("SSH_ASKPASS") ? std::getenv("SSH_ASKPASS") : "/usr/bin/ssh-askpass";
-    auto answer = askpass(prompt, program, "confirm");
+    auto answer = askpass(prompt, askpass_program(), "confirm");
     if (!answer)
         return false;
     const std::string_view a = as_string_view(answer->span());

@@ -32,6 +32,13 @@ std::optional<secret_bytes> run_askpass(const std::string& prompt, const char* p
 // errno set.
 int spawn_askpass(const char* program, const std::string& prompt, const char* hint, int stdout_fd);
 
+// Whether an askpass program could be seen: a display (DISPLAY, or also
+// WAYLAND_DISPLAY when `wayland`; OpenSSH 9.2's agent looks at DISPLAY
+// alone), or SSH_ASKPASS_REQUIRE=force; never with SSH_ASKPASS_REQUIRE=never.
+bool askpass_displayable(bool wayland);
+// $SSH_ASKPASS when set and not empty, else Debian's /usr/bin/ssh-askpass.
+const char* askpass_program();
+
 // OpenSSH's ask_permission() (a master under ControlMaster ask/autoask):
 // the askpass program (SSH_ASKPASS, else /usr/bin/ssh-askpass) asked with
 // SSH_ASKPASS_PROMPT=confirm, and only where a display could show it

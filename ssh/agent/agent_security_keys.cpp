@@ -9,36 +9,19 @@
 
 #include <cerrno>
 #include <climits>
-#include <cstdlib>
 #include <cstring>
 
 namespace longhaul::agent {
 
 namespace {
 
-// Debian's askpass when SSH_ASKPASS is unset.
-constexpr const char* default_askpass = "/usr/bin/ssh-askpass";
-
 // OpenSSH's read_passphrase(RP_USE_ASKPASS) in the agent: the askpass
-// program where a display could show it (DISPLAY, or
-// SSH_ASKPASS_REQUIRE=force; never with SSH_ASKPASS_REQUIRE=never), else an
-// empty answer.
+// program where a display could show it, else an empty answer.
 std::optional<std::string> ask_pin(const std::string& prompt)
 {
-    const char* display = std::getenv("DISPLAY");
-    bool allowed = display != nullptr && *display != '\0';
-    if (const char* req = std::getenv("SSH_ASKPASS_REQUIRE")) {
-        if (strcasecmp(req, "force") == 0)
-            allowed = true;
-        else if (strcasecmp(req, "never") == 0)
-            allowed = false;
-    }
-    if (!allowed)
+    if (!askpass_displayable(false))
         return std::string();
-    const char* program = std::getenv("SSH_ASKPASS");
-    if (program == nullptr || *program == '\0')
-        program = default_askpass;
-    auto answer = run_askpass(prompt, program);
+    auto answer = run_askpass(prompt, askpass_program());
     if (!answer)
         return std::string();
     return std::string(as_string_view(answer->span()));
