@@ -62,7 +62,43 @@ struct test_user {
     std::optional<server_auth_settings> settings;
     bool forced_command = false;
     sk_requirements security_key; // what its security keys' signatures must show
+    bool refused = false;         // the lookup refuses it (as DenyUsers would)
 };
+
+// The server policy both harnesses use: `users` (which must outlive the
+// server) say who exists, is refused or is root, with which settings, and
+// which keys each may use, with a forced command and what its security
+// keys must show.
+inline server_auth_policy user_table_policy(const std::map<std::string, test_user>& users)
+{
+    server_auth_policy policy;
+    policy.lookup_user = [&users](std::string_view user) {
+        user_lookup r;
+        auto it = users.find(std::string(user));
+        if (it == users.end())
+            return r;
+        if (it->second.refused) {
+            r.status = user_status::refused;
+            return r;
+        }
+        r.status = user_status::valid;
+        r.is_root = it->second.is_root;
+        r.settings = it->second.settings;
+        return r;
+    };
+    policy.key_allowed = [&users](std::string_view user, const public_key& key, bool) {
+        key_decision d;
+        auto it = users.find(std::string(user));
+        if (it == users.end())
+            return d;
+        for (const auto& k : it->second.authorized)
+            d.allowed |= k == key;
+        d.forced_command = it->second.forced_command;
+        d.security_key = it->second.security_key;
+        return d;
+    };
+    return policy;
+}
 
 class auth_pair {
 public:
@@ -113,27 +149,7 @@ public:
         client_config.remote_ip = test_ip;
         server_config.remote_ip = test_ip;
         server_config.remote_port = test_port;
-        server_auth_policy policy;
-        policy.lookup_user = [this](std::string_view user) {
-            user_lookup r;
-            auto it = users.find(std::string(user));
-            if (it == users.end())
-                return r;
-            r.status = user_status::valid;
-            r.is_root = it->second.is_root;
-            r.settings = it->second.settings;
-            return r;
-        };
-        policy.key_allowed = [this](std::string_view user, const public_key& key, bool) {
-            key_decision d;
-            auto it = users.find(std::string(user));
-            if (it != users.end())
-                for (const auto& k : it->second.authorized)
-                    if (k == key)
-                        d.allowed = true;
-            d.forced_command = it != users.end() && it->second.forced_command;
-            return d;
-        };
+        server_auth_policy policy = user_table_policy(users);
         if (account)
             policy.account_check = [this](std::string_view) { return *account; };
         client = std::make_unique<client_auth>(client_config, session);

@@ -28,31 +28,7 @@ struct server_driver {
         cfg.remote_ip = "192.0.2.7";
         cfg.remote_port = 40022;
         cfg.session_id = {1, 2, 3, 4};
-        server_auth_policy policy;
-        policy.lookup_user = [this](std::string_view user) {
-            user_lookup r;
-            if (user == "denied") {
-                r.status = user_status::refused;
-                return r;
-            }
-            auto it = users.find(std::string(user));
-            if (it != users.end()) {
-                r.status = user_status::valid;
-                r.is_root = it->second.is_root;
-            }
-            return r;
-        };
-        policy.key_allowed = [this](std::string_view user, const public_key& key, bool) {
-            key_decision d;
-            auto it = users.find(std::string(user));
-            if (it != users.end())
-                for (const auto& k : it->second.authorized)
-                    d.allowed |= k == key;
-            d.forced_command = it != users.end() && it->second.forced_command;
-            if (it != users.end())
-                d.security_key = it->second.security_key;
-            return d;
-        };
+        server_auth_policy policy = user_table_policy(users);
         server = std::make_unique<server_auth>(cfg, std::move(policy));
     }
 

@@ -168,6 +168,7 @@ TEST_CASE("invalid users go through the motions")
     // Even the right password of nobody fails.
     server_driver refused({}, u);
     refused.users["denied"].password = "pw";
+    refused.users["denied"].refused = true;
     refused.feed(service("ssh-userauth"));
     refused.feed(password_request("denied", "pw"));
     CHECK(!refused.authenticated);
