@@ -280,7 +280,10 @@ void ssh_client::sign_with_agent(const client_auth_event& ev)
         layer_->client_auth_machine()->signature_failed("agent unavailable");
         return;
     }
-    auto sig = agent_->sign(ev.identity->key->blob(), ev.data, ev.agent_flags);
+    // A certificate the agent holds is named by its own blob: the agent
+    // may hold it without the plain key (ssh-add -d of the key alone).
+    const bytes& blob = ev.identity->cert ? ev.identity->cert->blob() : ev.identity->key->blob();
+    auto sig = agent_->sign(blob, ev.data, ev.agent_flags);
     if (!sig) {
         layer_->client_auth_machine()->signature_failed(to_string(sig.error()));
         return;
