@@ -166,7 +166,12 @@ int spawn_askpass(const char* program, const std::string& prompt, const char* hi
         if (sigaction(sig, nullptr, &cur) == 0 && cur.sa_handler != SIG_IGN && cur.sa_handler != SIG_DFL)
             std::signal(sig, SIG_DFL);
     }
-    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    // The program starts with nothing blocked, whatever the caller blocks
+    // (ssh-agent keeps SIGTERM blocked outside its poll): the notice is
+    // ended with SIGTERM, which must end it at once.
+    sigset_t none;
+    sigemptyset(&none);
+    pthread_sigmask(SIG_SETMASK, &none, nullptr);
     if (stdout_fd >= 0) {
         dup2(stdout_fd, STDOUT_FILENO);
     } else if (const int devnull = ::open("/dev/null", O_RDWR); devnull >= 0) {
