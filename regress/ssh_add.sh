@@ -303,10 +303,14 @@ unsupported() {
     [ "$(cat "$T/uns.rc")" != 0 ] && grep -q "not supported yet" "$T/uns.err" || { cat "$T/uns.err" >&2; return 1; }
     same_agents
 }
-for opt in "-s /no/lib.so" "-e /no/lib.so" "-K" "-S /no/sk.so $K/k_ed" "-M 5 $K/k_ed"; do
+for opt in "-s /no/lib.so" "-e /no/lib.so" "-K" "-M 5 $K/k_ed"; do
     # shellcheck disable=SC2086
     lh_check "not supported yet: ${opt%% *}" unsupported $opt
 done
+# -S names the provider of FIDO keys only: a plain key is added without it
+# (ssh_agent_security_keys.sh covers security keys).
+lh_check "-S with a plain key: unused" eval 'same -S /no/sk.so "$K/k_ed" && status_is 0 && said "Identity added"'
+reset_agents
 
 # The default identities: a private mount namespace puts a temporary home
 # over the user's (OpenSSH takes it from the password database, not $HOME),

@@ -29,7 +29,9 @@
 // LH_SK_TEST_PIN=PIN makes sk_enroll and sk_sign with the user
 // verification flag (0x04) return SSH_SK_ERR_PIN_REQUIRED unless given
 // that PIN, so OpenSSH asks for one (without it, the PIN is ignored and
-// OpenSSH never asks).
+// OpenSSH never asks). LH_SK_TEST_SIGN_DELAY_MS=N makes sk_sign take N ms
+// (at most 5000), as a real authenticator waits for the touch: a notice
+// shown meanwhile has time to appear before the signature ends it.
 //
 // Everything the caller gives is checked (algorithm, lengths, the handle's
 // form and algorithm, NULL pointers, options marked required); any problem
@@ -44,11 +46,13 @@
 #include <openssl/sha.h>
 #include <openssl/x509.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 extern "C" {
@@ -327,6 +331,12 @@ __attribute__((visibility("default"))) int sk_sign(uint32_t alg, const uint8_t* 
     Pkey k = key_from_handle(alg, key_handle, key_handle_len);
     if (!k) return kErrGeneral;
     if (pin_missing(flags, pin)) return kErrPinRequired;
+    if (const char* d = std::getenv("LH_SK_TEST_SIGN_DELAY_MS"); d != nullptr && *d != '\0') {
+        char* end = nullptr;
+        const unsigned long ms = std::strtoul(d, &end, 10);
+        if (*end != '\0' || ms > 5000) return kErrGeneral;
+        std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    }
 
     uint8_t sflags = flags;
     if (const char* f = std::getenv("LH_SK_TEST_SIGN_FLAGS"); f != nullptr && *f != '\0') {

@@ -12,6 +12,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -103,6 +104,20 @@ std::optional<std::string> home_directory()
 }
 
 } // namespace
+
+agent::key_constraints add_constraints(const add_options& options,
+                                       const std::vector<agent::destination_constraint>& destinations,
+                                       bool security_key, const char* env_provider)
+{
+    agent::key_constraints c;
+    if (options.lifetime && *options.lifetime != 0)
+        c.lifetime_seconds = options.lifetime;
+    c.confirm = options.confirm;
+    if (security_key)
+        c.sk_provider = security_key_provider(options, env_provider);
+    c.destinations = destinations;
+    return c;
+}
 
 std::vector<std::string> default_identity_files(const std::string& home)
 {
@@ -296,14 +311,9 @@ void add_session::print_added(const char* what, const std::string& path, const s
         std::fprintf(stderr, "The user must confirm each use of the key\n");
 }
 
-agent::key_constraints add_session::key_constraints() const
+agent::key_constraints add_session::key_constraints(bool security_key) const
 {
-    agent::key_constraints c;
-    if (options_.lifetime && *options_.lifetime != 0)
-        c.lifetime_seconds = options_.lifetime;
-    c.confirm = options_.confirm;
-    c.destinations = destinations_;
-    return c;
+    return add_constraints(options_, destinations_, security_key, std::getenv("SSH_SK_PROVIDER"));
 }
 
 bool add_session::add_file(const std::string& path)
@@ -338,41 +348,28 @@ bool add_session::add_file(const std::string& path)
         return false;
     }
     const std::string_view file = as_text(contents);
-    auto load_failed = [&](errc e) {
-        std::fprintf(stderr, "Error loading key \"%s\": %s\n", name.c_str(), keygen::error_text(e, 0).c_str());
-        last_passphrase_.reset();
+    // A FIDO security-key file names its type in the clear: it is read as
+    // such (with the same passphrase handling) and always sent with its
+    // provider.
+    auto first = parse_private_key(file, std::nullopt);
+    if (!first && first.error() == errc::security_key_unsupported) {
+        auto sk = load_with_passphrase<openssh_security_key>(
+            name, file, [](std::string_view f, std::optional<std::string_view> pass) {
+                return parse_openssh_security_key(f, pass);
+            });
+        if (!sk)
+            return false;
+        return add_security_key_file(name, *sk);
+    }
+    // (The first try, without a passphrase, is the one just made.)
+    auto key = load_with_passphrase<private_key>(
+        name, file, [&first](std::string_view f, std::optional<std::string_view> pass) {
+            if (!pass && first)
+                return std::move(first);
+            return parse_private_key(f, pass);
+        });
+    if (!key)
         return false;
-    };
-
-    // An empty passphrase first, then the one that worked last, then ask.
-    // No passphrase rather than an empty one: OpenSSL refuses to decrypt a
-    // PEM file with "", which would read as a broken file.
-    auto key = parse_private_key(file, std::nullopt);
-    if (!key && !needs_passphrase(key.error()))
-        return load_failed(key.error());
-    if (!key && last_passphrase_) {
-        key = parse_private_key(file, as_text(*last_passphrase_));
-        if (!key && !needs_passphrase(key.error()))
-            return load_failed(key.error());
-    }
-    if (!key) {
-        last_passphrase_.reset();
-        const std::string confirming = options_.confirm ? " (will confirm each use)" : "";
-        std::string prompt = "Enter passphrase for " + name + confirming + ": ";
-        for (;;) {
-            auto pass = ask(prompt);
-            if (!pass)
-                return false;
-            key = parse_private_key(file, as_text(*pass));
-            if (key) {
-                last_passphrase_ = std::move(pass);
-                break;
-            }
-            if (!needs_passphrase(key.error()))
-                return load_failed(key.error());
-            prompt = "Bad passphrase, try again for " + name + confirming + ": ";
-        }
-    }
     const std::string comment = key->comment().empty() ? name : key->comment();
 
     const agent::key_constraints constraints = key_constraints();
@@ -385,6 +382,78 @@ bool add_session::add_file(const std::string& path)
     }
     if (!options_.key_only)
         add_certificate(name, *key, comment);
+    return ok;
+}
+
+template <typename T, typename Parse>
+std::optional<T> add_session::load_with_passphrase(const std::string& name, std::string_view file, Parse parse)
+{
+    auto load_failed = [&](errc e) {
+        std::fprintf(stderr, "Error loading key \"%s\": %s\n", name.c_str(), keygen::error_text(e, 0).c_str());
+        last_passphrase_.reset();
+        return std::nullopt;
+    };
+    // An empty passphrase first, then the one that worked last, then ask.
+    // No passphrase rather than an empty one: OpenSSL refuses to decrypt a
+    // PEM file with "", which would read as a broken file.
+    auto key = parse(file, std::nullopt);
+    if (!key && !needs_passphrase(key.error()))
+        return load_failed(key.error());
+    if (!key && last_passphrase_) {
+        key = parse(file, as_text(*last_passphrase_));
+        if (!key && !needs_passphrase(key.error()))
+            return load_failed(key.error());
+    }
+    if (!key) {
+        last_passphrase_.reset();
+        const std::string confirming = options_.confirm ? " (will confirm each use)" : "";
+        std::string prompt = "Enter passphrase for " + name + confirming + ": ";
+        for (;;) {
+            auto pass = ask(prompt);
+            if (!pass)
+                return std::nullopt;
+            key = parse(file, as_text(*pass));
+            if (key) {
+                last_passphrase_ = std::move(pass);
+                break;
+            }
+            if (!needs_passphrase(key.error()))
+                return load_failed(key.error());
+            prompt = "Bad passphrase, try again for " + name + confirming + ": ";
+        }
+    }
+    return std::move(*key);
+}
+
+bool add_session::add_security_key_file(const std::string& name, const openssh_security_key& key)
+{
+    const std::string comment = key.comment.empty() ? name : key.comment;
+    const agent::key_constraints constraints = key_constraints(true);
+    bool ok = false;
+    if (auto r = agent_.add_security_key(key, nullptr, comment, constraints); r) {
+        ok = true;
+        print_added("Identity", name, comment);
+    } else {
+        std::fprintf(stderr, "Could not add identity \"%s\": %s\n", name.c_str(), agent_error_text(r.error()).c_str());
+    }
+    if (options_.key_only)
+        return ok;
+    const std::string cert_path = name + "-cert.pub";
+    int saved_errno = 0;
+    auto loaded = load_public(cert_path, saved_errno);
+    if (!loaded)
+        return ok;
+    if (!loaded->key.cert || !(loaded->key.key == key.key)) {
+        print_error_line("Certificate " + cert_path + " does not match private key " + name);
+        return ok;
+    }
+    const certificate& cert = *loaded->key.cert;
+    if (auto r = agent_.add_security_key(key, &cert, comment, constraints); !r) {
+        print_error_line("Certificate " + cert_path + " (" + cert.key_id() + ") add failed: " +
+                         agent_error_text(r.error()));
+        return ok;
+    }
+    print_added("Certificate", cert_path, cert.key_id());
     return ok;
 }
 

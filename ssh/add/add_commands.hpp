@@ -14,6 +14,13 @@
 
 namespace longhaul::add {
 
+// The constraints ssh-add sends with a key: -t (0: none), -c, -h's
+// destinations, and, for a FIDO security key only, its provider
+// (security_key_provider(options, env_provider)).
+agent::key_constraints add_constraints(const add_options& options,
+                                       const std::vector<agent::destination_constraint>& destinations,
+                                       bool security_key, const char* env_provider);
+
 // The default identities, in the order OpenSSH 9.2 tries them, relative to
 // the home directory (OpenSSH takes it from the password database, not
 // from $HOME).
@@ -54,8 +61,14 @@ private:
     // The passphrase prompt; nullopt when the user gave none.
     std::optional<secret_bytes> ask(const std::string& prompt);
     void print_added(const char* what, const std::string& path, const std::string& name) const;
-    // -t, -c and -h as the agent takes them.
-    agent::key_constraints key_constraints() const;
+    // A FIDO security key read from a file, and its "-cert.pub".
+    bool add_security_key_file(const std::string& name, const openssh_security_key& key);
+    // Parses `file` with parse(file, passphrase): no passphrase, then the
+    // last one that worked, then asking; nullopt, said, when it fails.
+    template <typename T, typename Parse>
+    std::optional<T> load_with_passphrase(const std::string& name, std::string_view file, Parse parse);
+    // -t, -c, -h (and, for security keys, the provider) as the agent takes them.
+    agent::key_constraints key_constraints(bool security_key = false) const;
 
     agent_client& agent_;
     const add_options& options_;

@@ -152,12 +152,22 @@ std::optional<std::string> unsupported_option(const add_options& o)
     default: return std::nullopt;
     }
     if (o.what == action::add) {
-        if (o.sk_provider)
-            return "ssh-add: FIDO security key providers (-S) are not supported yet";
         if (o.maxsign || o.minleft)
             return "ssh-add: XMSS signature limits (-M, -m) are not supported yet";
     }
     return std::nullopt;
+}
+
+std::string security_key_provider(const add_options& o, const char* env_provider)
+{
+    // OpenSSH: -S, else $SSH_SK_PROVIDER as it is (even empty), else the
+    // built-in "internal" (Debian builds with ENABLE_SK_INTERNAL). Sent
+    // verbatim: the agent resolves a relative path in its own cwd.
+    if (o.sk_provider)
+        return *o.sk_provider;
+    if (env_provider != nullptr)
+        return env_provider;
+    return "internal";
 }
 
 } // namespace longhaul::add

@@ -71,7 +71,12 @@ parsed_add_args parse_add_args(const std::vector<std::string>& args);
 // nullopt when it is not a valid time or does not fit 32 bits.
 std::optional<std::uint32_t> parse_lifetime(const std::string& text);
 
-// What this ssh-add cannot do yet (PKCS#11, FIDO, XMSS signature
+// The SecurityKeyProvider ssh-add names to the agent for every FIDO
+// security key it adds: -S, else `env_provider` ($SSH_SK_PROVIDER, null
+// when unset) verbatim, even empty, else "internal". Never for other keys.
+std::string security_key_provider(const add_options& o, const char* env_provider);
+
+// What this ssh-add cannot do yet (PKCS#11, FIDO resident keys, XMSS signature
 // limits): the message to print and exit 1
 // with, before anything is done; nullopt when the options are all
 // supported. Never ignored silently.

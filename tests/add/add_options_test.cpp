@@ -1,5 +1,7 @@
 #include "ssh/add/add_options.hpp"
 
+#include "ssh/add/add_commands.hpp"
+
 #include <doctest/doctest.h>
 
 using namespace longhaul;
@@ -111,11 +113,54 @@ TEST_CASE("ssh-add options: what is not supported yet is refused, never ignored"
     CHECK(!unsupported_option(ok({"-c", "-t", "5", "k"})).has_value());
     CHECK(!unsupported_option(ok({"-l"})).has_value());
     CHECK(!unsupported_option(ok({"-h", "host", "-H", "kh", "k"})).has_value());
+    // -S names the provider of FIDO keys (unused, silently, for others).
+    CHECK(!unsupported_option(ok({"-S", "prov"})).has_value());
+    CHECK(!unsupported_option(ok({"-S", "prov", "-c", "-t", "60", "k"})).has_value());
+    CHECK(!unsupported_option(ok({"-S", "prov", "-d", "k"})).has_value());
     for (auto args : std::vector<std::vector<std::string>>{
-             {"-s", "lib"}, {"-e", "lib"}, {"-K"}, {"-S", "prov"}, {"-M", "3"}, {"-m", "3"}}) {
+             {"-s", "lib"}, {"-e", "lib"}, {"-K"}, {"-M", "3"}, {"-m", "3"}}) {
         CAPTURE(args.front());
         auto why = unsupported_option(ok(args));
         REQUIRE(why.has_value());
         CHECK(why->find("not supported yet") != std::string::npos);
     }
+}
+
+TEST_CASE("ssh-add options: the security key provider: -S, else $SSH_SK_PROVIDER verbatim, else internal")
+{
+    CHECK(ok({"-S", "/p/x.so", "k"}).sk_provider == std::optional<std::string>("/p/x.so"));
+    CHECK(security_key_provider(ok({"k"}), nullptr) == "internal");
+    CHECK(security_key_provider(ok({"k"}), "/env/prov.so") == "/env/prov.so");
+    // Set but empty: sent empty (the agent then refuses it).
+    CHECK(security_key_provider(ok({"k"}), "") == "");
+    // -S wins over the environment; relative paths are not resolved.
+    CHECK(security_key_provider(ok({"-S", "test.so", "k"}), "/env/prov.so") == "test.so");
+    CHECK(security_key_provider(ok({"-S", "regress/p.so", "k"}), nullptr) == "regress/p.so");
+    CHECK(security_key_provider(ok({"-S", "", "k"}), "/env/prov.so") == "");
+    // The last -S counts (OpenSSH's optarg overwrites).
+    CHECK(security_key_provider(ok({"-S", "a", "-S", "b", "k"}), nullptr) == "b");
+}
+
+TEST_CASE("ssh-add options: constraints: the provider only for security keys, with -t and -c")
+{
+    const std::vector<agent::destination_constraint> none;
+    // A plain key: nothing at all (ADD_IDENTITY), -S or not.
+    CHECK(add_constraints(ok({"k"}), none, false, nullptr).empty());
+    CHECK(add_constraints(ok({"-S", "prov", "k"}), none, false, "/env.so").empty());
+    // A security key: always a provider.
+    auto sk = add_constraints(ok({"k"}), none, true, nullptr);
+    CHECK(sk.sk_provider == std::optional<std::string>("internal"));
+    CHECK(!sk.lifetime_seconds);
+    CHECK(!sk.confirm);
+    CHECK(add_constraints(ok({"k"}), none, true, "").sk_provider == std::optional<std::string>(""));
+    auto all = add_constraints(ok({"-t", "60", "-c", "-S", "/p.so", "k"}), none, true, "/env.so");
+    CHECK(all.lifetime_seconds == std::optional<std::uint32_t>(60));
+    CHECK(all.confirm);
+    CHECK(all.sk_provider == std::optional<std::string>("/p.so"));
+    // -t 0 is no lifetime, as for other keys.
+    CHECK(!add_constraints(ok({"-t", "0", "k"}), none, true, nullptr).lifetime_seconds);
+    auto plain = add_constraints(ok({"-t", "60", "-c", "-S", "/p.so", "k"}), none, false, nullptr);
+    CHECK(plain.lifetime_seconds == std::optional<std::uint32_t>(60));
+    CHECK(plain.confirm);
+    CHECK(!plain.sk_provider);
 }
