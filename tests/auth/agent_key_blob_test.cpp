@@ -105,7 +105,8 @@ TEST_CASE("agent key blob: security keys as Debian's ssh-add sends them, and bac
         REQUIRE(agent::encode_security_key(w, *sk, id->cert ? &*id->cert : nullptr));
         CHECK(again == part);
         // The message's comment follows the key.
-        wire_reader rest(byte_span(from_hex(hex)).subspan(comment_at));
+        const bytes msg = from_hex(hex);
+        wire_reader rest(byte_span(msg).subspan(comment_at));
         CHECK(rest.text() == "edc");
         // Every truncation is refused.
         for (std::size_t n = 0; n < part.size(); ++n) {
