@@ -58,54 +58,35 @@ result<void> read_sk_fields(wire_reader& r, openssh_security_key& out)
     return {};
 }
 
-result<identity_with_certificate> decode_plain_security_key(wire_reader& r, key_type t)
+// After the type name (and, for a certified key, the certificate): the
+// key's public fields (a certified ECDSA key's come from its certificate),
+// its application, then SK. A certified key's fields must be the
+// certificate's key.
+result<identity_with_certificate> decode_security_key(wire_reader& r, key_type t, std::optional<certificate> cert)
 {
     bytes blob;
     wire_writer b(blob);
     b.string(key_type_name(t));
-    copy_sk_public_fields(r, b, t);
-    b.string(r.string(max_sk_application));
-    if (!r.ok())
-        return errc::invalid_format;
-    auto key = public_key::from_blob(blob);
-    if (!key)
-        return errc::invalid_format;
-    openssh_security_key sk;
-    sk.key = std::move(*key);
-    if (auto f = read_sk_fields(r, sk); !f)
-        return f.error();
-    return identity_with_certificate{std::move(sk), std::nullopt};
-}
-
-result<identity_with_certificate> decode_certified_security_key(wire_reader& r, std::string_view name, key_type t)
-{
-    auto cert = certificate::from_blob(r.string());
-    if (!r.ok() || !cert || cert->type_name() != name)
-        return errc::invalid_format;
-    // The fields the message repeats must be the certified key's.
-    bytes blob;
-    wire_writer b(blob);
-    b.string(key_type_name(t));
-    if (t == key_type::sk_ed25519) {
-        b.string(r.string(256));
-    } else {
+    if (cert && t == key_type::sk_ecdsa_p256) {
         wire_reader pub(cert->key().blob());
         pub.text(64);
-        b.string(pub.string(32)).string(pub.string(256));
+        copy_sk_public_fields(pub, b, t);
         if (!pub.ok())
             return errc::invalid_format;
+    } else {
+        copy_sk_public_fields(r, b, t);
     }
     b.string(r.string(max_sk_application));
     if (!r.ok())
         return errc::invalid_format;
     auto key = public_key::from_blob(blob);
-    if (!key || !(*key == cert->key()))
+    if (!key || (cert && !(*key == cert->key())))
         return errc::invalid_format;
     openssh_security_key sk;
     sk.key = std::move(*key);
     if (auto f = read_sk_fields(r, sk); !f)
         return f.error();
-    return identity_with_certificate{std::move(sk), std::move(*cert)};
+    return identity_with_certificate{std::move(sk), std::move(cert)};
 }
 
 } // namespace
@@ -141,12 +122,15 @@ result<identity_with_certificate> decode_identity(wire_reader& r)
     const auto certified = certificate_key_type(name);
     if (certified && is_security_key(*certified)) {
         r = peek;
-        return decode_certified_security_key(r, name, *certified);
+        auto cert = certificate::from_blob(r.string());
+        if (!r.ok() || !cert || cert->type_name() != name)
+            return errc::invalid_format;
+        return decode_security_key(r, *certified, std::move(*cert));
     }
     for (key_type t : {key_type::sk_ed25519, key_type::sk_ecdsa_p256})
         if (name == key_type_name(t)) {
             r = peek;
-            return decode_plain_security_key(r, t);
+            return decode_security_key(r, t, std::nullopt);
         }
     auto k = decode_private_key(r);
     if (!k)
