@@ -103,9 +103,26 @@ struct running_agent {
     {
         pid = spawn({program, "-D", "-a", socket});
         REQUIRE(pid > 0);
-        for (int i = 0; i < 500 && !std::filesystem::exists(socket); ++i)
-            ::usleep(10000);
-        REQUIRE(std::filesystem::exists(socket));
+        // Ready when it accepts a connection: the socket file appears at
+        // bind(), before listen(), and a connect in between is refused.
+        bool ready = false;
+        for (int i = 0; i < 500 && !ready; ++i) {
+            ready = accepts_connections();
+            if (!ready)
+                ::usleep(10000);
+        }
+        REQUIRE(ready);
+    }
+    bool accepts_connections() const
+    {
+        const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+        REQUIRE(fd >= 0);
+        sockaddr_un addr{};
+        addr.sun_family = AF_UNIX;
+        std::memcpy(addr.sun_path, socket.c_str(), socket.size());
+        const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+        ::close(fd);
+        return ok;
     }
     ~running_agent()
     {
