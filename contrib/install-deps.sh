@@ -9,7 +9,7 @@ set -eu
 # xauth (X11 forwarding's cookies, both sides), git (ssh-keygen -Y signing
 # a commit), and the emulated WAN's tools.
 packages="build-essential cmake pkg-config libssl-dev zlib1g-dev libedit-dev libboost-dev libseccomp-dev
-doctest-dev libpam0g-dev libcrypt-dev clang libclang-rt-14-dev
+doctest-dev libpam0g-dev libcrypt-dev clang libclang-rt-14-dev lld
 openssh-client openssh-server libpam-modules libpam-runtime passwd tmux bsdutils python3 xauth git
 iproute2 iperf3 iputils-ping procps psmisc util-linux coreutils diffutils netcat-openbsd"
 

@@ -222,7 +222,7 @@ if [ "${LONGHAUL_SKIP_FUZZ:-0}" != 1 ]; then
         if [ -n "${LONGHAUL_FUZZ_RUNS:-}" ]; then
             timed "fuzz runs" fuzz/run.sh --build "$fuzz_build" --jobs "$jobs" --runs "$LONGHAUL_FUZZ_RUNS" || rc=$?
         else
-            timed "fuzz runs" fuzz/run.sh --build "$fuzz_build" --jobs "$jobs" --time "${LONGHAUL_FUZZ_SECONDS:-6}" || rc=$?
+            timed "fuzz runs" fuzz/run.sh --build "$fuzz_build" --jobs "$jobs" --time "${LONGHAUL_FUZZ_SECONDS:-4}" || rc=$?
         fi
         echo "$rc" >"$results/fuzz.rc"
         [ "$rc" = 0 ] || tests_failed=1
