@@ -16,6 +16,8 @@
 // openssh-key-v1, unencrypted and encrypted (aes256-ctr) with passphrase
 // "pw" under the fuzz build's cheap KDF, so that decryption succeeds and the
 // private section is reached, as text (0x00, 0x01) and as blobs (0x02);
+// Security keys' records are read too (parse_openssh_security_key) and
+// written back; seeds of both sk types, as text and blob.
 // fuzz/make_corpora.sh adds tests/data/keys/*_key (0x00) and ssh-keygen's
 // PEM and PKCS#8 files (0x03 + label byte).
 #include "common/keys/base64.hpp"
@@ -66,6 +68,18 @@ void round_trip(const private_key& key)
     check(back->comment() == key.comment());
 }
 
+// The same for a security key's record (no secret, a key handle).
+void round_trip(const openssh_security_key& key)
+{
+    fixed_random rng;
+    auto text = write_openssh_security_key(key, "", 1, rng);
+    check(text.has_value());
+    auto back = parse_openssh_security_key(*text, std::nullopt);
+    check(back.has_value());
+    check(back->key == key.key && back->flags == key.flags && back->key_handle == key.key_handle &&
+          back->comment == key.comment);
+}
+
 result<void> cheap_kdf(byte_span passphrase, byte_span salt, std::uint32_t rounds, mutable_byte_span out)
 {
     if (passphrase.empty() || salt.empty() || rounds == 0 || out.empty())
@@ -88,6 +102,11 @@ void parse_text(std::string_view text, std::optional<std::string_view> passphras
         if (pub)
             check(*pub == key->public_part());
         round_trip(*key);
+    }
+    if (auto sk = parse_openssh_security_key(text, passphrase, options)) {
+        // A security key is never a private key, and its header names it.
+        check(!key && pub && *pub == sk->key);
+        round_trip(*sk);
     }
 }
 
@@ -162,6 +181,37 @@ void write_seeds(const std::string& dir)
         auto back = parse_private_key(enc_text, "pw", o);
         check(back.has_value() && back->public_part() == k->public_part());
         put(1, as_bytes(enc_text));
+    }
+    // Security keys' records, as ssh-keygen -t ed25519-sk / ecdsa-sk writes
+    // them after enrolment (the public keys borrowed from plain keys).
+    for (key_type t : {key_type::ed25519, key_type::ecdsa_p256}) {
+        auto k = private_key::generate(t, t == key_type::ed25519 ? 0 : 256);
+        check(k.has_value());
+        wire_reader r(k->public_part().blob());
+        (void)r.text();
+        bytes sk_blob;
+        wire_writer w(sk_blob);
+        if (t == key_type::ed25519) {
+            w.string(key_type_name(key_type::sk_ed25519)).string(r.string());
+        } else {
+            const auto curve = r.text();
+            w.string(key_type_name(key_type::sk_ecdsa_p256)).string(curve).string(r.string());
+        }
+        w.string("ssh:");
+        auto sk_key = public_key::from_blob(sk_blob);
+        check(sk_key.has_value());
+        openssh_security_key record;
+        record.key = std::move(*sk_key);
+        record.flags = 0x05;
+        record.key_handle = bytes(48, 0x5a);
+        record.comment = "fuzz-sk";
+        fixed_random rng;
+        auto text = write_openssh_security_key(record, "", 1, rng);
+        check(text.has_value());
+        put(0, as_bytes(*text));
+        auto blob = armor_decode(*text, openssh_key_label);
+        check(blob.has_value());
+        put(2, blob->span());
     }
 }
 

@@ -6,7 +6,7 @@
 #include "ssh/algorithm_names.hpp"
 #include "ssh/host_key_check.hpp"
 #include "ssh/known_hosts.hpp"
-#include "ssh/prompt.hpp"
+#include "ssh/prompt/prompt.hpp"
 #include "ssh/tokens.hpp"
 
 #include <arpa/inet.h>

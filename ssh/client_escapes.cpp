@@ -6,7 +6,7 @@
 #include "common/text.hpp"
 #include "ssh/escape_command.hpp"
 #include "ssh/local_command.hpp"
-#include "ssh/prompt.hpp"
+#include "ssh/prompt/prompt.hpp"
 
 #include <signal.h>
 #include <unistd.h>

@@ -8,7 +8,7 @@
 #include "common/keys/key_file.hpp"
 #include "common/text.hpp"
 #include "ssh/client_agent_forwarding.hpp"
-#include "ssh/prompt.hpp"
+#include "ssh/prompt/prompt.hpp"
 #include "ssh/tokens.hpp"
 
 #include <unistd.h>

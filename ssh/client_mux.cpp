@@ -11,7 +11,7 @@
 #include "ssh/mux/mux_client.hpp"
 #include "ssh/mux/mux_socket.hpp"
 #include "ssh/mux_forward_spec.hpp"
-#include "ssh/prompt.hpp"
+#include "ssh/prompt/prompt.hpp"
 
 #include <boost/asio/post.hpp>
 
@@ -506,7 +506,7 @@ void ssh_client::open_mux_session(std::uint32_t peer_id, const mux::new_session&
 }
 
 // ControlMaster ask and autoask: each request confirmed through askpass
-// first, as OpenSSH's ask_permission() (ssh/prompt.hpp says when it can
+// first, as OpenSSH's ask_permission() (ssh/prompt/prompt.hpp says when it can
 // ask at all; when it cannot, the answer is no).
 bool ssh_client::mux_permitted(const std::string& prompt, const char* what)
 {

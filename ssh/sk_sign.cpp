@@ -2,7 +2,7 @@
 
 #include "common/log.hpp"
 #include "ssh/known_hosts.hpp"
-#include "ssh/prompt.hpp"
+#include "ssh/prompt/prompt.hpp"
 
 #include <fcntl.h>
 #include <sys/wait.h>
@@ -121,10 +121,13 @@ const sk_provider* sk_login_signer::provider()
         } else {
             log_.debug("loading SecurityKeyProvider " + *provider_path_ + " (in-process)");
             auto loaded = sk_provider::load(*provider_path_);
-            if (auto* f = std::get_if<sk_failure>(&loaded))
+            if (auto* f = std::get_if<sk_failure>(&loaded)) {
+                if (!f->cause.empty())
+                    log_.error(f->cause);
                 log_.error(f->message);
-            else
+            } else {
                 provider_.emplace(std::move(std::get<sk_provider>(loaded)));
+            }
         }
     }
     return provider_ ? &*provider_ : nullptr;

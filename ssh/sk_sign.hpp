@@ -8,7 +8,7 @@
 #include "common/bytes.hpp"
 #include "common/keys/openssh_key_v1.hpp"
 #include "ssh/client_config.hpp"
-#include "ssh/sk_provider.hpp"
+#include "ssh/sk/sk_provider.hpp"
 
 #include <functional>
 #include <optional>

@@ -249,26 +249,32 @@ bool openssh_key_cipher_known(std::string_view name) noexcept
     return detail::find_key_cipher(name) != nullptr;
 }
 
-result<std::string> write_openssh_private_key(const private_key& key, std::string_view passphrase, int kdf_rounds,
-                                              random_source& rng, std::string_view cipher_name)
+namespace {
+
+// The armored file around a private section whose key fields
+// `write_fields` writes (the check-ints before them, the comment and
+// padding after).
+template <class Fields>
+result<std::string> write_key_file(const public_key& pub_key, std::string_view comment, std::string_view passphrase,
+                                   int kdf_rounds, random_source& rng, std::string_view cipher_name,
+                                   std::size_t fields_size, Fields&& write_fields)
 {
     const bool encrypt = !passphrase.empty();
     const detail::key_cipher* c = detail::find_key_cipher(encrypt ? cipher_name : "none");
     if (c == nullptr || (encrypt && kdf_rounds < 1))
         return errc::invalid_argument;
-    if (key.comment().find('\0') != std::string::npos || key.comment().size() > max_comment_len)
+    if (comment.find('\0') != std::string_view::npos || comment.size() > max_comment_len)
         return errc::invalid_argument;
 
-    // The private section: at most ~8.5 KiB of RSA-16384 fields, the
-    // comment and padding. Reserved once so no copy is left behind.
-    detail::wiped_bytes section(16 * 1024 + key.comment().size());
+    // Reserved once so no copy of the section is left behind.
+    detail::wiped_bytes section(fields_size + comment.size() + 64);
     std::uint8_t check[4];
     rng.fill(check);
     wire_writer w(section.get());
     w.raw(byte_span(check, 4)).raw(byte_span(check, 4));
-    if (auto r = key.serialize(w); !r)
+    if (auto r = write_fields(w); !r)
         return r.error();
-    w.string(key.comment());
+    w.string(comment);
     for (std::uint8_t pad = 1; section.get().size() % c->block_size != 0; ++pad)
         w.u8(pad);
 
@@ -291,7 +297,7 @@ result<std::string> write_openssh_private_key(const private_key& key, std::strin
     }
 
     // For cipher "none" the whole file is secret too.
-    const bytes& pub = key.public_part().blob();
+    const bytes& pub = pub_key.blob();
     detail::wiped_bytes file(section.get().size() + pub.size() + kdf_options.size() + 256);
     wire_writer(file.get())
         .raw(as_bytes(key_v1_magic))
@@ -303,6 +309,31 @@ result<std::string> write_openssh_private_key(const private_key& key, std::strin
         .string(section.span())
         .raw(tag);
     return armor_encode(openssh_key_label, file.span());
+}
+
+} // namespace
+
+result<std::string> write_openssh_private_key(const private_key& key, std::string_view passphrase, int kdf_rounds,
+                                              random_source& rng, std::string_view cipher_name)
+{
+    // At most ~8.5 KiB of RSA-16384 fields.
+    return write_key_file(key.public_part(), key.comment(), passphrase, kdf_rounds, rng, cipher_name, 16 * 1024,
+                          [&](wire_writer& w) { return key.serialize(w); });
+}
+
+result<std::string> write_openssh_security_key(const openssh_security_key& key, std::string_view passphrase,
+                                               int kdf_rounds, random_source& rng, std::string_view cipher_name)
+{
+    if (!is_security_key(key.key.type()))
+        return errc::invalid_argument;
+    // The public blob's fields (type, key, application) are the section's
+    // first fields; then the flags, the key handle and an empty reserved.
+    const bytes& pub = key.key.blob();
+    return write_key_file(key.key, key.comment, passphrase, kdf_rounds, rng, cipher_name,
+                          pub.size() + key.key_handle.size() + 16, [&](wire_writer& w) -> result<void> {
+                              w.raw(pub).u8(key.flags).string(key.key_handle).string("");
+                              return {};
+                          });
 }
 
 } // namespace longhaul

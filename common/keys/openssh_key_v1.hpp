@@ -99,4 +99,12 @@ result<std::string> write_openssh_private_key(const private_key& key, std::strin
                                               random_source& rng,
                                               std::string_view cipher = openssh_default_cipher);
 
+// The same for a security key's record (ssh-keygen -t ed25519-sk/ecdsa-sk
+// after enrolment, -p on such a file): the section holds the public key's
+// fields, the flags, the key handle and an empty reserved string. The
+// record's comment is written. invalid_argument for other key types.
+result<std::string> write_openssh_security_key(const openssh_security_key& key, std::string_view passphrase,
+                                               int kdf_rounds, random_source& rng,
+                                               std::string_view cipher = openssh_default_cipher);
+
 } // namespace longhaul

@@ -17,7 +17,8 @@
 //   sk_enroll              a fresh key pair; public key 32 raw bytes
 //                          (Ed25519) or SEC1 0x04||X||Y (P-256); key handle
 //                          = "LHSKTP1" || alg byte || PKCS#8 DER private key;
-//                          response flags = requested flags
+//                          response flags = requested flags; fixed
+//                          stand-ins for the attestation parts
 //   sk_sign                signs H(app)||flags||counter||H(data) (69
 //                          bytes): Ed25519 over the bytes, ECDSA over their
 //                          SHA-256; flags echoed from the key's stored
@@ -32,6 +33,11 @@
 // OpenSSH never asks). LH_SK_TEST_SIGN_DELAY_MS=N makes sk_sign take N ms
 // (at most 5000), as a real authenticator waits for the touch: a notice
 // shown meanwhile has time to appear before the signature ends it.
+// LH_SK_TEST_ENROLL_ERROR=N (-1 to -5) makes sk_enroll fail with that
+// code; LH_SK_TEST_CREDENTIAL_EXISTS=1 makes it refuse a resident
+// credential (0x20) with SSH_SK_ERR_CREDENTIAL_EXISTS unless the request
+// forces it (0x10), as an authenticator holding one for the same
+// application and user does.
 //
 // Everything the caller gives is checked (algorithm, lengths, the handle's
 // form and algorithm, NULL pointers, options marked required); any problem
@@ -109,6 +115,9 @@ constexpr uint32_t kAlgEd25519 = 0x01;
 constexpr int kErrGeneral = -1;
 constexpr int kErrUnsupported = -2;
 constexpr int kErrPinRequired = -3;
+constexpr int kErrCredentialExists = -5;
+constexpr uint8_t kFlagForceOperation = 0x10;
+constexpr uint8_t kFlagResidentKey = 0x20;
 constexpr uint8_t kFlagUserVerification = 0x04;
 constexpr uint32_t kCounter = 0x00000007;
 
@@ -282,6 +291,13 @@ __attribute__((visibility("default"))) int sk_enroll(uint32_t alg, const uint8_t
     if (!bounded_cstring(application, kMaxApplication)) return kErrGeneral;
     if (!options_ok(options)) return kErrUnsupported;
     if (pin_missing(flags, pin)) return kErrPinRequired;
+    if (const char* e = std::getenv("LH_SK_TEST_ENROLL_ERROR")) {
+        const int code = std::atoi(e);
+        if (code < 0 && code >= -5) return code;
+    }
+    if (std::getenv("LH_SK_TEST_CREDENTIAL_EXISTS") != nullptr && (flags & kFlagResidentKey) != 0 &&
+        (flags & kFlagForceOperation) == 0)
+        return kErrCredentialExists;
 
     Pkey k = generate(alg);
     if (!k) return kErrGeneral;
@@ -305,10 +321,18 @@ __attribute__((visibility("default"))) int sk_enroll(uint32_t alg, const uint8_t
     r->public_key_len = pub.size();
     r->key_handle = copy_out(handle.data(), handle.size());
     r->key_handle_len = handle.size();
-    // No attestation: empty buffers (OpenSSH copies them without looking).
-    r->signature = copy_out(nullptr, 0);
-    r->attestation_cert = copy_out(nullptr, 0);
-    r->authdata = copy_out(nullptr, 0);
+    // Attestation: fixed stand-ins of different lengths (OpenSSH copies
+    // them into the attestation file without looking), so a test can see
+    // each in its place.
+    static constexpr std::string_view kSignature = "LHSKTP attestation signature";
+    static constexpr std::string_view kCertificate = "LHSKTP certificate";
+    static constexpr std::string_view kAuthdata = "LHSKTP authenticator data";
+    r->signature = copy_out(reinterpret_cast<const uint8_t*>(kSignature.data()), kSignature.size());
+    r->signature_len = kSignature.size();
+    r->attestation_cert = copy_out(reinterpret_cast<const uint8_t*>(kCertificate.data()), kCertificate.size());
+    r->attestation_cert_len = kCertificate.size();
+    r->authdata = copy_out(reinterpret_cast<const uint8_t*>(kAuthdata.data()), kAuthdata.size());
+    r->authdata_len = kAuthdata.size();
     if (r->public_key == nullptr || r->key_handle == nullptr || r->signature == nullptr ||
         r->attestation_cert == nullptr || r->authdata == nullptr) {
         free_enroll(r);

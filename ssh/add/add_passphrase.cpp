@@ -1,7 +1,7 @@
 #include "ssh/add/add_passphrase.hpp"
 
 #include "ssh/keygen/keygen_files.hpp"
-#include "ssh/prompt.hpp"
+#include "ssh/prompt/prompt.hpp"
 
 #include <cstdlib>
 #include <strings.h>

@@ -1,5 +1,5 @@
 // ssh-add's passphrase prompts: OpenSSH's read_passphrase(RP_ALLOW_STDIN).
-// Unlike ssh's prompts (ssh/prompt.hpp), a standard input that is not a
+// Unlike ssh's prompts (ssh/prompt/prompt.hpp), a standard input that is not a
 // terminal turns to askpass where a display allows it, and with neither a
 // terminal nor askpass the passphrase is read from standard input (the
 // prompt on stderr), so that `echo pass | setsid ssh-add key` works as it

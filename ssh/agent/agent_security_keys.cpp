@@ -2,7 +2,7 @@
 
 #include "common/log.hpp"
 #include "ssh/known_hosts.hpp"
-#include "ssh/prompt.hpp"
+#include "ssh/prompt/prompt.hpp"
 #include "ssh/sk_sign.hpp"
 
 #include <strings.h>
@@ -52,6 +52,8 @@ const sk_provider* agent_security_keys::provider(const std::string& path)
         return &it->second;
     auto loaded = sk_provider::load(path);
     if (auto* f = std::get_if<sk_failure>(&loaded)) {
+        if (!f->cause.empty())
+            log_.error(f->cause);
         log_.error(f->message);
         return nullptr;
     }

@@ -1,7 +1,7 @@
 // ssh-agent's security keys (ssh-add -S): what agent_core's
 // security_key_hooks need from the system. A provider's canonical path is
 // realpath(3)'s; a signature loads the provider (once per path, in this
-// process, as ssh does: see ssh/sk_provider.hpp for why in-process) and
+// process, as ssh does: see ssh/sk/sk_provider.hpp for why in-process) and
 // signs as OpenSSH 9.2's agent does: the "Confirm user presence" notice
 // (on stderr when it is a terminal, else through the askpass program where
 // a display could show it), and when the authenticator wants a PIN, the
@@ -10,7 +10,7 @@
 #pragma once
 
 #include "ssh/agent/agent_core.hpp"
-#include "ssh/sk_provider.hpp"
+#include "ssh/sk/sk_provider.hpp"
 
 #include <map>
 #include <string>

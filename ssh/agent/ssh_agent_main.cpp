@@ -6,7 +6,7 @@
 #include "ssh/agent/agent_options.hpp"
 #include "ssh/agent/agent_security_keys.hpp"
 #include "ssh/agent/agent_server.hpp"
-#include "ssh/prompt.hpp"
+#include "ssh/prompt/prompt.hpp"
 
 #include <cerrno>
 #include <csignal>

@@ -12,6 +12,7 @@
 #include "ssh/keygen/keygen_cert.hpp"
 #include "ssh/keygen/keygen_files.hpp"
 #include "ssh/keygen/keygen_krl.hpp"
+#include "ssh/keygen/keygen_sk.hpp"
 
 #include <fcntl.h>
 #include <openssl/encoder.h>
@@ -33,14 +34,26 @@ int keygen_generate(const keygen_options& o)
 {
     const type_choice t = choose_type(o);
     const auto u = me();
+    // A security key's -O options are read before anything is printed.
+    std::optional<sk_generation> sk;
+    if (is_security_key(t.type))
+        sk = parse_sk_generation_options(t.type, o.generate_options);
     if (!o.quiet)
         std::printf("Generating public/private %s key pair.\n", t.name.c_str());
     std::fflush(stdout);
-    auto key = private_key::generate(t.type, t.bits);
-    if (!key && key.error() == errc::security_key_unsupported)
-        fatal("Key enrollment failed: " + std::string(to_string(key.error())));
-    if (!key)
-        fatal("sshkey_generate failed");
+    // Either a private key, or a security key's record: the authenticator
+    // keeps the private half.
+    std::optional<private_key> key;
+    std::optional<sk_enrolled> enrolled;
+    if (sk) {
+        enrolled = enroll_security_key(*sk, o);
+    } else {
+        auto generated = private_key::generate(t.type, t.bits);
+        if (!generated)
+            fatal("sshkey_generate failed");
+        key.emplace(std::move(*generated));
+    }
+    const public_key pub = key ? key->public_part() : enrolled->record.key;
     std::string path;
     if (o.file) {
         path = *o.file;
@@ -60,23 +73,31 @@ int keygen_generate(const keygen_options& o)
         throw keygen_exit(1, "");
     std::string passphrase = private_key_passphrase(o);
     const std::string comment = o.comment ? *o.comment : u.name + "@" + hostname();
-    key->set_comment(comment);
-    auto failure = save_private(*key, path, passphrase, o);
+    std::optional<std::string> failure;
+    if (key) {
+        key->set_comment(comment);
+        failure = save_private(*key, path, passphrase, o);
+    } else {
+        enrolled->record.comment = comment;
+        failure = save_security_key(enrolled->record, path, passphrase, o);
+    }
     std::fill(passphrase.begin(), passphrase.end(), '\0');
     if (failure)
         throw keygen_exit(1, "Saving key \"" + path + "\" failed: " + *failure);
     if (!o.quiet)
         std::printf("Your identification has been saved in %s\n", path.c_str());
     const std::string pub_path = path + ".pub";
-    if (auto e = save_public(key->public_part(), pub_path, comment))
+    if (auto e = save_public(pub, pub_path, comment))
         fatal("Unable to save public key to " + pub_path + ": " + *e);
     if (!o.quiet) {
         std::printf("Your public key has been saved in %s\n", pub_path.c_str());
         std::printf("The key fingerprint is:\n");
-        std::printf("%s %s\n", key_fingerprint(key->public_part(), o.hash).c_str(), comment.c_str());
+        std::printf("%s %s\n", key_fingerprint(pub, o.hash).c_str(), comment.c_str());
         std::printf("The key's randomart image is:\n");
-        std::printf("%s\n", key_randomart(key->public_part(), o.hash).c_str());
+        std::printf("%s\n", key_randomart(pub, o.hash).c_str());
     }
+    if (enrolled && sk->attestation_path)
+        save_attestation(enrolled->attestation, *sk->attestation_path, o.quiet);
     return 0;
 }
 
@@ -272,16 +293,16 @@ int keygen_change_passphrase(const keygen_options& o)
     struct stat st {};
     if (::stat(file.c_str(), &st) == -1)
         fatal(file + ": " + std::strerror(errno));
-    auto l = load_private(file, "");
-    if (!l.key && (l.error == errc::wrong_passphrase || l.error == errc::passphrase_required)) {
+    auto l = load_editable(file, "");
+    if (!l.loaded() && (l.error == errc::wrong_passphrase || l.error == errc::passphrase_required)) {
         std::string old = o.old_passphrase ? *o.old_passphrase : read_passphrase("Enter old passphrase: ");
-        l = load_private(file, old);
+        l = load_editable(file, old);
         std::fill(old.begin(), old.end(), '\0');
     }
-    if (!l.key)
+    if (!l.loaded())
         fatal("Failed to load key " + file + ": " + load_error_text(l));
-    private_key key = std::move(*l.key);
-    std::printf("Key has comment '%s'\n", key.comment().c_str());
+    const std::string comment = l.comment();
+    std::printf("Key has comment '%s'\n", comment.c_str());
     std::string pass;
     if (o.new_passphrase) {
         pass = *o.new_passphrase;
@@ -296,7 +317,7 @@ int keygen_change_passphrase(const keygen_options& o)
         }
         std::fill(again.begin(), again.end(), '\0');
     }
-    auto failure = save_private(key, file, pass, o);
+    auto failure = save_editable(l, file, comment, pass, o);
     std::fill(pass.begin(), pass.end(), '\0');
     if (failure)
         throw keygen_exit(1, "Saving key \"" + file + "\" failed: " + *failure);
@@ -312,26 +333,27 @@ int keygen_change_comment(const keygen_options& o)
     if (::stat(file.c_str(), &st) == -1)
         fatal(file + ": " + std::strerror(errno));
     std::string pass;
-    auto l = load_private(file, "");
-    if (!l.key && l.error != errc::wrong_passphrase && l.error != errc::passphrase_required)
+    auto l = load_editable(file, "");
+    if (!l.loaded() && l.error != errc::wrong_passphrase && l.error != errc::passphrase_required)
         fatal("Cannot load private key \"" + file + "\": " + load_error_text(l));
-    if (!l.key) {
+    if (!l.loaded()) {
         pass = o.old_passphrase   ? *o.old_passphrase
                : o.new_passphrase ? *o.new_passphrase
                                   : read_passphrase("Enter passphrase: ");
-        l = load_private(file, pass);
-        if (!l.key) {
+        l = load_editable(file, pass);
+        if (!l.loaded()) {
             std::fill(pass.begin(), pass.end(), '\0');
             fatal("Cannot load private key \"" + file + "\": " + load_error_text(l));
         }
     }
-    private_key key = std::move(*l.key);
-    if (key.type() != key_type::ed25519 && o.format && *o.format != "OpenSSH" && *o.format != "openssh") {
+    const key_type type = l.public_part().type();
+    if (l.key && type != key_type::ed25519 && o.format && *o.format != "OpenSSH" && *o.format != "openssh") {
         std::fill(pass.begin(), pass.end(), '\0');
         throw keygen_exit(1, "Comments are only supported for keys stored in the new format (-o).");
     }
-    if (!key.comment().empty())
-        std::printf("Old comment: %s\n", key.comment().c_str());
+    const std::string old_comment = l.comment();
+    if (!old_comment.empty())
+        std::printf("Old comment: %s\n", old_comment.c_str());
     else
         std::printf("No existing comment\n");
     std::string comment;
@@ -348,17 +370,16 @@ int keygen_change_comment(const keygen_options& o)
         comment = line;
         comment.resize(comment.find('\n') == std::string::npos ? comment.size() : comment.find('\n'));
     }
-    if (!key.comment().empty() && key.comment() == comment) {
+    if (!old_comment.empty() && old_comment == comment) {
         std::printf("No change to comment\n");
         std::fill(pass.begin(), pass.end(), '\0');
         return 0;
     }
-    key.set_comment(comment);
-    auto failure = save_private(key, file, pass, o);
+    auto failure = save_editable(l, file, comment, pass, o);
     std::fill(pass.begin(), pass.end(), '\0');
     if (failure)
         throw keygen_exit(1, "Saving key \"" + file + "\" failed: " + *failure);
-    if (auto pub_failure = save_public(key.public_part(), file + ".pub", comment))
+    if (auto pub_failure = save_public(l.public_part(), file + ".pub", comment))
         fatal("Unable to save public key to " + file + ".pub: " + *pub_failure);
     if (!comment.empty())
         std::printf("Comment '%s' applied\n", comment.c_str());

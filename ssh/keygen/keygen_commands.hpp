@@ -25,6 +25,8 @@ struct keygen_options {
     bool quiet = false;                        // -q
     bool verbose = false;                      // -v
     bool bubblebabble = false;                 // -B: fingerprints as SHA-1 bubble babble
+    std::optional<std::string> sk_provider;    // -w: SecurityKeyProvider library
+    std::vector<std::string> generate_options; // -O when generating (security keys)
 };
 
 // Ends the program: the message (if any) goes to stderr, then exit(status).

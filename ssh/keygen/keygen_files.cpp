@@ -146,6 +146,37 @@ std::string load_error_text(const loaded_private& l)
     return error_text(l.error, l.saved_errno);
 }
 
+loaded_private load_editable(const std::string& path, std::string_view passphrase)
+{
+    auto l = load_private(path, passphrase);
+    if (l.key || l.error != errc::security_key_unsupported)
+        return l;
+    int e = 0;
+    std::string text = read_whole_file(path, e);
+    auto record = parse_openssh_security_key(text, passphrase.empty() ? std::nullopt
+                                                                      : std::optional<std::string_view>(passphrase));
+    cleanse(text.data(), text.size());
+    if (record) {
+        l.sk = std::move(*record);
+        l.error = errc::ok;
+    } else {
+        l.error = record.error();
+        l.saved_errno = e;
+    }
+    return l;
+}
+
+std::optional<std::string> save_editable(loaded_private& l, const std::string& path, const std::string& comment,
+                                         std::string_view passphrase, const keygen_options& o)
+{
+    if (l.sk) {
+        l.sk->comment = comment;
+        return save_security_key(*l.sk, path, passphrase, o);
+    }
+    l.key->set_comment(comment);
+    return save_private(*l.key, path, passphrase, o);
+}
+
 // load_identity: an empty passphrase first, then -P or a prompt.
 private_key load_identity(const std::string& path, const keygen_options& o, const char* what)
 {
@@ -211,12 +242,12 @@ private_key_format format_for(const keygen_options& o, key_type t)
     return private_key_format::openssh;
 }
 
-// sshkey_save_private: returns the strerror/ssh_err text on failure.
-std::optional<std::string> save_private(const private_key& key, const std::string& path, std::string_view passphrase,
-                                        const keygen_options& o)
+namespace {
+
+// A private key file's text to `path` (mode 0600), wiped afterwards; the
+// strerror/ssh_err text on failure.
+std::optional<std::string> save_key_text(result<std::string> text, const std::string& path)
 {
-    system_random rng;
-    auto text = write_private_key(key, format_for(o, key.type()), passphrase, rng, o.rounds, o.cipher);
     if (!text)
         return error_text(text.error(), 0);
     errno = 0;
@@ -225,6 +256,23 @@ std::optional<std::string> save_private(const private_key& key, const std::strin
     if (!w)
         return error_text(errc::io_error, errno);
     return std::nullopt;
+}
+
+} // namespace
+
+// sshkey_save_private: returns the strerror/ssh_err text on failure.
+std::optional<std::string> save_private(const private_key& key, const std::string& path, std::string_view passphrase,
+                                        const keygen_options& o)
+{
+    system_random rng;
+    return save_key_text(write_private_key(key, format_for(o, key.type()), passphrase, rng, o.rounds, o.cipher), path);
+}
+
+std::optional<std::string> save_security_key(const openssh_security_key& key, const std::string& path,
+                                             std::string_view passphrase, const keygen_options& o)
+{
+    system_random rng;
+    return save_key_text(write_openssh_security_key(key, passphrase, o.rounds, rng, o.cipher), path);
 }
 
 std::optional<std::string> save_public(const public_key& key, const std::string& path, const std::string& comment)
@@ -309,8 +357,7 @@ type_choice choose_type(const keygen_options& o)
         c.default_file = "id_ed25519";
     } else if (name == "ed25519-sk" || name == "ecdsa-sk" || name == key_type_name(key_type::sk_ed25519) ||
                name == key_type_name(key_type::sk_ecdsa_p256)) {
-        // Enrolment needs an authenticator and its provider library, which
-        // are not supported yet: private_key::generate says so.
+        // Enrolment goes through the provider library (keygen_sk).
         const bool ed = name == "ed25519-sk" || name == key_type_name(key_type::sk_ed25519);
         c.type = ed ? key_type::sk_ed25519 : key_type::sk_ecdsa_p256;
         c.bits = 256;

@@ -30,8 +30,13 @@ struct local_user {
 
 struct loaded_private {
     std::optional<private_key> key;
+    std::optional<openssh_security_key> sk; // load_editable only
     errc error = errc::ok;
     int saved_errno = 0;
+
+    bool loaded() const noexcept { return key || sk; }
+    const std::string& comment() const { return key ? key->comment() : sk->comment; }
+    public_key public_part() const { return key ? key->public_part() : sk->key; }
 };
 
 struct type_choice {
@@ -59,6 +64,15 @@ loaded_private load_private(const std::string& path, std::string_view passphrase
 
 std::string load_error_text(const loaded_private& l);
 
+// For -p and -c, which rewrite the file: load_private, or for a security
+// key's file its record (sk), with the same errors (passphrase_required,
+// wrong_passphrase) so that the caller asks as for any key.
+loaded_private load_editable(const std::string& path, std::string_view passphrase);
+
+// Writes what load_editable loaded back to `path`, with `comment`.
+std::optional<std::string> save_editable(loaded_private& l, const std::string& path, const std::string& comment,
+                                         std::string_view passphrase, const keygen_options& o);
+
 // load_identity: an empty passphrase first, then -P or a prompt.
 private_key load_identity(const std::string& path, const keygen_options& o, const char* what);
 
@@ -80,6 +94,11 @@ private_key_format format_for(const keygen_options& o, key_type t);
 // sshkey_save_private: returns the strerror/ssh_err text on failure.
 std::optional<std::string> save_private(const private_key& key, const std::string& path, std::string_view passphrase,
                                         const keygen_options& o);
+
+// The same for a security key's record (always the openssh-key-v1 form,
+// as OpenSSH writes security keys whatever -m says).
+std::optional<std::string> save_security_key(const openssh_security_key& key, const std::string& path,
+                                             std::string_view passphrase, const keygen_options& o);
 
 std::optional<std::string> save_public(const public_key& key, const std::string& path, const std::string& comment);
 

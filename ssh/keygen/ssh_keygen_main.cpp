@@ -36,7 +36,9 @@ void usage()
 {
     std::fprintf(stderr,
                  "usage: ssh-keygen [-q] [-a rounds] [-b bits] [-C comment] [-f output_keyfile]\n"
-                 "                  [-m format] [-N new_passphrase] [-t ecdsa | ed25519 | rsa]\n"
+                 "                  [-m format] [-N new_passphrase] [-O option]\n"
+                 "                  [-t ecdsa | ecdsa-sk | ed25519 | ed25519-sk | rsa]\n"
+                 "                  [-w provider] [-Z cipher]\n"
                  "       ssh-keygen -p [-a rounds] [-f keyfile] [-m format] [-N new_passphrase]\n"
                  "                   [-P old_passphrase]\n"
                  "       ssh-keygen -i [-f input_keyfile] [-m key_format]\n"
@@ -102,7 +104,7 @@ int main(int argc, char** argv)
         // "+": options end at the first operand, as with OpenSSH's own
         // (BSD) getopt, rather than glibc's reordering.
         // The letters OpenSSH's ssh-keygen takes that this one does not.
-        static const std::string unsupported_flags = "DGKTjwx";
+        static const std::string unsupported_flags = "DGKTjx";
         while ((c = ::getopt(argc, argv, "+:AC:E:N:P:a:b:ef:lm:pqt:vyBD:F:G:HI:KLM:O:QR:T:UV:XY:Z:cghij:kn:or:s:uw:xz:")) != -1) {
             switch (c) {
             case 'A': gen_all = true; break;
@@ -179,6 +181,7 @@ int main(int argc, char** argv)
             case 'z': cert.serial = keygen::parse_cert_serial(optarg); cert_only += 'z'; break;
             case 'L': show_cert = true; break;
             case 'U': cert.ca_in_agent = true; break;
+            case 'w': o.sk_provider = optarg; break;
             case ':':
                 std::fprintf(stderr, "option requires an argument -- %c\n", optopt);
                 usage();
@@ -222,8 +225,15 @@ int main(int argc, char** argv)
         // With -k, -s names the CA and -z the KRL's version; OpenSSH ignores
         // the other certificate flags there.
         // -M takes -O for its own options.
-        if (moduli_op)
+        // Key generation takes -O for a security key's enrolment (and, as
+        // OpenSSH, ignores it for other key types).
+        const bool generating = !gen_krl && !ca_key && !show_cert && !check_krl && !known_hosts && !fingerprint &&
+                                !change && !change_comment && !export_key && !import_key && !print_public &&
+                                !revoked && !gen_all && !moduli_op;
+        if (moduli_op || generating)
             cert_only.erase(std::remove(cert_only.begin(), cert_only.end(), 'O'), cert_only.end());
+        if (generating)
+            o.generate_options = cert.options;
         if (!ca_key && !cert_only.empty() && !gen_krl)
             throw keygen_exit(1, std::string("ssh-keygen: -") + cert_only[0] +
                                      " is only supported with -s (certificate signing) by this ssh-keygen");

@@ -1,10 +1,10 @@
-// SecurityKeyProvider middleware (ssh/sk_provider.hpp): the SSH signature
+// SecurityKeyProvider middleware (ssh/sk/sk_provider.hpp): the SSH signature
 // blobs built from sk_sign's answer, and the ABI wrapper against the
 // software authenticator of the regress tests (regress/tools/
 // sk_test_provider.cpp, built in the same tree): signatures it makes
 // through the wrapper verify with the key it enrolled, PIN handling, and
-// the refusals OpenSSH makes when loading a library.
-#include "ssh/sk_provider.hpp"
+// the refusals OpenSSH makes when loading a library, enrolment.
+#include "ssh/sk/sk_provider.hpp"
 
 #include "tests/skip.hpp"
 #include "common/log.hpp"
@@ -15,32 +15,16 @@
 
 #include <doctest/doctest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <unistd.h>
 
 using namespace longhaul;
 
 namespace {
 
 bytes filled(std::size_t n, std::uint8_t v) { return bytes(n, v); }
-
-// The enroll response of API 0x000a0000, to make keys with the provider
-// (ssh itself never enrolls, so the wrapper has no enroll call).
-struct enroll_response {
-    std::uint8_t flags;
-    std::uint8_t* public_key;
-    std::size_t public_key_len;
-    std::uint8_t* key_handle;
-    std::size_t key_handle_len;
-    std::uint8_t* signature;
-    std::size_t signature_len;
-    std::uint8_t* attestation_cert;
-    std::size_t attestation_cert_len;
-    std::uint8_t* authdata;
-    std::size_t authdata_len;
-};
-using enroll_fn = int (*)(std::uint32_t, const std::uint8_t*, std::size_t, const char*, std::uint8_t, const char*,
-                          void**, enroll_response**);
 
 const char* test_provider_path()
 {
@@ -56,37 +40,24 @@ struct enrolled {
     bytes handle;
 };
 
-// A key made by the provider: its public key blob with application "ssh:".
+// A key made by the provider through the wrapper, application "ssh:".
 std::optional<enrolled> enroll(const char* path, key_type t, std::uint8_t flags, const char* pin)
 {
-    void* h = dlopen(path, RTLD_NOW);
-    if (h == nullptr)
+    auto loaded = sk_provider::load(path);
+    if (!std::holds_alternative<sk_provider>(loaded))
         return std::nullopt;
-    auto fn = reinterpret_cast<enroll_fn>(dlsym(h, "sk_enroll"));
-    std::optional<enrolled> out;
-    enroll_response* r = nullptr;
-    const bytes challenge = filled(32, 7);
-    const std::uint32_t alg = t == key_type::sk_ed25519 ? sk_api::alg_ed25519 : sk_api::alg_ecdsa;
-    if (fn != nullptr && fn(alg, challenge.data(), challenge.size(), "ssh:", flags, pin, nullptr, &r) == 0 && r) {
-        bytes blob;
-        wire_writer w(blob);
-        w.string(key_type_name(t));
-        if (t == key_type::sk_ecdsa_p256)
-            w.string("nistp256");
-        w.string(byte_span(r->public_key, r->public_key_len)).string("ssh:");
-        if (auto k = public_key::from_blob(blob))
-            out = enrolled{std::move(*k), bytes(r->key_handle, r->key_handle + r->key_handle_len)};
-    }
-    if (r != nullptr) {
-        std::free(r->public_key);
-        std::free(r->key_handle);
-        std::free(r->signature);
-        std::free(r->attestation_cert);
-        std::free(r->authdata);
-        std::free(r);
-    }
-    dlclose(h);
-    return out;
+    sk_enroll_request req;
+    req.type = t;
+    req.challenge = filled(32, 7);
+    req.flags = flags;
+    auto r = std::get<sk_provider>(loaded).enroll(req, pin);
+    auto* ok = std::get_if<sk_enroll_result>(&r);
+    if (ok == nullptr)
+        return std::nullopt;
+    auto key = sk_enrolled_public_key(t, *ok, "ssh:");
+    if (!key)
+        return std::nullopt;
+    return enrolled{std::move(*key), ok->key_handle};
 }
 
 } // namespace
@@ -140,12 +111,131 @@ TEST_CASE("sk_provider: libraries OpenSSH refuses are refused with its words")
 {
     auto missing = sk_provider::load("/nonexistent/sk-provider.so");
     REQUIRE(std::holds_alternative<sk_failure>(missing));
-    CHECK(std::get<sk_failure>(missing).message.starts_with("Provider \"/nonexistent/sk-provider.so\" dlopen failed: "));
+    CHECK(std::get<sk_failure>(missing).cause ==
+          "lib_contains_symbol: open /nonexistent/sk-provider.so: No such file or directory");
+    CHECK(std::get<sk_failure>(missing).message ==
+          "provider /nonexistent/sk-provider.so is not an OpenSSH FIDO library");
 
-    // A real library without the entry points.
-    auto libm = sk_provider::load("libm.so.6");
-    REQUIRE(std::holds_alternative<sk_failure>(libm));
-    CHECK(std::get<sk_failure>(libm).message.find("dlsym(sk_api_version) failed") != std::string::npos);
+    // A real library without the entry points is never opened: its bytes
+    // do not hold the name.
+    Dl_info info{};
+    REQUIRE(dladdr(reinterpret_cast<void*>(&::dlopen), &info) != 0);
+    const std::string libc_path = info.dli_fname; // libc holds dlopen
+    auto libc = sk_provider::load(libc_path);
+    REQUIRE(std::holds_alternative<sk_failure>(libc));
+    CHECK(std::get<sk_failure>(libc).cause ==
+          "lib_contains_symbol: " + libc_path + " does not contain expected string sk_api_version");
+
+    // A file that holds the name but is no library gets as far as dlopen.
+    const auto dir = std::filesystem::temp_directory_path() / ("lh-sk-lib-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    const std::string fake = (dir / "fake.so").string();
+    std::FILE* f = std::fopen(fake.c_str(), "w");
+    REQUIRE(f != nullptr);
+    std::fputs("not ELF, but it names sk_api_version\n", f);
+    std::fclose(f);
+    CHECK(check_library_file(fake, "sk_api_version").empty());
+    auto fake_loaded = sk_provider::load(fake);
+    REQUIRE(std::holds_alternative<sk_failure>(fake_loaded));
+    CHECK(std::get<sk_failure>(fake_loaded).message.starts_with("Provider \"" + fake + "\" dlopen failed: "));
+
+    // Not regular files, and a file shorter than the name.
+    CHECK(check_library_file(dir.string(), "sk_api_version") ==
+          "lib_contains_symbol: " + dir.string() + " is not a regular file");
+    CHECK(check_library_file("/dev/null", "sk_api_version") == "lib_contains_symbol: /dev/null is not a regular file");
+    const std::string tiny = (dir / "tiny").string();
+    f = std::fopen(tiny.c_str(), "w");
+    REQUIRE(f != nullptr);
+    std::fputs("tiny\n", f);
+    std::fclose(f);
+    CHECK(check_library_file(tiny, "sk_api_version") == "lib_contains_symbol: " + tiny + " bad size 5");
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("sk_provider: enrolment through the test provider, its answer copied and checked")
+{
+    const char* path = test_provider_path();
+    if (path == nullptr)
+        LONGHAUL_SKIP("the test provider is not built (ninja sk_test_provider)");
+    ::unsetenv("LH_SK_TEST_PIN");
+    ::unsetenv("LH_SK_TEST_ENROLL_ERROR");
+    ::unsetenv("LH_SK_TEST_CREDENTIAL_EXISTS");
+    auto loaded = sk_provider::load(path);
+    REQUIRE(std::holds_alternative<sk_provider>(loaded));
+    const sk_provider& p = std::get<sk_provider>(loaded);
+    for (key_type t : {key_type::sk_ed25519, key_type::sk_ecdsa_p256}) {
+        CAPTURE(key_type_name(t));
+        sk_enroll_request req;
+        req.type = t;
+        req.challenge = filled(32, 9);
+        req.application = "ssh:enrol";
+        req.flags = sk_api::flag_user_presence_required | sk_api::flag_resident_key;
+        req.device = "/dev/null";
+        req.user = "someone";
+        auto r = p.enroll(req, nullptr);
+        REQUIRE(std::holds_alternative<sk_enroll_result>(r));
+        const auto& e = std::get<sk_enroll_result>(r);
+        CHECK(e.flags == req.flags); // the test provider answers with the flags asked for
+        CHECK(e.public_key.size() == (t == key_type::sk_ed25519 ? 32u : 65u));
+        CHECK_FALSE(e.key_handle.empty());
+        CHECK(std::string(e.attestation_cert.begin(), e.attestation_cert.end()) == "LHSKTP certificate");
+        CHECK(std::string(e.signature.begin(), e.signature.end()) == "LHSKTP attestation signature");
+        CHECK(std::string(e.authdata.begin(), e.authdata.end()) == "LHSKTP authenticator data");
+        auto key = sk_enrolled_public_key(t, e, req.application);
+        REQUIRE(key);
+        CHECK(key->type() == t);
+        CHECK(key->application() == "ssh:enrol");
+        // The key signs through the same provider.
+        const bytes data = filled(100, 3);
+        auto sig = p.sign(t, data, req.application, e.key_handle, e.flags, nullptr);
+        REQUIRE(std::holds_alternative<sk_sign_result>(sig));
+        CHECK(key->verify(key_type_name(t), data, *encode_sk_signature(t, std::get<sk_sign_result>(sig))));
+        // A public key of the wrong form is no key: an Ed25519 key's bytes
+        // as a P-256 point, a point off the curve.
+        sk_enroll_result bad = e;
+        bad.public_key.resize(t == key_type::sk_ed25519 ? 31 : 65);
+        if (t == key_type::sk_ecdsa_p256)
+            bad.public_key[64] ^= 0x01;
+        CHECK_FALSE(sk_enrolled_public_key(t, bad, "ssh:"));
+    }
+    CHECK(std::holds_alternative<sk_failure>(p.enroll(sk_enroll_request{key_type::ed25519}, nullptr)));
+}
+
+TEST_CASE("sk_provider: enrolment failures keep the middleware's code")
+{
+    const char* path = test_provider_path();
+    if (path == nullptr)
+        LONGHAUL_SKIP("the test provider is not built (ninja sk_test_provider)");
+    auto loaded = sk_provider::load(path);
+    REQUIRE(std::holds_alternative<sk_provider>(loaded));
+    const sk_provider& p = std::get<sk_provider>(loaded);
+    sk_enroll_request req;
+    req.challenge = filled(32, 1);
+    for (int code : {sk_api::err_general, sk_api::err_unsupported, sk_api::err_device_not_found}) {
+        CAPTURE(code);
+        ::setenv("LH_SK_TEST_ENROLL_ERROR", std::to_string(code).c_str(), 1);
+        auto r = p.enroll(req, nullptr);
+        REQUIRE(std::holds_alternative<sk_failure>(r));
+        CHECK(std::get<sk_failure>(r).code == code);
+    }
+    ::unsetenv("LH_SK_TEST_ENROLL_ERROR");
+    // A PIN wanted, then given.
+    ::setenv("LH_SK_TEST_PIN", "1357", 1);
+    req.flags = sk_api::flag_user_presence_required | sk_api::flag_user_verification_required;
+    auto no_pin = p.enroll(req, nullptr);
+    REQUIRE(std::holds_alternative<sk_failure>(no_pin));
+    CHECK(std::get<sk_failure>(no_pin).code == sk_api::err_pin_required);
+    CHECK(std::holds_alternative<sk_enroll_result>(p.enroll(req, "1357")));
+    ::unsetenv("LH_SK_TEST_PIN");
+    // A resident credential that exists, then replaced by force.
+    ::setenv("LH_SK_TEST_CREDENTIAL_EXISTS", "1", 1);
+    req.flags = sk_api::flag_user_presence_required | sk_api::flag_resident_key;
+    auto exists = p.enroll(req, nullptr);
+    REQUIRE(std::holds_alternative<sk_failure>(exists));
+    CHECK(std::get<sk_failure>(exists).code == sk_api::err_credential_exists);
+    req.flags |= sk_api::flag_force_operation;
+    CHECK(std::holds_alternative<sk_enroll_result>(p.enroll(req, nullptr)));
+    ::unsetenv("LH_SK_TEST_CREDENTIAL_EXISTS");
 }
 
 TEST_CASE("sk_provider: signatures through the test provider verify with the enrolled key")

@@ -1,4 +1,4 @@
-#include "ssh/prompt.hpp"
+#include "ssh/prompt/prompt.hpp"
 
 #include <fcntl.h>
 #include <pthread.h>

@@ -20,6 +20,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 
 namespace longhaul {
@@ -42,6 +43,11 @@ inline constexpr int err_pin_required = -3;
 inline constexpr int err_device_not_found = -4;
 inline constexpr int err_credential_exists = -5;
 
+inline constexpr std::uint8_t flag_user_presence_required = 0x01;
+inline constexpr std::uint8_t flag_user_verification_required = 0x04;
+inline constexpr std::uint8_t flag_force_operation = 0x10;
+inline constexpr std::uint8_t flag_resident_key = 0x20;
+
 extern "C" {
 struct sk_sign_response {
     std::uint8_t flags;
@@ -56,8 +62,20 @@ struct sk_option {
     char* value;
     std::uint8_t required;
 };
-// Only resolved (OpenSSH requires the symbols), never called by ssh.
-struct sk_enroll_response;
+struct sk_enroll_response {
+    std::uint8_t flags;
+    std::uint8_t* public_key;
+    std::size_t public_key_len;
+    std::uint8_t* key_handle;
+    std::size_t key_handle_len;
+    std::uint8_t* signature;
+    std::size_t signature_len;
+    std::uint8_t* attestation_cert;
+    std::size_t attestation_cert_len;
+    std::uint8_t* authdata;
+    std::size_t authdata_len;
+};
+// Only resolved (OpenSSH requires the symbol), never called.
 struct sk_resident_key;
 
 using api_version_fn = std::uint32_t (*)();
@@ -92,19 +110,56 @@ struct sk_sign_result {
 // empty or oversized r or s).
 std::optional<bytes> encode_sk_signature(key_type t, const sk_sign_result& r);
 
+// Bounds on an enrolment's answer: a public key is 32 (Ed25519) or 65
+// (uncompressed P-256) bytes; a key handle is an authenticator's opaque
+// credential (a few hundred bytes at most; OpenSSH's key file holds it);
+// an attestation certificate, its signature and the authenticator data are
+// copied into the attestation file only.
+inline constexpr std::size_t max_sk_key_handle = 64 * 1024;
+inline constexpr std::size_t max_sk_attestation_part = 64 * 1024;
+
+// What sk_enroll answered, copied out of the library's buffers.
+struct sk_enroll_result {
+    std::uint8_t flags = 0; // the key's sk flags as the authenticator set them
+    bytes public_key;       // Ed25519: 32 bytes; P-256: 0x04 || X || Y
+    bytes key_handle;
+    bytes signature;
+    bytes attestation_cert;
+    bytes authdata;
+};
+
+// What ssh-keygen asks an enrolment for (-t, -O application=, -O
+// challenge=, -O device=, -O user=, the flags from -O no-touch-required,
+// verify-required and resident).
+struct sk_enroll_request {
+    key_type type = key_type::sk_ed25519;
+    bytes challenge; // 32 random bytes unless the user gave a file
+    std::string application = "ssh:";
+    std::uint8_t flags = sk_api::flag_user_presence_required;
+    std::optional<std::string> device; // sk_option "device"
+    std::optional<std::string> user;   // sk_option "user"
+};
+
 // The outcome of a middleware call: a signature, or an SSH_SK_ERR_* code
 // (pin_required asks for the PIN) or a failure described in words.
+// `cause`, when not empty, is a line to print before `message` (the
+// library check's own words).
 struct sk_failure {
     int code = sk_api::err_general;
     std::string message;
+    std::string cause;
 };
 
 // A loaded middleware library. Movable; closes the library when destroyed.
 class sk_provider {
 public:
-    // dlopen(path) and the checks OpenSSH makes: the four entry points
-    // present and sk_api_version() of the supported major version. The
-    // failure text is ready to print (the version message is OpenSSH's).
+    // dlopen(path) and the checks OpenSSH makes: before dlopen, that the
+    // path is a regular file whose bytes contain the name "sk_api_version"
+    // (so a library that is not a middleware never has its constructors
+    // run: OpenSSH's fix for CVE-2023-38408, which matters most in
+    // ssh-agent); after it, the four entry points present and
+    // sk_api_version() of the supported major version. The failure text is
+    // ready to print, in OpenSSH's words.
     static std::variant<sk_provider, sk_failure> load(const std::string& path);
 
     sk_provider(sk_provider&&) noexcept = default;
@@ -122,6 +177,11 @@ public:
                                                   byte_span key_handle, std::uint8_t key_flags,
                                                   const char* pin) const;
 
+    // sk_enroll: a new credential on the authenticator. The answer's
+    // lengths are checked (a public key of the type's form, a key handle
+    // present and bounded) and its buffers freed as the ABI wants.
+    std::variant<sk_enroll_result, sk_failure> enroll(const sk_enroll_request& request, const char* pin) const;
+
 private:
     struct closer {
         void operator()(void* handle) const noexcept;
@@ -132,6 +192,17 @@ private:
     std::unique_ptr<void, closer> handle_;
     std::uint32_t version_ = 0;
     sk_api::sign_fn sign_ = nullptr;
+    sk_api::enroll_fn enroll_ = nullptr;
 };
+
+// The SSH public key an enrolment's answer describes, for `application`
+// (type, [curve,] key, application): nullopt when the key is not of the
+// type's form (an ECDSA point off the curve included).
+std::optional<public_key> sk_enrolled_public_key(key_type t, const sk_enroll_result& r,
+                                                 const std::string& application);
+
+// lib_contains_symbol's check: empty when `path` is a regular file whose
+// contents include `symbol`, else the reason in OpenSSH's words.
+std::string check_library_file(const std::string& path, std::string_view symbol);
 
 } // namespace longhaul

@@ -1,0 +1,265 @@
+#include "ssh/keygen/keygen_sk.hpp"
+
+#include "common/random.hpp"
+#include "common/wire.hpp"
+#include "ssh/keygen/keygen_files.hpp"
+#include "ssh/prompt/prompt.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <strings.h>
+
+namespace longhaul::keygen {
+
+namespace {
+
+// A challenge is hashed into the attestation (clientDataHash); authenticator
+// middleware takes a few hundred bytes at most. A bound keeps a mistaken
+// -O challenge=/dev/zero from filling memory.
+constexpr std::size_t max_challenge = 64 * 1024;
+constexpr std::size_t random_challenge = 32;
+constexpr int max_pin_attempts = 3;
+
+// -O challenge=FILE: the whole file, or OpenSSH's message.
+bytes load_challenge(const std::string& path)
+{
+    const auto fail = [&](const std::string& why) {
+        fatal("Unable to load FIDO enrollment challenge \"" + path + "\": " + why);
+    };
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        fail(std::strerror(errno));
+    bytes out;
+    std::uint8_t buf[4096];
+    for (;;) {
+        const ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            const int e = errno;
+            ::close(fd);
+            fail(std::strerror(e));
+        }
+        if (n == 0)
+            break;
+        if (out.size() + static_cast<std::size_t>(n) > max_challenge) {
+            ::close(fd);
+            fail("longer than " + std::to_string(max_challenge) + " bytes");
+        }
+        out.insert(out.end(), buf, buf + n);
+    }
+    ::close(fd);
+    return out;
+}
+
+bool starts_with_nocase(const std::string& s, const char* prefix)
+{
+    return ::strncasecmp(s.c_str(), prefix, std::strlen(prefix)) == 0;
+}
+
+// OpenSSH's read_passphrase with RP_ALLOW_STDIN: the askpass program when
+// SSH_ASKPASS_REQUIRE=force, or when standard input is not a terminal and
+// a display (DISPLAY) could show it (never with SSH_ASKPASS_REQUIRE=never);
+// otherwise the terminal, else standard input. An askpass that fails is an
+// empty PIN, as OpenSSH reads it.
+std::string read_pin(const char* prompt)
+{
+    const char* req = std::getenv("SSH_ASKPASS_REQUIRE");
+    const char* display = std::getenv("DISPLAY");
+    bool allow = display != nullptr && *display != '\0';
+    bool use = false;
+    if (req != nullptr && ::strcasecmp(req, "force") == 0)
+        use = allow = true;
+    else if (req != nullptr && ::strcasecmp(req, "prefer") == 0)
+        use = allow;
+    else if (req != nullptr && ::strcasecmp(req, "never") == 0)
+        allow = false;
+    if (!use && ::isatty(STDIN_FILENO) == 0)
+        use = true;
+    if (use && allow) {
+        auto answer = run_askpass(prompt, askpass_program());
+        return answer ? std::string(answer->span().begin(), answer->span().end()) : std::string();
+    }
+    return read_passphrase(prompt);
+}
+
+// OpenSSH's question before replacing a resident credential: only "y" or
+// "Y" at the start of the answer replaces it.
+bool confirm_sk_overwrite(const sk_enroll_request& r)
+{
+    std::printf("A resident key scoped to '%s' with user id '%s' already exists.\n", r.application.c_str(),
+                r.user ? r.user->c_str() : "null");
+    std::printf("Overwrite key in token (y/n)? ");
+    std::fflush(stdout);
+    char answer[16];
+    if (std::fgets(answer, sizeof answer, stdin) == nullptr)
+        return false;
+    return answer[0] == 'y' || answer[0] == 'Y';
+}
+
+// OpenSSH's ssh_err() words for what an enrolment can fail with.
+const char* enroll_error_text(int code)
+{
+    switch (code) {
+    case sk_api::err_unsupported: return "requested feature not supported";
+    case sk_api::err_device_not_found: return "device not found";
+    case sk_api::err_credential_exists: return "bad permissions";
+    default: return "invalid format";
+    }
+}
+
+} // namespace
+
+sk_generation parse_sk_generation_options(key_type t, const std::vector<std::string>& options)
+{
+    sk_generation g;
+    g.request.type = t;
+    for (const auto& opt : options) {
+        if (::strcasecmp(opt.c_str(), "no-touch-required") == 0) {
+            g.request.flags &= static_cast<std::uint8_t>(~sk_api::flag_user_presence_required);
+        } else if (::strcasecmp(opt.c_str(), "verify-required") == 0) {
+            g.request.flags |= sk_api::flag_user_verification_required;
+        } else if (::strcasecmp(opt.c_str(), "resident") == 0) {
+            g.request.flags |= sk_api::flag_resident_key;
+        } else if (starts_with_nocase(opt, "device=")) {
+            g.request.device = opt.substr(7);
+        } else if (starts_with_nocase(opt, "user=")) {
+            g.request.user = opt.substr(5);
+        } else if (starts_with_nocase(opt, "challenge=")) {
+            g.request.challenge = load_challenge(opt.substr(10));
+        } else if (starts_with_nocase(opt, "write-attestation=")) {
+            g.attestation_path = opt.substr(18);
+        } else if (starts_with_nocase(opt, "application=")) {
+            g.request.application = opt.substr(12);
+            if (g.request.application.rfind("ssh:", 0) != 0)
+                fatal("FIDO application string must begin with \"ssh:\"");
+        } else {
+            fatal("Option \"" + opt + "\" is unsupported for FIDO authenticator enrollment");
+        }
+    }
+    return g;
+}
+
+sk_enrolled enroll_security_key(const sk_generation& g, const keygen_options& o)
+{
+    // -w, else $SSH_SK_PROVIDER, else the built-in middleware.
+    std::string path = "internal";
+    if (o.sk_provider)
+        path = *o.sk_provider;
+    else if (const char* env = std::getenv("SSH_SK_PROVIDER"))
+        path = env;
+    sk_enroll_request request = g.request;
+    if (request.challenge.empty()) {
+        request.challenge.resize(random_challenge);
+        system_random().fill(request.challenge);
+    }
+    std::optional<sk_provider> provider;
+    std::string pin;
+    bool have_pin = false, again = false;
+    for (int attempt = 0;;) {
+        if (!o.quiet)
+            std::printf("You may need to touch your authenticator%s to authorize key generation.\n",
+                        again ? " again" : "");
+        std::fflush(stdout);
+        again = true;
+        if (!provider) {
+            if (path == "internal")
+                fatal("Key enrollment failed: the built-in FIDO middleware (\"internal\") is not supported yet; "
+                      "name a SecurityKeyProvider library with -w or SSH_SK_PROVIDER");
+            auto loaded = sk_provider::load(path);
+            if (auto* f = std::get_if<sk_failure>(&loaded)) {
+                if (!f->cause.empty())
+                    std::fprintf(stderr, "%s\r\n", f->cause.c_str());
+                std::fprintf(stderr, "%s\r\n", f->message.c_str());
+                fatal("Key enrollment failed: invalid format");
+            }
+            provider.emplace(std::move(std::get<sk_provider>(loaded)));
+        }
+        auto result = provider->enroll(request, have_pin ? pin.c_str() : nullptr);
+        if (auto* ok = std::get_if<sk_enroll_result>(&result)) {
+            cleanse(pin.data(), pin.size());
+            auto key = sk_enrolled_public_key(request.type, *ok, request.application);
+            if (!key) {
+                std::fprintf(stderr, "Authenticator returned invalid %s key\r\n",
+                             request.type == key_type::sk_ecdsa_p256 ? "ECDSA" : "ed25519");
+                fatal("Key enrollment failed: invalid format");
+            }
+            sk_enrolled out;
+            out.record.key = std::move(*key);
+            out.record.flags = ok->flags; // what the authenticator set, as OpenSSH stores it
+            out.record.key_handle = ok->key_handle;
+            out.attestation = attestation_blob(*ok);
+            return out;
+        }
+        const auto& f = std::get<sk_failure>(result);
+        // A resident credential of this application and user exists: ask,
+        // then try once more with the "force" flag.
+        if (f.code == sk_api::err_credential_exists && (request.flags & sk_api::flag_resident_key) != 0 &&
+            (request.flags & sk_api::flag_force_operation) == 0 && confirm_sk_overwrite(request)) {
+            request.flags |= sk_api::flag_force_operation;
+            continue;
+        }
+        if (f.code != sk_api::err_pin_required) {
+            if (f.code == sk_api::err_general && f.message.rfind("sk_enroll failed", 0) != 0)
+                std::fprintf(stderr, "%s\r\n", f.message.c_str());
+            fatal(std::string("Key enrollment failed: ") + enroll_error_text(f.code));
+        }
+        if (have_pin) {
+            std::fprintf(stderr, "PIN incorrect\r\n");
+            cleanse(pin.data(), pin.size());
+            pin.clear();
+            have_pin = false;
+        }
+        if (++attempt >= max_pin_attempts)
+            fatal("Too many incorrect PINs");
+        pin = read_pin("Enter PIN for authenticator: ");
+        have_pin = true;
+    }
+}
+
+bytes attestation_blob(const sk_enroll_result& r)
+{
+    bytes out;
+    wire_writer(out)
+        .string("ssh-sk-attest-v01")
+        .string(byte_span(r.attestation_cert))
+        .string(byte_span(r.signature))
+        .string(byte_span(r.authdata))
+        .u32(0)
+        .string("");
+    return out;
+}
+
+void save_attestation(const bytes& blob, const std::string& path, bool quiet)
+{
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    bool ok = fd >= 0;
+    int saved = errno;
+    for (std::size_t done = 0; ok && done < blob.size();) {
+        const ssize_t n = ::write(fd, blob.data() + done, blob.size() - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            saved = errno;
+            ok = false;
+            break;
+        }
+        done += static_cast<std::size_t>(n);
+    }
+    if (fd >= 0 && ::close(fd) != 0 && ok) {
+        saved = errno;
+        ok = false;
+    }
+    if (!ok)
+        fatal("Unable to write attestation data \"" + path + "\": " + std::strerror(saved));
+    if (!quiet)
+        std::printf("Your FIDO attestation certificate has been saved in %s\n", path.c_str());
+}
+
+} // namespace longhaul::keygen

@@ -1,0 +1,53 @@
+// ssh-keygen -t ed25519-sk / ecdsa-sk: a new credential on a FIDO
+// authenticator, made through the SecurityKeyProvider middleware (-w, else
+// $SSH_SK_PROVIDER) as OpenSSH 9.2's ssh-keygen makes it: the -O options
+// of an enrolment, the "touch your authenticator" notices, up to three PIN
+// attempts, a resident credential's overwrite question, and the
+// attestation file of -O write-attestation.
+#pragma once
+
+#include "common/bytes.hpp"
+#include "common/keys/openssh_key_v1.hpp"
+#include "ssh/keygen/keygen_commands.hpp"
+#include "ssh/sk/sk_provider.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace longhaul::keygen {
+
+// What the -O options ask of an enrolment.
+struct sk_generation {
+    sk_enroll_request request;
+    std::optional<std::string> attestation_path; // -O write-attestation=
+};
+
+// Reads the -O options of an enrolment for a key of type `t`:
+// no-touch-required, verify-required, resident, device=, user=,
+// challenge= (a file; 32 random bytes without it), write-attestation=,
+// application= (must begin with "ssh:"). Names are matched without regard
+// to case, as OpenSSH does. Anything else, and an unreadable challenge
+// file, ends the program with OpenSSH's message.
+sk_generation parse_sk_generation_options(key_type t, const std::vector<std::string>& options);
+
+struct sk_enrolled {
+    openssh_security_key record; // no comment yet
+    bytes attestation;           // "ssh-sk-attest-v01" blob
+};
+
+// Enrols through the provider, printing OpenSSH's notices (unless -q) and
+// asking for the PIN when the authenticator wants one. Ends the program
+// with "Key enrollment failed: ..." (and the provider's own lines) when it
+// fails.
+sk_enrolled enroll_security_key(const sk_generation& g, const keygen_options& o);
+
+// The attestation blob OpenSSH writes: string "ssh-sk-attest-v01", string
+// attestation certificate, string enrolment signature, string
+// authenticator data, uint32 0, string "" (both reserved).
+bytes attestation_blob(const sk_enroll_result& r);
+
+// Writes it to `path` (mode 0600) and says so unless quiet.
+void save_attestation(const bytes& blob, const std::string& path, bool quiet);
+
+} // namespace longhaul::keygen

@@ -1,0 +1,288 @@
+#include "ssh/sk/sk_provider.hpp"
+
+#include "common/wire.hpp"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+namespace longhaul {
+
+namespace {
+
+// A middleware library is a few hundred KiB; the file is only searched
+// for a name, but a bound keeps a huge file from being mapped whole.
+constexpr long long max_library_size = 1LL << 30;
+
+// The magnitude without leading zero bytes: what an mpint carries.
+byte_span strip_zeros(byte_span b)
+{
+    while (!b.empty() && b[0] == 0)
+        b = b.subspan(1);
+    return b;
+}
+
+// P-256's r and s are below the group order: 32 bytes at most once leading
+// zeros are gone, and never zero.
+constexpr std::size_t p256_scalar_bytes = 32;
+constexpr std::size_t ed25519_signature_bytes = 64;
+
+std::string hex32(std::uint32_t v)
+{
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "0x%08lx", static_cast<unsigned long>(v));
+    return buf;
+}
+
+// Frees a response the way the ABI says its owner must: every buffer with
+// free(), then the struct itself (the library allocated them with malloc).
+struct response_free {
+    void operator()(sk_api::sk_sign_response* r) const noexcept
+    {
+        if (r == nullptr)
+            return;
+        std::free(r->sig_r);
+        std::free(r->sig_s);
+        std::free(r);
+    }
+};
+
+struct enroll_response_free {
+    void operator()(sk_api::sk_enroll_response* r) const noexcept
+    {
+        if (r == nullptr)
+            return;
+        std::free(r->public_key);
+        std::free(r->key_handle);
+        std::free(r->signature);
+        std::free(r->attestation_cert);
+        std::free(r->authdata);
+        std::free(r);
+    }
+};
+
+// A buffer of the library's, copied when within `max` (a null pointer is
+// an empty buffer only with length 0).
+bool copy_part(const std::uint8_t* p, std::size_t len, std::size_t max, bytes& out)
+{
+    if (len > max || (p == nullptr && len != 0))
+        return false;
+    out.assign(p, p + len);
+    return true;
+}
+
+std::string dl_error()
+{
+    const char* e = dlerror();
+    return e != nullptr ? e : "unknown error";
+}
+
+} // namespace
+
+std::optional<bytes> encode_sk_signature(key_type t, const sk_sign_result& r)
+{
+    bytes out;
+    wire_writer w(out);
+    switch (t) {
+    case key_type::sk_ed25519:
+        if (r.sig_r.size() != ed25519_signature_bytes)
+            return std::nullopt;
+        w.string(key_type_name(t)).string(byte_span(r.sig_r));
+        break;
+    case key_type::sk_ecdsa_p256: {
+        const byte_span sr = strip_zeros(r.sig_r), ss = strip_zeros(r.sig_s);
+        if (sr.empty() || ss.empty() || sr.size() > p256_scalar_bytes || ss.size() > p256_scalar_bytes)
+            return std::nullopt;
+        w.string(key_type_name(t));
+        const auto mark = w.begin_string();
+        w.mpint(sr).mpint(ss);
+        w.end_string(mark);
+        break;
+    }
+    default: return std::nullopt;
+    }
+    w.u8(r.flags).u32(r.counter);
+    return out;
+}
+
+std::optional<public_key> sk_enrolled_public_key(key_type t, const sk_enroll_result& r,
+                                                 const std::string& application)
+{
+    if (t != key_type::sk_ed25519 && t != key_type::sk_ecdsa_p256)
+        return std::nullopt;
+    bytes blob;
+    wire_writer w(blob);
+    w.string(key_type_name(t));
+    if (t == key_type::sk_ecdsa_p256)
+        w.string("nistp256");
+    w.string(byte_span(r.public_key)).string(application);
+    auto key = public_key::from_blob(blob);
+    if (!key || key->type() != t)
+        return std::nullopt;
+    return std::move(*key);
+}
+
+std::string check_library_file(const std::string& path, std::string_view symbol)
+{
+    const std::string where = "lib_contains_symbol: ";
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return where + "open " + path + ": " + std::strerror(errno);
+    struct stat st {};
+    std::string why;
+    if (::fstat(fd, &st) != 0)
+        why = where + "fstat " + path + ": " + std::strerror(errno);
+    else if (!S_ISREG(st.st_mode))
+        why = where + path + " is not a regular file";
+    else if (static_cast<std::uint64_t>(st.st_size) < symbol.size() || st.st_size >= max_library_size)
+        why = where + path + " bad size " + std::to_string(static_cast<long long>(st.st_size));
+    if (!why.empty()) {
+        ::close(fd);
+        return why;
+    }
+    const auto size = static_cast<std::size_t>(st.st_size);
+    void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    ::close(fd);
+    if (map == MAP_FAILED)
+        return where + "mmap " + path + ": " + std::strerror(errno);
+    const bool found = ::memmem(map, size, symbol.data(), symbol.size()) != nullptr;
+    ::munmap(map, size);
+    return found ? std::string() : where + path + " does not contain expected string " + std::string(symbol);
+}
+
+void sk_provider::closer::operator()(void* handle) const noexcept
+{
+    if (handle != nullptr)
+        dlclose(handle);
+}
+
+std::variant<sk_provider, sk_failure> sk_provider::load(const std::string& path)
+{
+    const auto fail = [&](std::string m) { return sk_failure{sk_api::err_general, std::move(m)}; };
+    sk_provider p;
+    p.path_ = path;
+    if (auto why = check_library_file(path, "sk_api_version"); !why.empty())
+        return sk_failure{sk_api::err_general, "provider " + path + " is not an OpenSSH FIDO library", std::move(why)};
+    dlerror();
+    p.handle_.reset(dlopen(path.c_str(), RTLD_NOW));
+    if (!p.handle_)
+        return fail("Provider \"" + path + "\" dlopen failed: " + dl_error());
+    // OpenSSH insists on all four entry points even where it uses one, so a
+    // library it refuses is refused here too.
+    const auto sym = [&](const char* name) -> void* {
+        dlerror();
+        void* s = dlsym(p.handle_.get(), name);
+        return dlerror() == nullptr ? s : nullptr;
+    };
+    auto version = reinterpret_cast<sk_api::api_version_fn>(sym("sk_api_version"));
+    if (version == nullptr)
+        return fail("Provider \"" + path + "\" dlsym(sk_api_version) failed: " + dl_error());
+    p.version_ = version();
+    if ((p.version_ & sk_api::version_major_mask) != sk_api::version_major)
+        return fail("Provider \"" + path + "\" implements unsupported version " + hex32(p.version_) +
+                    " (supported: " + hex32(sk_api::version_major) + ")");
+    for (const char* name : {"sk_enroll", "sk_sign", "sk_load_resident_keys"}) {
+        if (sym(name) == nullptr)
+            return fail("Provider \"" + path + "\" dlsym(" + name + ") failed: " + dl_error());
+    }
+    p.sign_ = reinterpret_cast<sk_api::sign_fn>(sym("sk_sign"));
+    p.enroll_ = reinterpret_cast<sk_api::enroll_fn>(sym("sk_enroll"));
+    return p;
+}
+
+std::variant<sk_enroll_result, sk_failure> sk_provider::enroll(const sk_enroll_request& request, const char* pin) const
+{
+    std::uint32_t alg = 0;
+    std::size_t public_key_len = 0;
+    if (request.type == key_type::sk_ed25519) {
+        alg = sk_api::alg_ed25519;
+        public_key_len = 32;
+    } else if (request.type == key_type::sk_ecdsa_p256) {
+        alg = sk_api::alg_ecdsa;
+        public_key_len = 65; // SEC1 uncompressed
+    } else {
+        return sk_failure{sk_api::err_unsupported, "not a security key"};
+    }
+    // The options as the ABI has them: a null-terminated array of pointers
+    // to {name, value, required}, over strings that outlive the call.
+    std::vector<std::pair<std::string, std::string>> named;
+    if (request.device)
+        named.emplace_back("device", *request.device);
+    if (request.user)
+        named.emplace_back("user", *request.user);
+    std::vector<sk_api::sk_option> storage(named.size());
+    std::vector<sk_api::sk_option*> options;
+    for (std::size_t i = 0; i < named.size(); ++i) {
+        storage[i] = {named[i].first.data(), named[i].second.data(), 0};
+        options.push_back(&storage[i]);
+    }
+    options.push_back(nullptr);
+    sk_api::sk_enroll_response* raw = nullptr;
+    const int rc = enroll_(alg, request.challenge.data(), request.challenge.size(), request.application.c_str(),
+                           request.flags, pin, options.size() > 1 ? options.data() : nullptr, &raw);
+    std::unique_ptr<sk_api::sk_enroll_response, enroll_response_free> resp(raw);
+    if (rc != 0)
+        return sk_failure{rc < 0 ? rc : sk_api::err_general, "sk_enroll failed with code " + std::to_string(rc)};
+    if (!resp)
+        return sk_failure{sk_api::err_general, "sk_enroll returned no response"};
+    sk_enroll_result out;
+    out.flags = resp->flags;
+    // Lengths come from the library: bounded before anything is copied.
+    if (resp->public_key == nullptr || resp->public_key_len != public_key_len)
+        return sk_failure{sk_api::err_general, "Authenticator returned invalid public key"};
+    out.public_key.assign(resp->public_key, resp->public_key + resp->public_key_len);
+    if (resp->key_handle == nullptr || resp->key_handle_len == 0 ||
+        !copy_part(resp->key_handle, resp->key_handle_len, max_sk_key_handle, out.key_handle))
+        return sk_failure{sk_api::err_general, "Authenticator returned invalid key handle"};
+    if (!copy_part(resp->signature, resp->signature_len, max_sk_attestation_part, out.signature) ||
+        !copy_part(resp->attestation_cert, resp->attestation_cert_len, max_sk_attestation_part,
+                   out.attestation_cert) ||
+        !copy_part(resp->authdata, resp->authdata_len, max_sk_attestation_part, out.authdata))
+        return sk_failure{sk_api::err_general, "Authenticator returned invalid attestation"};
+    return out;
+}
+
+std::variant<sk_sign_result, sk_failure> sk_provider::sign(key_type t, byte_span data, const std::string& application,
+                                                           byte_span key_handle, std::uint8_t key_flags,
+                                                           const char* pin) const
+{
+    std::uint32_t alg = 0;
+    if (t == key_type::sk_ed25519)
+        alg = sk_api::alg_ed25519;
+    else if (t == key_type::sk_ecdsa_p256)
+        alg = sk_api::alg_ecdsa;
+    else
+        return sk_failure{sk_api::err_unsupported, "not a security key"};
+    sk_api::sk_sign_response* raw = nullptr;
+    const int rc = sign_(alg, data.data(), data.size(), application.c_str(), key_handle.data(), key_handle.size(),
+                         key_flags, pin, nullptr, &raw);
+    std::unique_ptr<sk_api::sk_sign_response, response_free> resp(raw);
+    if (rc != 0)
+        return sk_failure{rc < 0 ? rc : sk_api::err_general, "sk_sign failed with code " + std::to_string(rc)};
+    if (!resp)
+        return sk_failure{sk_api::err_general, "sk_sign returned no response"};
+    // Lengths come from the library: bounded before anything is copied.
+    if (resp->sig_r == nullptr || resp->sig_r_len == 0 || resp->sig_r_len > max_sk_signature_part)
+        return sk_failure{sk_api::err_general, "sk_sign returned a bad sig_r"};
+    if (alg == sk_api::alg_ecdsa &&
+        (resp->sig_s == nullptr || resp->sig_s_len == 0 || resp->sig_s_len > max_sk_signature_part))
+        return sk_failure{sk_api::err_general, "sk_sign returned a bad sig_s"};
+    sk_sign_result out;
+    out.flags = resp->flags;
+    out.counter = resp->counter;
+    out.sig_r.assign(resp->sig_r, resp->sig_r + resp->sig_r_len);
+    if (alg == sk_api::alg_ecdsa)
+        out.sig_s.assign(resp->sig_s, resp->sig_s + resp->sig_s_len);
+    return out;
+}
+
+} // namespace longhaul
