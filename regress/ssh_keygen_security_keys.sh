@@ -10,7 +10,8 @@
 #     (the same fields in the same order: type, key, application, flags,
 #     key handle, reserved, comment), its flags follow the -O options, and
 #     Debian's ssh-keygen reads it (-y, -l, an encrypted one with -P);
-#     -p and -c rewrite a security key's file as Debian's do;
+#     -p and -c rewrite a security key's file as Debian's do, and -Y sign
+#     signs with one (touch notice, PIN) as Debian's does;
 #  c. -O write-attestation: the same bytes from both (the provider's
 #     attestation parts are fixed stand-ins);
 #  d. failures in the same words and statuses: a bad application, an
@@ -127,6 +128,9 @@ debian_reads() { # DIR FILE [PASSPHRASE]
 }
 
 W=(-w "$PROVIDER")
+# Providers that are not middleware: a script, a file shorter than the name.
+printf '#!/bin/sh\n' >"$T/script.sh"
+printf 'tiny\n' >"$T/tiny.so"
 
 # ---------------------------------------------------------------- a, b
 check_generate() { # NAME TYPE ARGS...
@@ -184,6 +188,39 @@ check_edit() {
 }
 lh_check "-p and -c on a security key's file, as Debian's (and a wrong passphrase refused)" check_edit
 
+# -Y sign with security keys' files (Debian's, from a and b): each
+# program in its own directory with copies of the key and the message.
+sign_setup() { # NAME KEYDIR
+    local who
+    for who in debian longhaul; do
+        mkdir -p "$T/$1/$who"
+        cp "$2/key" "$2/key.pub" "$T/$1/$who/"
+        echo "signed by a security key" >"$T/$1/$who/msg"
+    done
+}
+novalidate() { "$DEBIAN_KEYGEN" -Y check-novalidate -n file -s "$1/msg.sig" <"$1/msg" >/dev/null 2>&1; }
+check_sign() {
+    sign_setup sig_ed "$T/ed/debian" && sign_setup sig_ec "$T/ec/debian" && sign_setup sig_md5 "$T/ed/debian" &&
+        sign_setup sig_bad "$T/ed/debian" &&
+        both sig_ed -- -Y sign -f key -n file "${W[@]}" msg &&
+        both sig_ec SSH_SK_PROVIDER="$PROVIDER" -- -Y sign -f key.pub -n file msg &&
+        both sig_md5 -- -Y sign -f key -n file -E md5 -q "${W[@]}" msg &&
+        both sig_bad -- -Y sign -f key -n file -w "$T/tiny.so" msg &&
+        novalidate "$T/sig_ed/longhaul" && novalidate "$T/sig_ec/longhaul" &&
+        # Ed25519 signatures are deterministic, and the test provider's
+        # counter fixed: the same bytes.
+        cmp "$T/sig_ed/debian/msg.sig" "$T/sig_ed/longhaul/msg.sig"
+}
+lh_check "-Y sign with sk keys: the touch notice (-E md5 too), the signature, a bad provider, as Debian's" check_sign
+check_sign_pin() {
+    sign_setup sig_pin "$T/vr/debian" && sign_setup sig_wrong "$T/vr/debian" &&
+        printf '4821\n' >"$T/sig_pin.in" && printf '1111\n' >"$T/sig_wrong.in" &&
+        both sig_pin LH_SK_TEST_PIN=4821 -- -Y sign -f key -n file "${W[@]}" msg &&
+        both sig_wrong LH_SK_TEST_PIN=4821 -- -Y sign -f key -n file "${W[@]}" msg &&
+        novalidate "$T/sig_pin/longhaul" && [ ! -e "$T/sig_wrong/longhaul/msg.sig" ]
+}
+lh_check "-Y sign with a verify-required key: the PIN asked first, a wrong one refused" check_sign_pin
+
 # ---------------------------------------------------------------- c
 check_attestation() {
     both att -- -t ed25519-sk "${W[@]}" -f key -N '' -O write-attestation=key.att &&
@@ -205,8 +242,6 @@ check_refusals() {
 lh_check "a bad application, an unknown option, a missing challenge file: refused as Debian's refuses them" \
     check_refusals
 check_providers() {
-    printf '#!/bin/sh\n' >"$T/script.sh"
-    printf 'tiny\n' >"$T/tiny.so"
     local libc
     libc=$(ldd /bin/true | awk '/libc\.so/ { print $3 }')
     local i=0 p

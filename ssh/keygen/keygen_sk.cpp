@@ -1,5 +1,6 @@
 #include "ssh/keygen/keygen_sk.hpp"
 
+#include "common/keys/fingerprint.hpp"
 #include "common/random.hpp"
 #include "common/wire.hpp"
 #include "ssh/keygen/keygen_files.hpp"
@@ -63,12 +64,64 @@ bool starts_with_nocase(const std::string& s, const char* prefix)
     return ::strncasecmp(s.c_str(), prefix, std::strlen(prefix)) == 0;
 }
 
-// OpenSSH's read_passphrase with RP_ALLOW_STDIN: the askpass program when
-// SSH_ASKPASS_REQUIRE=force, or when standard input is not a terminal and
-// a display (DISPLAY) could show it (never with SSH_ASKPASS_REQUIRE=never);
-// otherwise the terminal, else standard input. An askpass that fails is an
-// empty PIN, as OpenSSH reads it.
-std::string read_pin(const char* prompt)
+// OpenSSH's question before replacing a resident credential: only "y" or
+// "Y" at the start of the answer replaces it.
+bool confirm_sk_overwrite(const sk_enroll_request& r)
+{
+    std::printf("A resident key scoped to '%s' with user id '%s' already exists.\n", r.application.c_str(),
+                r.user ? r.user->c_str() : "null");
+    std::printf("Overwrite key in token (y/n)? ");
+    std::fflush(stdout);
+    char answer[16];
+    if (std::fgets(answer, sizeof answer, stdin) == nullptr)
+        return false;
+    return answer[0] == 'y' || answer[0] == 'Y';
+}
+
+// OpenSSH's ssh_err() words for what the middleware can fail with.
+const char* enroll_error_text(int code)
+{
+    switch (code) {
+    case sk_api::err_unsupported: return "requested feature not supported";
+    case sk_api::err_device_not_found: return "device not found";
+    case sk_api::err_credential_exists: return "bad permissions";
+    default: return "invalid format";
+    }
+}
+
+// -w, else $SSH_SK_PROVIDER, else the built-in middleware.
+std::string provider_path(const keygen_options& o)
+{
+    if (o.sk_provider)
+        return *o.sk_provider;
+    if (const char* env = std::getenv("SSH_SK_PROVIDER"))
+        return env;
+    return "internal";
+}
+
+// The provider, or nullopt with its load failure's lines printed and the
+// words for the final message in `why`.
+std::optional<sk_provider> load_provider(const std::string& path, std::string& why)
+{
+    if (path == "internal") {
+        why = "the built-in FIDO middleware (\"internal\") is not supported yet; name a SecurityKeyProvider "
+              "library with -w or SSH_SK_PROVIDER";
+        return std::nullopt;
+    }
+    auto loaded = sk_provider::load(path);
+    if (auto* f = std::get_if<sk_failure>(&loaded)) {
+        if (!f->cause.empty())
+            std::fprintf(stderr, "%s\r\n", f->cause.c_str());
+        std::fprintf(stderr, "%s\r\n", f->message.c_str());
+        why = "invalid format";
+        return std::nullopt;
+    }
+    return std::move(std::get<sk_provider>(loaded));
+}
+
+} // namespace
+
+std::string read_sk_pin(const char* prompt)
 {
     const char* req = std::getenv("SSH_ASKPASS_REQUIRE");
     const char* display = std::getenv("DISPLAY");
@@ -89,32 +142,46 @@ std::string read_pin(const char* prompt)
     return read_passphrase(prompt);
 }
 
-// OpenSSH's question before replacing a resident credential: only "y" or
-// "Y" at the start of the answer replaces it.
-bool confirm_sk_overwrite(const sk_enroll_request& r)
-{
-    std::printf("A resident key scoped to '%s' with user id '%s' already exists.\n", r.application.c_str(),
-                r.user ? r.user->c_str() : "null");
-    std::printf("Overwrite key in token (y/n)? ");
-    std::fflush(stdout);
-    char answer[16];
-    if (std::fgets(answer, sizeof answer, stdin) == nullptr)
-        return false;
-    return answer[0] == 'y' || answer[0] == 'Y';
-}
 
-// OpenSSH's ssh_err() words for what an enrolment can fail with.
-const char* enroll_error_text(int code)
+std::function<result<bytes>(std::string_view, byte_span)> security_key_signer(openssh_security_key key,
+                                                                             const keygen_options& o,
+                                                                             std::shared_ptr<std::string> failure)
 {
-    switch (code) {
-    case sk_api::err_unsupported: return "requested feature not supported";
-    case sk_api::err_device_not_found: return "device not found";
-    case sk_api::err_credential_exists: return "bad permissions";
-    default: return "invalid format";
-    }
+    auto provider = std::make_shared<std::optional<sk_provider>>();
+    return [key = std::move(key), path = provider_path(o), hash = o.hash, provider,
+            failure](std::string_view, byte_span data) -> result<bytes> {
+        const std::string type(key_type_short_name(key.key.type()));
+        std::string pin;
+        const bool want_pin = (key.flags & sk_api::flag_user_verification_required) != 0;
+        if (want_pin)
+            pin = read_sk_pin(("Enter PIN for " + type + " key: ").c_str());
+        if ((key.flags & sk_api::flag_user_presence_required) != 0)
+            std::fprintf(stderr, "Confirm user presence for key %s %s\n", type.c_str(),
+                         key_fingerprint(key.key, hash).c_str());
+        const auto fail = [&](std::string why) -> result<bytes> {
+            cleanse(pin.data(), pin.size());
+            std::fprintf(stderr, "Couldn't sign message: %s\r\n", why.c_str());
+            *failure = std::move(why);
+            return errc::signature_invalid;
+        };
+        if (!*provider) {
+            std::string why;
+            *provider = load_provider(path, why);
+            if (!*provider)
+                return fail(why);
+        }
+        auto r = (*provider)->sign(key.key.type(), data, key.key.application(), key.key_handle, key.flags,
+                                   want_pin ? pin.c_str() : nullptr);
+        if (auto* f = std::get_if<sk_failure>(&r))
+            return fail(f->code == sk_api::err_pin_required ? "incorrect passphrase supplied to decrypt private key"
+                                                              : enroll_error_text(f->code));
+        cleanse(pin.data(), pin.size());
+        auto blob = encode_sk_signature(key.key.type(), std::get<sk_sign_result>(r));
+        if (!blob)
+            return fail("invalid format");
+        return std::move(*blob);
+    };
 }
-
-} // namespace
 
 sk_generation parse_sk_generation_options(key_type t, const std::vector<std::string>& options)
 {
@@ -148,12 +215,7 @@ sk_generation parse_sk_generation_options(key_type t, const std::vector<std::str
 
 sk_enrolled enroll_security_key(const sk_generation& g, const keygen_options& o)
 {
-    // -w, else $SSH_SK_PROVIDER, else the built-in middleware.
-    std::string path = "internal";
-    if (o.sk_provider)
-        path = *o.sk_provider;
-    else if (const char* env = std::getenv("SSH_SK_PROVIDER"))
-        path = env;
+    const std::string path = provider_path(o);
     sk_enroll_request request = g.request;
     if (request.challenge.empty()) {
         request.challenge.resize(random_challenge);
@@ -169,17 +231,10 @@ sk_enrolled enroll_security_key(const sk_generation& g, const keygen_options& o)
         std::fflush(stdout);
         again = true;
         if (!provider) {
-            if (path == "internal")
-                fatal("Key enrollment failed: the built-in FIDO middleware (\"internal\") is not supported yet; "
-                      "name a SecurityKeyProvider library with -w or SSH_SK_PROVIDER");
-            auto loaded = sk_provider::load(path);
-            if (auto* f = std::get_if<sk_failure>(&loaded)) {
-                if (!f->cause.empty())
-                    std::fprintf(stderr, "%s\r\n", f->cause.c_str());
-                std::fprintf(stderr, "%s\r\n", f->message.c_str());
-                fatal("Key enrollment failed: invalid format");
-            }
-            provider.emplace(std::move(std::get<sk_provider>(loaded)));
+            std::string why;
+            provider = load_provider(path, why);
+            if (!provider)
+                fatal("Key enrollment failed: " + why);
         }
         auto result = provider->enroll(request, have_pin ? pin.c_str() : nullptr);
         if (auto* ok = std::get_if<sk_enroll_result>(&result)) {
@@ -218,7 +273,7 @@ sk_enrolled enroll_security_key(const sk_generation& g, const keygen_options& o)
         }
         if (++attempt >= max_pin_attempts)
             fatal("Too many incorrect PINs");
-        pin = read_pin("Enter PIN for authenticator: ");
+        pin = read_sk_pin("Enter PIN for authenticator: ");
         have_pin = true;
     }
 }

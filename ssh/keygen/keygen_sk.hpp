@@ -11,8 +11,11 @@
 #include "ssh/keygen/keygen_commands.hpp"
 #include "ssh/sk/sk_provider.hpp"
 
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace longhaul::keygen {
@@ -49,5 +52,21 @@ bytes attestation_blob(const sk_enroll_result& r);
 
 // Writes it to `path` (mode 0600) and says so unless quiet.
 void save_attestation(const bytes& blob, const std::string& path, bool quiet);
+
+// OpenSSH's read_passphrase with RP_ALLOW_STDIN, for a PIN: the askpass
+// program when SSH_ASKPASS_REQUIRE=force, or when standard input is not a
+// terminal and a display could show it; otherwise the terminal, else
+// standard input.
+std::string read_sk_pin(const char* prompt);
+
+// -Y sign with a security key's file, as OpenSSH's sign_one: for each
+// message, "Enter PIN for TYPE key: " first when the key wants user
+// verification, "Confirm user presence for key TYPE FP" when it wants a
+// touch, then the provider (-w, else $SSH_SK_PROVIDER) signs. A failure is
+// printed as "Couldn't sign message: ..." and its words left in `failure`
+// for the caller's "Signing FILE failed: ...".
+std::function<result<bytes>(std::string_view, byte_span)> security_key_signer(openssh_security_key key,
+                                                                             const keygen_options& o,
+                                                                             std::shared_ptr<std::string> failure);
 
 } // namespace longhaul::keygen

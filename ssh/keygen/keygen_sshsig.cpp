@@ -13,6 +13,7 @@
 #include "common/wire.hpp"
 #include "ssh/keygen/keygen_cert.hpp"
 #include "ssh/keygen/keygen_files.hpp"
+#include "ssh/keygen/keygen_sk.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -153,9 +154,11 @@ std::optional<signature_signer> load_signer(const std::string& path)
     return std::nullopt;
 }
 
-// load_sign_key: the private key of a public key or certificate path.
-std::optional<private_key> load_sign_key(const std::string& keypath, const signature_signer& pub,
-                                         const keygen_options& o)
+// load_sign_key: the private key of a public key or certificate path, or
+// a security key's record (the authenticator signs).
+using sign_key = std::variant<private_key, openssh_security_key>;
+std::optional<sign_key> load_sign_key(const std::string& keypath, const signature_signer& pub,
+                                      const keygen_options& o)
 {
     std::string privpath = keypath;
     bool waspub = false;
@@ -168,18 +171,23 @@ std::optional<private_key> load_sign_key(const std::string& keypath, const signa
     struct stat st {};
     if (waspub && ::stat(privpath.c_str(), &st) != 0 && errno == ENOENT)
         fatal("No private key found for public key \"" + keypath + "\"");
-    auto l = load_private(privpath, "");
-    // OpenSSH would ask the authenticator to sign here.
-    if (!l.key && l.error == errc::security_key_unsupported)
-        fatal("Couldn't sign message: " + load_error_text(l));
-    if (!l.key && l.error != errc::wrong_passphrase && l.error != errc::passphrase_required)
+    auto l = load_editable(privpath, "");
+    if (!l.loaded() && l.error != errc::wrong_passphrase && l.error != errc::passphrase_required)
         fatal("No private key found for \"" + privpath + "\"");
-    private_key key = l.key ? std::move(*l.key) : load_identity(privpath, o, "Load key");
-    if (!(key.public_part() == pub.key)) {
+    if (!l.loaded()) {
+        std::string pass = o.old_passphrase ? *o.old_passphrase : read_passphrase("Enter passphrase: ");
+        l = load_editable(privpath, pass);
+        cleanse(pass.data(), pass.size());
+        if (!l.loaded())
+            fatal("Load key \"" + privpath + "\": " + load_error_text(l));
+    }
+    if (!(l.public_part() == pub.key)) {
         error_line("Public key " + keypath + " doesn't match private " + privpath);
         return std::nullopt;
     }
-    return key;
+    if (l.sk)
+        return sign_key(std::move(*l.sk));
+    return sign_key(std::move(*l.key));
 }
 
 int sign_files(const keygen_options& o, const sshsig_request& r)
@@ -217,13 +225,18 @@ int sign_files(const keygen_options& o, const sshsig_request& r)
         else if (r.use_agent)
             fatal("Couldn't find key in agent");
     }
-    std::shared_ptr<private_key> key;
+    // A security key's failure, in OpenSSH's words, for "Signing ... failed".
+    auto sk_failure = std::make_shared<std::string>();
     if (!sign) {
         auto loaded = load_sign_key(keypath, *signer, o);
         if (!loaded)
             return 255;
-        key = std::make_shared<private_key>(std::move(*loaded));
-        sign = [key](std::string_view alg, byte_span data) { return key->sign(alg, data); };
+        if (auto* sk = std::get_if<openssh_security_key>(&*loaded)) {
+            sign = security_key_signer(std::move(*sk), o, sk_failure);
+        } else {
+            auto key = std::make_shared<private_key>(std::move(std::get<private_key>(*loaded)));
+            sign = [key](std::string_view alg, byte_span data) { return key->sign(alg, data); };
+        }
     }
 
     const auto alg = sshsig_hash_alg(opts->hashalg);
@@ -260,7 +273,9 @@ int sign_files(const keygen_options& o, const sshsig_request& r)
         auto armored = sign_sshsig_digest(signer->key, signer->cert, sign, r.ns.value_or(""), opts->hashalg, *digest);
         if (!armored) {
             error_line("Signing " + name + " failed: " +
-                       (armored.error() == errc::unsupported ? "agent refused operation" : "error in libcrypto"));
+                       (!sk_failure->empty()                  ? *sk_failure
+                        : armored.error() == errc::unsupported ? "agent refused operation"
+                                                               : "error in libcrypto"));
             return 255;
         }
         if (in) {
