@@ -88,6 +88,7 @@ session() {
     echo no >"$T/answer"
     add -T "$T/id_ed25519.pub"
     add -D
+    add -T "$T/id_ed25519.pub"
     set -e
 }
 session ours >"$T/session.ours"
@@ -102,6 +103,13 @@ check_confirm() {
         grep -q "user refused key" "$T/ours.log" && grep -q "(renamed)" "$T/session.ours"
 }
 lh_check "ssh-add -c: yes signs, no refuses" check_confirm
+check_sign_log() {
+    # The agents' lines for the three signature requests (signed, refused,
+    # key not found), the debug lines included.
+    diff -u <(grep -o 'process_sign_request2: .*' "$T/debian.log") <(grep -o 'process_sign_request2: .*' "$T/ours.log") &&
+        grep -q 'process_sign_request2: ED25519 key not found' "$T/ours.log"
+}
+lh_check "signature requests logged as by Debian's agent" check_sign_log
 
 # ssh-agent -t: the default lifetime; -E: the hash of logged fingerprints.
 check_default_lifetime() {

@@ -2,6 +2,7 @@
 
 #include "common/auth/agent_key_blob.hpp"
 #include "common/auth/agent_protocol.hpp"
+#include "common/keys/certificate.hpp"
 #include "common/match.hpp"
 #include "common/text.hpp"
 #include "common/wire.hpp"
@@ -158,7 +159,7 @@ bool agent_core::usable(const stored_identity& id, const connection_state& conn,
 bool agent_core::constrained_sign_allowed(const stored_identity& id, byte_span data, const connection_state& conn,
                                           std::string& dest)
 {
-    const std::string what = "process_sign_request: ";
+    const std::string what = "process_sign_request2: ";
     if (conn.bindings.empty()) {
         log_.info(what + "refusing use of destination-constrained key to sign on unbound connection");
         return false;
@@ -197,19 +198,45 @@ bool agent_core::constrained_sign_allowed(const stored_identity& id, byte_span d
     return true;
 }
 
+namespace {
+
+// sshkey_type() of a key blob for a log line: "ED25519", "ECDSA-SK-CERT";
+// "unknown" for a name this build does not know.
+std::string blob_type_name(byte_span blob)
+{
+    wire_reader r(blob);
+    const std::string_view name = r.text(128);
+    if (!r.ok())
+        return "unknown";
+    if (auto t = key_type_from_name(name))
+        return std::string(key_type_short_name(*t));
+    if (auto t = certificate_key_type(name))
+        return std::string(key_type_short_name(*t)) + "-CERT";
+    return "unknown";
+}
+
+} // namespace
+
 void agent_core::on_sign_request(request& q)
 {
+    // OpenSSH's debug lines around a signature; the second comes before
+    // the reply whatever it is ("good signature" on a failure too).
+    log_.debug("process_sign_request2: entering");
+    struct at_exit {
+        logger& log;
+        ~at_exit() { log.debug("process_sign_request2: good signature"); }
+    } done{log_};
     q.reply.body = status(false);
     const byte_span blob = q.r.string();
     const byte_span data = q.r.string();
     const std::uint32_t flags = q.r.u32();
     if (!q.r.finish()) {
-        log_.error("process_sign_request: parse");
+        log_.error("process_sign_request2: parse");
         return;
     }
     stored_identity* id = keys_.find(blob);
     if (!id) {
-        log_.verbose("process_sign_request: key not found");
+        log_.verbose("process_sign_request2: " + blob_type_name(blob) + " key not found");
         return;
     }
     std::string dest;
@@ -219,7 +246,7 @@ void agent_core::on_sign_request(request& q)
         const std::string prompt = "Allow use of key " + printable(id->comment) + "?\nKey fingerprint " +
                                    fingerprint(*id) + "." + (dest.empty() ? "" : "\n" + dest);
         if (!confirm_ || !confirm_(prompt)) {
-            log_.verbose("process_sign_request: user refused key");
+            log_.verbose("process_sign_request2: user refused key");
             return;
         }
     }
@@ -235,7 +262,7 @@ void agent_core::on_sign_request(request& q)
     const auto& key = std::get<private_key>(id->key);
     auto sig = key.sign(signature_algorithm(key.type(), flags), data);
     if (!sig) {
-        log_.error("process_sign_request: sshkey_sign: " + std::string(to_string(sig.error())));
+        log_.error("process_sign_request2: sshkey_sign: " + std::string(to_string(sig.error())));
         return;
     }
     q.reply.body.clear();
@@ -286,12 +313,12 @@ std::optional<bytes> agent_core::sign_with_security_key(const stored_identity& i
         return std::nullopt;
     }
     if (!sk_hooks_.sign) {
-        log_.error("process_sign_request: sshkey_sign: security keys are not supported by this agent");
+        log_.error("process_sign_request2: sshkey_sign: security keys are not supported by this agent");
         return std::nullopt;
     }
     auto r = sk_hooks_.sign(sk, data, dest.empty() ? std::string() : "\n" + dest);
     if (auto* why = std::get_if<std::string>(&r)) {
-        log_.error("process_sign_request: sshkey_sign: " + *why);
+        log_.error("process_sign_request2: sshkey_sign: " + *why);
         return std::nullopt;
     }
     return std::move(std::get<bytes>(r));

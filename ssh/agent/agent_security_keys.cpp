@@ -78,7 +78,7 @@ std::variant<bytes, std::string> agent_security_keys::sign(const security_key_id
     const std::string fp = key_fingerprint_text(key.key.key, key_fingerprint_hash::sha256);
     sk_sign_options o;
     o.notice_suffix = notice_suffix;
-    o.log_context = "process_sign_request";
+    o.log_context = "process_sign_request2";
     o.read_pin = [&] {
         const bool touch = (key.key.flags & sk_flag_user_presence) != 0;
         return ask_pin("Enter PIN" + std::string(touch ? " and confirm user presence " : " ") + "for " + short_type +

@@ -154,7 +154,7 @@ TEST_CASE("agent security keys: signatures come from the provider hook; its fail
     CHECK(h.notice_suffix.empty());
     h.answer = std::string("device not found");
     CHECK(h.type_of(sign_req(ed.key.blob(), "data", 0)) == failure);
-    CHECK(h.logged("process_sign_request: sshkey_sign: device not found"));
+    CHECK(h.logged("process_sign_request2: sshkey_sign: device not found"));
 }
 
 TEST_CASE("agent security keys: a web origin's key signs SSH login requests and SSHSIG data only")
