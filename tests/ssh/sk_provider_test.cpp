@@ -11,13 +11,12 @@
 #include "common/wire.hpp"
 #include "ssh/sk_sign.hpp"
 
-#include <dlfcn.h>
-
 #include <doctest/doctest.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <unistd.h>
 
 using namespace longhaul;
@@ -39,6 +38,20 @@ struct enrolled {
     public_key key;
     bytes handle;
 };
+
+// The path of a library this process has mapped (from /proc/self/maps;
+// dladdr would name the sanitizer runtime's interceptor instead).
+std::string mapped_library(const std::string& name)
+{
+    std::ifstream maps("/proc/self/maps");
+    std::string line;
+    while (std::getline(maps, line)) {
+        const auto slash = line.find('/');
+        if (slash != std::string::npos && line.ends_with("/" + name))
+            return line.substr(slash);
+    }
+    return {};
+}
 
 // A key made by the provider through the wrapper, application "ssh:".
 std::optional<enrolled> enroll(const char* path, key_type t, std::uint8_t flags, const char* pin)
@@ -118,9 +131,8 @@ TEST_CASE("sk_provider: libraries OpenSSH refuses are refused with its words")
 
     // A real library without the entry points is never opened: its bytes
     // do not hold the name.
-    Dl_info info{};
-    REQUIRE(dladdr(reinterpret_cast<void*>(&::dlopen), &info) != 0);
-    const std::string libc_path = info.dli_fname; // libc holds dlopen
+    const std::string libc_path = mapped_library("libc.so.6");
+    REQUIRE_FALSE(libc_path.empty());
     auto libc = sk_provider::load(libc_path);
     REQUIRE(std::holds_alternative<sk_failure>(libc));
     CHECK(std::get<sk_failure>(libc).cause ==
