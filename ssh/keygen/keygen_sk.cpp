@@ -78,8 +78,15 @@ bool confirm_sk_overwrite(const sk_enroll_request& r)
     return answer[0] == 'y' || answer[0] == 'Y';
 }
 
+// Wipes a PIN however the scope ends (a failure ends the program by an
+// exception).
+struct pin_wiper {
+    std::string& pin;
+    ~pin_wiper() { cleanse(pin.data(), pin.size()); }
+};
+
 // OpenSSH's ssh_err() words for what the middleware can fail with.
-const char* enroll_error_text(int code)
+const char* middleware_error_text(int code)
 {
     switch (code) {
     case sk_api::err_unsupported: return "requested feature not supported";
@@ -142,7 +149,6 @@ std::string read_sk_pin(const char* prompt)
     return read_passphrase(prompt);
 }
 
-
 std::function<result<bytes>(std::string_view, byte_span)> security_key_signer(openssh_security_key key,
                                                                              const keygen_options& o,
                                                                              std::shared_ptr<std::string> failure)
@@ -152,6 +158,7 @@ std::function<result<bytes>(std::string_view, byte_span)> security_key_signer(op
             failure](std::string_view, byte_span data) -> result<bytes> {
         const std::string type(key_type_short_name(key.key.type()));
         std::string pin;
+        const pin_wiper wipe{pin};
         const bool want_pin = (key.flags & sk_api::flag_user_verification_required) != 0;
         if (want_pin)
             pin = read_sk_pin(("Enter PIN for " + type + " key: ").c_str());
@@ -159,7 +166,6 @@ std::function<result<bytes>(std::string_view, byte_span)> security_key_signer(op
             std::fprintf(stderr, "Confirm user presence for key %s %s\n", type.c_str(),
                          key_fingerprint(key.key, hash).c_str());
         const auto fail = [&](std::string why) -> result<bytes> {
-            cleanse(pin.data(), pin.size());
             std::fprintf(stderr, "Couldn't sign message: %s\r\n", why.c_str());
             *failure = std::move(why);
             return errc::signature_invalid;
@@ -174,8 +180,7 @@ std::function<result<bytes>(std::string_view, byte_span)> security_key_signer(op
                                    want_pin ? pin.c_str() : nullptr);
         if (auto* f = std::get_if<sk_failure>(&r))
             return fail(f->code == sk_api::err_pin_required ? "incorrect passphrase supplied to decrypt private key"
-                                                              : enroll_error_text(f->code));
-        cleanse(pin.data(), pin.size());
+                                                              : middleware_error_text(f->code));
         auto blob = encode_sk_signature(key.key.type(), std::get<sk_sign_result>(r));
         if (!blob)
             return fail("invalid format");
@@ -223,6 +228,7 @@ sk_enrolled enroll_security_key(const sk_generation& g, const keygen_options& o)
     }
     std::optional<sk_provider> provider;
     std::string pin;
+    const pin_wiper wipe{pin}; // also when a failure ends the program
     bool have_pin = false, again = false;
     for (int attempt = 0;;) {
         if (!o.quiet)
@@ -238,7 +244,6 @@ sk_enrolled enroll_security_key(const sk_generation& g, const keygen_options& o)
         }
         auto result = provider->enroll(request, have_pin ? pin.c_str() : nullptr);
         if (auto* ok = std::get_if<sk_enroll_result>(&result)) {
-            cleanse(pin.data(), pin.size());
             auto key = sk_enrolled_public_key(request.type, *ok, request.application);
             if (!key) {
                 std::fprintf(stderr, "Authenticator returned invalid %s key\r\n",
@@ -263,7 +268,7 @@ sk_enrolled enroll_security_key(const sk_generation& g, const keygen_options& o)
         if (f.code != sk_api::err_pin_required) {
             if (f.code == sk_api::err_general && f.message.rfind("sk_enroll failed", 0) != 0)
                 std::fprintf(stderr, "%s\r\n", f.message.c_str());
-            fatal(std::string("Key enrollment failed: ") + enroll_error_text(f.code));
+            fatal(std::string("Key enrollment failed: ") + middleware_error_text(f.code));
         }
         if (have_pin) {
             std::fprintf(stderr, "PIN incorrect\r\n");
