@@ -10,8 +10,9 @@
 #     (the same fields in the same order: type, key, application, flags,
 #     key handle, reserved, comment), its flags follow the -O options, and
 #     Debian's ssh-keygen reads it (-y, -l, an encrypted one with -P);
-#     -p and -c rewrite a security key's file as Debian's do, and -Y sign
-#     signs with one (touch notice, PIN) as Debian's does;
+#     -p and -c rewrite a security key's file as Debian's do, -Y sign
+#     signs with one (touch notice, PIN) and -K saves resident
+#     credentials as Debian's does;
 #  c. -O write-attestation: the same bytes from both (the provider's
 #     attestation parts are fixed stand-ins);
 #  d. failures in the same words and statuses: a bad application, an
@@ -220,6 +221,43 @@ check_sign_pin() {
         novalidate "$T/sig_pin/longhaul" && [ ! -e "$T/sig_wrong/longhaul/msg.sig" ]
 }
 lh_check "-Y sign with a verify-required key: the PIN asked first, a wrong one refused" check_sign_pin
+
+# -K: resident credentials (the test authenticator keeps them in a
+# directory) saved as Debian's ssh-keygen saves them: file names from the
+# application and user id, the flags, the comment, the messages.
+check_download() {
+    export LH_SK_TEST_RESIDENT_DIR=$T/store
+    mkdir -p "$T/store" "$T/empty-store"
+    kgq() { "$DEBIAN_KEYGEN" -q "${W[@]}" -N '' -O resident "$@" </dev/null >/dev/null; }
+    kgq -t ed25519-sk -f "$T/rk1" && kgq -t ecdsa-sk -f "$T/rk2" -O user=alice -O application=ssh:work &&
+        kgq -t ed25519-sk -f "$T/rk3" -O user=../x -O verify-required || {
+        echo "   Debian's ssh-keygen could not enrol resident credentials"
+        return 1
+    }
+    local f who
+    both dl -- -K "${W[@]}" -N '' || return 1
+    for f in id_ecdsa_sk_rk_work_alice id_ed25519_sk_rk id_ed25519_sk_rk_2e2e2f78; do
+        same_file_layout dl "$f" && debian_reads "$T/dl/longhaul" "$f" &&
+            cmp "$T/dl/debian/$f.pub" "$T/dl/longhaul/$f.pub" || { echo "   $f"; return 1; }
+    done
+    [ "$(flags_of "$T/dl/longhaul/id_ed25519_sk_rk_2e2e2f78")" = 0x25 ] || return 1
+    # The files exist now: overwrite one, refuse the next.
+    for who in debian longhaul; do mkdir -p "$T/dl2/$who" && cp "$T/dl/$who"/id_* "$T/dl2/$who/"; done
+    printf '\ny\nn\n' >"$T/dl2.in"
+    both dl2 -- -K "${W[@]}" -N '' &&
+        printf '\nsecret\nsecret\n' >"$T/dlpass.in" && both dlpass -- -K "${W[@]}" &&
+        debian_reads "$T/dlpass/longhaul" id_ed25519_sk_rk secret &&
+        both dlq -- -K "${W[@]}" -N '' -q -O device=/dev/null &&
+        printf '4821\n' >"$T/dlpin.in" && both dlpin LH_SK_TEST_PIN=4821 -- -K "${W[@]}" -N '' &&
+        printf '1\n' >"$T/dlwrong.in" && both dlwrong LH_SK_TEST_PIN=4821 -- -K "${W[@]}" -N '' &&
+        both dlempty LH_SK_TEST_RESIDENT_DIR="$T/empty-store" -- -K "${W[@]}" -N '' &&
+        both dlopt -- -K "${W[@]}" -N '' -O user=x &&
+        both dlbad -- -K -w "$T/tiny.so" -N '' &&
+        unset LH_SK_TEST_RESIDENT_DIR && both dlnone -- -K "${W[@]}" -N ''
+}
+lh_check "-K: resident credentials saved as Debian's saves them (names, flags, comments, overwrite, PIN, failures)" \
+    check_download
+unset LH_SK_TEST_RESIDENT_DIR
 
 # ---------------------------------------------------------------- c
 check_attestation() {

@@ -23,7 +23,11 @@
 //                          bytes): Ed25519 over the bytes, ECDSA over their
 //                          SHA-256; flags echoed from the key's stored
 //                          flags, counter fixed (kCounter)
-//   sk_load_resident_keys  SSH_SK_ERR_UNSUPPORTED
+//   sk_load_resident_keys  the resident credentials enrolled while
+//                          LH_SK_TEST_RESIDENT_DIR named a directory
+//                          (one file each; the PIN wanted when
+//                          LH_SK_TEST_PIN is set); without it
+//                          SSH_SK_ERR_UNSUPPORTED
 //
 // Environment (tests only): LH_SK_TEST_SIGN_FLAGS=N replaces the flags a
 // signature reports (e.g. 0 for "no touch happened" on a touch key);
@@ -52,8 +56,15 @@
 #include <openssl/sha.h>
 #include <openssl/x509.h>
 
+#include <dirent.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <string>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -87,7 +98,15 @@ struct sk_sign_response {
     size_t sig_s_len;
 };
 
-struct sk_resident_key;
+struct sk_resident_key {
+    uint32_t alg;
+    size_t slot;
+    char* application;
+    struct sk_enroll_response key;
+    uint8_t flags;
+    uint8_t* user_id;
+    size_t user_id_len;
+};
 
 struct sk_option {
     char* name;
@@ -260,6 +279,125 @@ void free_sign(sk_sign_response* r) {
     std::free(r);
 }
 
+// ---- resident credentials (LH_SK_TEST_RESIDENT_DIR): one file each,
+// named by a hash of application and user id, holding
+// alg(1) flags(1) len(2) application, user id(32), len(2) public key,
+// len(2) key handle.
+constexpr size_t kUserIdLen = 32;
+
+const char* option_value(sk_option** options, std::string_view name) {
+    if (options == nullptr) return nullptr;
+    for (size_t i = 0; options[i] != nullptr && i <= 64; i++)
+        if (options[i]->name != nullptr && name == options[i]->name) return options[i]->value;
+    return nullptr;
+}
+
+// As libfido2's middleware: the user name, NUL-padded to 32 bytes.
+std::vector<uint8_t> user_id_of(const char* user) {
+    std::vector<uint8_t> id(kUserIdLen, 0);
+    if (user != nullptr) std::memcpy(id.data(), user, ::strnlen(user, kUserIdLen - 1));
+    return id;
+}
+
+std::string resident_path(const char* dir, const char* application, const std::vector<uint8_t>& user_id) {
+    std::vector<uint8_t> in(application, application + std::strlen(application));
+    in.push_back(0);
+    in.insert(in.end(), user_id.begin(), user_id.end());
+    uint8_t h[32];
+    SHA256(in.data(), in.size(), h);
+    std::string name;
+    char hex[3];
+    for (int i = 0; i < 8; i++) {
+        std::snprintf(hex, sizeof hex, "%02x", h[i]);
+        name += hex;
+    }
+    return std::string(dir) + "/" + name;
+}
+
+void put16(std::string& out, size_t n) {
+    out.push_back(static_cast<char>(n >> 8));
+    out.push_back(static_cast<char>(n & 0xff));
+}
+
+bool store_resident(const std::string& path, uint32_t alg, uint8_t flags, const char* application,
+                    const std::vector<uint8_t>& user_id, const std::vector<uint8_t>& pub,
+                    const std::vector<uint8_t>& handle) {
+    std::string rec;
+    rec.push_back(static_cast<char>(alg));
+    rec.push_back(static_cast<char>(flags));
+    put16(rec, std::strlen(application));
+    rec += application;
+    rec.append(user_id.begin(), user_id.end());
+    put16(rec, pub.size());
+    rec.append(pub.begin(), pub.end());
+    put16(rec, handle.size());
+    rec.append(handle.begin(), handle.end());
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    f.write(rec.data(), static_cast<std::streamsize>(rec.size()));
+    return static_cast<bool>(f);
+}
+
+void free_resident(sk_resident_key* rk) {
+    if (rk == nullptr) return;
+    std::free(rk->application);
+    std::free(rk->key.public_key);
+    std::free(rk->key.key_handle);
+    std::free(rk->key.signature);
+    std::free(rk->key.attestation_cert);
+    std::free(rk->key.authdata);
+    std::free(rk->user_id);
+    std::free(rk);
+}
+
+// One stored credential, or nullptr if the file is not one.
+sk_resident_key* load_resident(const std::string& path, size_t slot) {
+    std::ifstream f(path, std::ios::binary);
+    const std::string rec((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    size_t p = 0;
+    auto take = [&](size_t n) -> const uint8_t* {
+        if (rec.size() - p < n) return nullptr;
+        const auto* r = reinterpret_cast<const uint8_t*>(rec.data() + p);
+        p += n;
+        return r;
+    };
+    auto len16 = [&](size_t& n) {
+        const uint8_t* b = take(2);
+        if (b == nullptr) return false;
+        n = static_cast<size_t>(b[0]) << 8 | b[1];
+        return true;
+    };
+    const uint8_t* head = take(2);
+    size_t app_len = 0, pub_len = 0, handle_len = 0;
+    if (head == nullptr || !len16(app_len)) return nullptr;
+    const uint8_t* app = take(app_len);
+    const uint8_t* uid = app ? take(kUserIdLen) : nullptr;
+    if (uid == nullptr || !len16(pub_len)) return nullptr;
+    const uint8_t* pub = take(pub_len);
+    if (pub == nullptr || !len16(handle_len)) return nullptr;
+    const uint8_t* handle = take(handle_len);
+    if (handle == nullptr || p != rec.size()) return nullptr;
+    auto* rk = static_cast<sk_resident_key*>(std::calloc(1, sizeof(sk_resident_key)));
+    if (rk == nullptr) return nullptr;
+    rk->alg = head[0];
+    rk->slot = slot;
+    rk->flags = head[1];
+    rk->application = static_cast<char*>(std::calloc(1, app_len + 1));
+    if (rk->application != nullptr) std::memcpy(rk->application, app, app_len);
+    rk->key.flags = head[1];
+    rk->key.public_key = copy_out(pub, pub_len);
+    rk->key.public_key_len = pub_len;
+    rk->key.key_handle = copy_out(handle, handle_len);
+    rk->key.key_handle_len = handle_len;
+    rk->user_id = copy_out(uid, kUserIdLen);
+    rk->user_id_len = kUserIdLen;
+    if (rk->application == nullptr || rk->key.public_key == nullptr || rk->key.key_handle == nullptr ||
+        rk->user_id == nullptr) {
+        free_resident(rk);
+        return nullptr;
+    }
+    return rk;
+}
+
 // Unsigned big-endian bytes of a BIGNUM, malloc'd.
 bool bn_out(const BIGNUM* bn, uint8_t** out, size_t* out_len) {
     const int n = BN_num_bytes(bn);
@@ -298,6 +436,13 @@ __attribute__((visibility("default"))) int sk_enroll(uint32_t alg, const uint8_t
     if (std::getenv("LH_SK_TEST_CREDENTIAL_EXISTS") != nullptr && (flags & kFlagResidentKey) != 0 &&
         (flags & kFlagForceOperation) == 0)
         return kErrCredentialExists;
+    const char* resident_dir = std::getenv("LH_SK_TEST_RESIDENT_DIR");
+    std::string resident_file;
+    const std::vector<uint8_t> user_id = user_id_of(option_value(options, "user"));
+    if (resident_dir != nullptr && (flags & kFlagResidentKey) != 0) {
+        resident_file = resident_path(resident_dir, application, user_id);
+        if (std::ifstream(resident_file).good() && (flags & kFlagForceOperation) == 0) return kErrCredentialExists;
+    }
 
     Pkey k = generate(alg);
     if (!k) return kErrGeneral;
@@ -313,6 +458,10 @@ __attribute__((visibility("default"))) int sk_enroll(uint32_t alg, const uint8_t
     handle.push_back(static_cast<uint8_t>(alg));
     handle.insert(handle.end(), der, der + der_len);
     OPENSSL_clear_free(der, static_cast<size_t>(der_len));
+    if (!resident_file.empty() &&
+        !store_resident(resident_file, alg, flags & static_cast<uint8_t>(~kFlagForceOperation), application,
+                        user_id, pub, handle))
+        return kErrGeneral;
 
     auto* r = static_cast<sk_enroll_response*>(std::calloc(1, sizeof(sk_enroll_response)));
     if (r == nullptr) return kErrGeneral;
@@ -414,11 +563,35 @@ __attribute__((visibility("default"))) int sk_sign(uint32_t alg, const uint8_t* 
     return 0;
 }
 
-__attribute__((visibility("default"))) int sk_load_resident_keys(const char* /*pin*/, sk_option** /*options*/,
+__attribute__((visibility("default"))) int sk_load_resident_keys(const char* pin, sk_option** options,
                                                                  sk_resident_key*** rks, size_t* nrks) {
-    if (rks != nullptr) *rks = nullptr;
-    if (nrks != nullptr) *nrks = 0;
-    return kErrUnsupported;
+    if (rks == nullptr || nrks == nullptr) return kErrGeneral;
+    *rks = nullptr;
+    *nrks = 0;
+    const char* dir = std::getenv("LH_SK_TEST_RESIDENT_DIR");
+    if (dir == nullptr) return kErrUnsupported;
+    if (!options_ok(options)) return kErrUnsupported;
+    // Listing credentials wants the PIN when the authenticator has one.
+    if (pin_missing(kFlagUserVerification, pin)) return kErrPinRequired;
+    DIR* d = ::opendir(dir);
+    if (d == nullptr) return kErrGeneral;
+    std::vector<std::string> names;
+    while (const dirent* e = ::readdir(d))
+        if (e->d_name[0] != '.') names.emplace_back(e->d_name);
+    ::closedir(d);
+    std::sort(names.begin(), names.end());
+    std::vector<sk_resident_key*> found;
+    for (const auto& n : names)
+        if (sk_resident_key* rk = load_resident(std::string(dir) + "/" + n, found.size())) found.push_back(rk);
+    auto** out = static_cast<sk_resident_key**>(std::calloc(found.size() + 1, sizeof(sk_resident_key*)));
+    if (out == nullptr) {
+        for (auto* rk : found) free_resident(rk);
+        return kErrGeneral;
+    }
+    std::copy(found.begin(), found.end(), out);
+    *rks = out;
+    *nrks = found.size();
+    return 0;
 }
 
 }  // extern "C"

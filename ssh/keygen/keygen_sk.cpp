@@ -90,6 +90,7 @@ const char* middleware_error_text(int code)
 {
     switch (code) {
     case sk_api::err_unsupported: return "requested feature not supported";
+    case sk_api::err_pin_required: return "incorrect passphrase supplied to decrypt private key";
     case sk_api::err_device_not_found: return "device not found";
     case sk_api::err_credential_exists: return "bad permissions";
     default: return "invalid format";
@@ -179,8 +180,7 @@ std::function<result<bytes>(std::string_view, byte_span)> security_key_signer(op
         auto r = (*provider)->sign(key.key.type(), data, key.key.application(), key.key_handle, key.flags,
                                    want_pin ? pin.c_str() : nullptr);
         if (auto* f = std::get_if<sk_failure>(&r))
-            return fail(f->code == sk_api::err_pin_required ? "incorrect passphrase supplied to decrypt private key"
-                                                              : middleware_error_text(f->code));
+            return fail(middleware_error_text(f->code));
         auto blob = encode_sk_signature(key.key.type(), std::get<sk_sign_result>(r));
         if (!blob)
             return fail("invalid format");
@@ -320,6 +320,126 @@ void save_attestation(const bytes& blob, const std::string& path, bool quiet)
         fatal("Unable to write attestation data \"" + path + "\": " + std::strerror(saved));
     if (!quiet)
         std::printf("Your FIDO attestation certificate has been saved in %s\n", path.c_str());
+}
+
+std::string resident_suffix(const std::string& application, byte_span user_id)
+{
+    std::string ret = application;
+    if (ret.rfind("ssh://", 0) == 0)
+        ret.erase(0, 6);
+    else if (ret.rfind("ssh:", 0) == 0)
+        ret.erase(0, 4);
+    std::size_t len = user_id.size();
+    while (len > 0 && user_id[len - 1] == 0)
+        --len;
+    if (len == 0)
+        return ret; // the default all-zero user id
+    const byte_span user = user_id.first(len);
+    // Printed as text up to a NUL, as "%.*s" prints it; text that could
+    // name another directory, or that OpenSSH would escape, goes in hex.
+    std::string text;
+    for (std::uint8_t c : user) {
+        if (c == 0)
+            break;
+        text.push_back(static_cast<char>(c));
+    }
+    bool hex = text.find('/') != std::string::npos || text.find("..") != std::string::npos ||
+               text.find('\\') != std::string::npos;
+    for (unsigned char c : text)
+        hex = hex || c < 0x20 || c == 0x7f;
+    if (hex) {
+        static constexpr char digits[] = "0123456789abcdef";
+        text.clear();
+        for (std::uint8_t c : user) {
+            text.push_back(digits[c >> 4]);
+            text.push_back(digits[c & 0x0f]);
+        }
+    }
+    return ret.empty() ? text : ret + "_" + text;
+}
+
+int keygen_download_resident(const keygen_options& o)
+{
+    std::optional<std::string> device;
+    for (const auto& opt : o.generate_options) {
+        if (starts_with_nocase(opt, "device="))
+            device = opt.substr(7);
+        else
+            fatal("Option \"" + opt + "\" is unsupported for FIDO authenticator download");
+    }
+    const std::string path = provider_path(o);
+    std::string pin = read_sk_pin("Enter PIN for authenticator: ");
+    const pin_wiper wipe{pin};
+    if (!o.quiet)
+        std::printf("You may need to touch your authenticator to authorize key download.\n");
+    const auto unable = [](const std::string& why) {
+        std::fprintf(stderr, "Unable to load resident keys: %s\r\n", why.c_str());
+        return 255;
+    };
+    std::string why;
+    auto provider = load_provider(path, why);
+    if (!provider)
+        return unable(why);
+    auto listed = provider->load_resident_keys(pin.c_str(), device);
+    if (auto* f = std::get_if<sk_failure>(&listed)) {
+        if (f->message.rfind("sk_load_resident_keys failed", 0) == 0)
+            std::fprintf(stderr, "Provider \"%s\" returned failure %d\r\n", path.c_str(), f->code);
+        else
+            std::fprintf(stderr, "%s\r\n", f->message.c_str());
+        return unable(middleware_error_text(f->code));
+    }
+    // What OpenSSH keeps: "ssh:" applications of the two algorithms, with
+    // the flags a resident key has (touch, resident, and verify when the
+    // credential says so).
+    std::vector<std::pair<openssh_security_key, std::string>> keys; // record, suffix
+    for (auto& rk : std::get<std::vector<sk_resident_result>>(listed)) {
+        if (rk.application.rfind("ssh:", 0) != 0)
+            continue;
+        if (rk.alg != sk_api::alg_ecdsa && rk.alg != sk_api::alg_ed25519)
+            continue;
+        const key_type t = rk.alg == sk_api::alg_ed25519 ? key_type::sk_ed25519 : key_type::sk_ecdsa_p256;
+        auto key = sk_enrolled_public_key(t, rk.key, rk.application);
+        if (!key)
+            return unable("invalid format");
+        openssh_security_key record;
+        record.key = std::move(*key);
+        record.flags = sk_api::flag_user_presence_required | sk_api::flag_resident_key |
+                       (rk.flags & sk_api::flag_user_verification_required);
+        record.key_handle = std::move(rk.key.key_handle);
+        record.comment = rk.application;
+        keys.emplace_back(std::move(record), resident_suffix(rk.application, rk.user_id));
+    }
+    if (keys.empty())
+        std::fprintf(stderr, "No keys to download\r\n");
+    std::optional<std::string> pass;
+    int status = 0;
+    for (const auto& [record, ext] : keys) {
+        const std::string file = std::string(record.key.type() == key_type::sk_ecdsa_p256 ? "id_ecdsa_sk_rk"
+                                                                                          : "id_ed25519_sk_rk") +
+                                 (ext.empty() ? "" : "_" + ext);
+        if (!confirm_overwrite(file)) {
+            status = 255;
+            break;
+        }
+        if (!pass)
+            pass = private_key_passphrase(o);
+        if (auto e = save_security_key(record, file, *pass, o)) {
+            std::fprintf(stderr, "Saving key \"%s\" failed: %s\r\n", file.c_str(), e->c_str());
+            status = 255;
+            break;
+        }
+        if (!o.quiet)
+            std::printf("Saved %s key%s%s to %s\n", std::string(key_type_short_name(record.key.type())).c_str(),
+                        ext.empty() ? "" : " ", ext.empty() ? "" : record.comment.c_str(), file.c_str());
+        if (auto e = save_public(record.key, file + ".pub", record.comment)) {
+            std::fprintf(stderr, "Saving public key \"%s.pub\" failed: %s\r\n", file.c_str(), e->c_str());
+            status = 255;
+            break;
+        }
+    }
+    if (pass)
+        cleanse(pass->data(), pass->size());
+    return status;
 }
 
 } // namespace longhaul::keygen

@@ -53,6 +53,19 @@ bytes attestation_blob(const sk_enroll_result& r);
 // Writes it to `path` (mode 0600) and says so unless quiet.
 void save_attestation(const bytes& blob, const std::string& path, bool quiet);
 
+// ssh-keygen -K: the authenticator's resident credentials saved in the
+// current directory as id_ed25519_sk_rk[_APP[_USER]] (and id_ecdsa_sk_rk...)
+// with their public keys, as OpenSSH's do_download_sk: the PIN asked
+// first, -O device= the only option, each existing file confirmed, one
+// passphrase for all. 0, or 255 on a failure.
+int keygen_download_resident(const keygen_options& o);
+
+// The file name suffix OpenSSH gives a resident credential: the
+// application without "ssh:" (or "ssh://"), then "_" and the user id when
+// it is not all zero bytes (in hex when it holds a path character, a
+// backslash or a control character).
+std::string resident_suffix(const std::string& application, byte_span user_id);
+
 // OpenSSH's read_passphrase with RP_ALLOW_STDIN, for a PIN: the askpass
 // program when SSH_ASKPASS_REQUIRE=force, or when standard input is not a
 // terminal and a display could show it; otherwise the terminal, else

@@ -16,6 +16,7 @@
 #include "ssh/keygen/keygen_known_hosts.hpp"
 #include "ssh/keygen/keygen_krl.hpp"
 #include "ssh/keygen/keygen_moduli.hpp"
+#include "ssh/keygen/keygen_sk.hpp"
 #include "ssh/keygen/keygen_sshsig.hpp"
 
 #include <unistd.h>
@@ -78,6 +79,7 @@ int main(int argc, char** argv)
     bool check_krl = false, show_cert = false;
     bool gen_krl = false, update_krl = false; // -k, -u
     bool change_comment = false;              // -c
+    bool download_resident = false;           // -K
     bool import_key = false, generic_dns = false; // -i/-X, -g
     std::optional<std::string> sign_op, revoked; // -Y, -r (with -Y: a KRL)
     std::optional<std::string> moduli_op;        // -M generate | screen
@@ -104,7 +106,7 @@ int main(int argc, char** argv)
         // "+": options end at the first operand, as with OpenSSH's own
         // (BSD) getopt, rather than glibc's reordering.
         // The letters OpenSSH's ssh-keygen takes that this one does not.
-        static const std::string unsupported_flags = "DGKTjx";
+        static const std::string unsupported_flags = "DGTjx";
         while ((c = ::getopt(argc, argv, "+:AC:E:N:P:a:b:ef:lm:pqt:vyBD:F:G:HI:KLM:O:QR:T:UV:XY:Z:cghij:kn:or:s:uw:xz:")) != -1) {
             switch (c) {
             case 'A': gen_all = true; break;
@@ -182,6 +184,7 @@ int main(int argc, char** argv)
             case 'L': show_cert = true; break;
             case 'U': cert.ca_in_agent = true; break;
             case 'w': o.sk_provider = optarg; break;
+            case 'K': download_resident = true; break;
             case ':':
                 std::fprintf(stderr, "option requires an argument -- %c\n", optopt);
                 usage();
@@ -230,9 +233,10 @@ int main(int argc, char** argv)
         const bool generating = !gen_krl && !ca_key && !show_cert && !check_krl && !known_hosts && !fingerprint &&
                                 !change && !change_comment && !export_key && !import_key && !print_public &&
                                 !revoked && !gen_all && !moduli_op;
-        if (moduli_op || generating)
+        // -K takes -O device= as generation takes its -O options.
+        if (moduli_op || generating || download_resident)
             cert_only.erase(std::remove(cert_only.begin(), cert_only.end(), 'O'), cert_only.end());
-        if (generating)
+        if (generating || download_resident)
             o.generate_options = cert.options;
         if (!ca_key && !cert_only.empty() && !gen_krl)
             throw keygen_exit(1, std::string("ssh-keygen: -") + cert_only[0] +
@@ -289,7 +293,9 @@ int main(int argc, char** argv)
                 throw keygen_exit(255, "Too many output files specified");
             status = *moduli_op == "generate" ? keygen_moduli_generate(o, argv[optind], cert.options)
                                               : keygen_moduli_screen(o, argv[optind], cert.options);
-        } else if (gen_all)
+        } else if (download_resident)
+            status = keygen::keygen_download_resident(o);
+        else if (gen_all)
             status = keygen_host_keys(o);
         else
             status = keygen_generate(o);

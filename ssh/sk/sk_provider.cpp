@@ -196,7 +196,65 @@ std::variant<sk_provider, sk_failure> sk_provider::load(const std::string& path)
     }
     p.sign_ = reinterpret_cast<sk_api::sign_fn>(sym("sk_sign"));
     p.enroll_ = reinterpret_cast<sk_api::enroll_fn>(sym("sk_enroll"));
+    p.load_resident_ = reinterpret_cast<sk_api::load_resident_keys_fn>(sym("sk_load_resident_keys"));
     return p;
+}
+
+std::variant<std::vector<sk_resident_result>, sk_failure> sk_provider::load_resident_keys(
+    const char* pin, const std::optional<std::string>& device) const
+{
+    std::string name = "device", value = device.value_or("");
+    sk_api::sk_option option{name.data(), value.data(), 0};
+    sk_api::sk_option* options[] = {&option, nullptr};
+    sk_api::sk_resident_key** rks = nullptr;
+    std::size_t n = 0;
+    const int rc = load_resident_(pin, device ? options : nullptr, &rks, &n);
+    // Everything the library returned is freed whatever happens.
+    struct list_free {
+        sk_api::sk_resident_key** rks;
+        std::size_t n;
+        ~list_free()
+        {
+            if (rks == nullptr)
+                return;
+            for (std::size_t i = 0; i < n; ++i) {
+                if (rks[i] == nullptr)
+                    continue;
+                std::free(rks[i]->application);
+                std::free(rks[i]->key.public_key);
+                std::free(rks[i]->key.key_handle);
+                std::free(rks[i]->key.signature);
+                std::free(rks[i]->key.attestation_cert);
+                std::free(rks[i]->key.authdata);
+                std::free(rks[i]->user_id);
+                std::free(rks[i]);
+            }
+            std::free(rks);
+        }
+    } release{rks, rc == 0 ? n : 0};
+    if (rc != 0)
+        return sk_failure{rc < 0 ? rc : sk_api::err_general, "sk_load_resident_keys failed with code " +
+                                                                  std::to_string(rc)};
+    if (n > max_sk_resident_keys || (n != 0 && rks == nullptr))
+        return sk_failure{sk_api::err_general, "sk_load_resident_keys returned a bad list"};
+    std::vector<sk_resident_result> out;
+    for (std::size_t i = 0; i < n; ++i) {
+        const sk_api::sk_resident_key* rk = rks[i];
+        if (rk == nullptr || rk->application == nullptr ||
+            ::strnlen(rk->application, max_sk_application + 1) > max_sk_application)
+            return sk_failure{sk_api::err_general, "sk_load_resident_keys returned a bad entry"};
+        sk_resident_result r;
+        r.alg = rk->alg;
+        r.application = rk->application;
+        r.flags = rk->flags;
+        r.key.flags = rk->key.flags;
+        if (!copy_part(rk->key.public_key, rk->key.public_key_len, 65, r.key.public_key) ||
+            !copy_part(rk->key.key_handle, rk->key.key_handle_len, max_sk_key_handle, r.key.key_handle) ||
+            !copy_part(rk->user_id, rk->user_id_len, max_sk_user_id, r.user_id))
+            return sk_failure{sk_api::err_general, "sk_load_resident_keys returned a bad entry"};
+        out.push_back(std::move(r));
+    }
+    return out;
 }
 
 std::variant<sk_enroll_result, sk_failure> sk_provider::enroll(const sk_enroll_request& request, const char* pin) const

@@ -22,6 +22,7 @@
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 namespace longhaul {
 
@@ -75,8 +76,15 @@ struct sk_enroll_response {
     std::uint8_t* authdata;
     std::size_t authdata_len;
 };
-// Only resolved (OpenSSH requires the symbol), never called.
-struct sk_resident_key;
+struct sk_resident_key {
+    std::uint32_t alg;
+    std::size_t slot;
+    char* application;
+    sk_enroll_response key;
+    std::uint8_t flags;
+    std::uint8_t* user_id;
+    std::size_t user_id_len;
+};
 
 using api_version_fn = std::uint32_t (*)();
 using enroll_fn = int (*)(std::uint32_t alg, const std::uint8_t* challenge, std::size_t challenge_len,
@@ -127,6 +135,20 @@ struct sk_enroll_result {
     bytes attestation_cert;
     bytes authdata;
 };
+
+// A resident credential as sk_load_resident_keys lists it, copied out.
+struct sk_resident_result {
+    std::uint32_t alg = 0;
+    std::string application;
+    sk_enroll_result key; // public key and key handle (no attestation)
+    std::uint8_t flags = 0;
+    bytes user_id;
+};
+// Bounds on a listing: credentials per authenticator and a user id's
+// length (FIDO allows 64 bytes); applications are bounded as in public
+// keys (max_sk_application).
+inline constexpr std::size_t max_sk_resident_keys = 1024;
+inline constexpr std::size_t max_sk_user_id = 64;
 
 // What ssh-keygen asks an enrolment for (-t, -O application=, -O
 // challenge=, -O device=, -O user=, the flags from -O no-touch-required,
@@ -182,6 +204,12 @@ public:
     // present and bounded) and its buffers freed as the ABI wants.
     std::variant<sk_enroll_result, sk_failure> enroll(const sk_enroll_request& request, const char* pin) const;
 
+    // sk_load_resident_keys: the resident credentials the authenticator
+    // lists (`pin` may be null), each bounded and copied; the library's
+    // buffers freed as the ABI wants.
+    std::variant<std::vector<sk_resident_result>, sk_failure> load_resident_keys(
+        const char* pin, const std::optional<std::string>& device) const;
+
 private:
     struct closer {
         void operator()(void* handle) const noexcept;
@@ -193,6 +221,7 @@ private:
     std::uint32_t version_ = 0;
     sk_api::sign_fn sign_ = nullptr;
     sk_api::enroll_fn enroll_ = nullptr;
+    sk_api::load_resident_keys_fn load_resident_ = nullptr;
 };
 
 // The SSH public key an enrolment's answer describes, for `application`

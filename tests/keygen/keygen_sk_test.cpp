@@ -1,6 +1,10 @@
 // ssh-keygen's listings of security-key ("sk") certificates, against what
-// Debian 12's ssh-keygen (OpenSSH 9.2p1) printed for the same files.
+// Debian 12's ssh-keygen (OpenSSH 9.2p1) printed for the same files, and
+// the file names of -K.
 #include "ssh/keygen/keygen_cert.hpp"
+#include "ssh/keygen/keygen_sk.hpp"
+
+#include <algorithm>
 
 #include "tests/keys/sk_vectors.hpp"
 
@@ -88,4 +92,28 @@ TEST_CASE("-L lists sk certificates as OpenSSH does")
         REQUIRE(cert);
         CHECK(describe_certificate(*cert, fingerprint_hash::sha256) == c.listing);
     }
+}
+
+TEST_CASE("-K file names: the application and the user id as OpenSSH names them")
+{
+    const auto uid = [](std::string_view s, std::size_t pad = 32) {
+        bytes b(s.begin(), s.end());
+        b.resize(std::max(pad, b.size()), 0);
+        return b;
+    };
+    // The default user id (all zeros) adds nothing; "ssh:" and "ssh://" go.
+    CHECK(resident_suffix("ssh:", uid("")) == "");
+    CHECK(resident_suffix("ssh:work", uid("")) == "work");
+    CHECK(resident_suffix("ssh://host", uid("")) == "host");
+    CHECK(resident_suffix("ssh:work", uid("alice")) == "work_alice");
+    CHECK(resident_suffix("ssh:", uid("alice")) == "alice");
+    // A user id that could name another directory, or would be escaped, in
+    // hex (all its bytes up to the trailing zeros).
+    CHECK(resident_suffix("ssh:", uid("../x")) == "2e2e2f78");
+    CHECK(resident_suffix("ssh:a", uid("a/b")) == "a_612f62");
+    CHECK(resident_suffix("ssh:", uid("a\\b")) == "615c62");
+    CHECK(resident_suffix("ssh:", uid("a\tb")) == "610962");
+    // Text stops at a NUL, as "%.*s" prints it.
+    CHECK(resident_suffix("ssh:", bytes{'a', 'b', 0, 'c', 0, 0}) == "ab");
+    CHECK(resident_suffix("ssh:", bytes{}) == "");
 }

@@ -53,6 +53,17 @@ std::string mapped_library(const std::string& name)
     return {};
 }
 
+// The test provider, loaded; nullopt when it is not built.
+std::optional<sk_provider> load_test_provider()
+{
+    const char* path = test_provider_path();
+    if (path == nullptr)
+        return std::nullopt;
+    auto loaded = sk_provider::load(path);
+    REQUIRE(std::holds_alternative<sk_provider>(loaded));
+    return std::move(std::get<sk_provider>(loaded));
+}
+
 // A key made by the provider through the wrapper, application "ssh:".
 std::optional<enrolled> enroll(const char* path, key_type t, std::uint8_t flags, const char* pin)
 {
@@ -166,15 +177,13 @@ TEST_CASE("sk_provider: libraries OpenSSH refuses are refused with its words")
 
 TEST_CASE("sk_provider: enrolment through the test provider, its answer copied and checked")
 {
-    const char* path = test_provider_path();
-    if (path == nullptr)
+    auto loaded = load_test_provider();
+    if (!loaded)
         LONGHAUL_SKIP("the test provider is not built (ninja sk_test_provider)");
+    const sk_provider& p = *loaded;
     ::unsetenv("LH_SK_TEST_PIN");
     ::unsetenv("LH_SK_TEST_ENROLL_ERROR");
     ::unsetenv("LH_SK_TEST_CREDENTIAL_EXISTS");
-    auto loaded = sk_provider::load(path);
-    REQUIRE(std::holds_alternative<sk_provider>(loaded));
-    const sk_provider& p = std::get<sk_provider>(loaded);
     for (key_type t : {key_type::sk_ed25519, key_type::sk_ecdsa_p256}) {
         CAPTURE(key_type_name(t));
         sk_enroll_request req;
@@ -215,12 +224,10 @@ TEST_CASE("sk_provider: enrolment through the test provider, its answer copied a
 
 TEST_CASE("sk_provider: enrolment failures keep the middleware's code")
 {
-    const char* path = test_provider_path();
-    if (path == nullptr)
+    auto loaded = load_test_provider();
+    if (!loaded)
         LONGHAUL_SKIP("the test provider is not built (ninja sk_test_provider)");
-    auto loaded = sk_provider::load(path);
-    REQUIRE(std::holds_alternative<sk_provider>(loaded));
-    const sk_provider& p = std::get<sk_provider>(loaded);
+    const sk_provider& p = *loaded;
     sk_enroll_request req;
     req.challenge = filled(32, 1);
     for (int code : {sk_api::err_general, sk_api::err_unsupported, sk_api::err_device_not_found}) {
@@ -327,3 +334,54 @@ TEST_CASE("SecurityKeyProvider: internal unless SSH_SK_PROVIDER says otherwise; 
     CHECK(resolve_sk_provider(std::string("/lib/p.so"), log) == "/lib/p.so"); // a named library wins
     ::unsetenv("SSH_SK_PROVIDER");
 }
+
+TEST_CASE("sk_provider: resident credentials listed through the test provider")
+{
+    auto loaded = load_test_provider();
+    if (!loaded)
+        LONGHAUL_SKIP("the test provider is not built (ninja sk_test_provider)");
+    const sk_provider& p = *loaded;
+    ::unsetenv("LH_SK_TEST_PIN");
+    ::unsetenv("LH_SK_TEST_RESIDENT_DIR");
+    // Without a store the middleware cannot list: its code is kept.
+    auto none = p.load_resident_keys(nullptr, std::nullopt);
+    REQUIRE(std::holds_alternative<sk_failure>(none));
+    CHECK(std::get<sk_failure>(none).code == sk_api::err_unsupported);
+
+    const auto dir = std::filesystem::temp_directory_path() / ("lh-sk-rk-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    ::setenv("LH_SK_TEST_RESIDENT_DIR", dir.c_str(), 1);
+    sk_enroll_request req;
+    req.type = key_type::sk_ecdsa_p256;
+    req.challenge = filled(32, 5);
+    req.application = "ssh:rk";
+    req.user = "bob";
+    req.flags = sk_api::flag_user_presence_required | sk_api::flag_resident_key;
+    auto e = p.enroll(req, nullptr);
+    REQUIRE(std::holds_alternative<sk_enroll_result>(e));
+    auto listed = p.load_resident_keys("", std::string("/dev/null"));
+    REQUIRE(std::holds_alternative<std::vector<sk_resident_result>>(listed));
+    const auto& rks = std::get<std::vector<sk_resident_result>>(listed);
+    REQUIRE(rks.size() == 1);
+    CHECK(rks[0].alg == sk_api::alg_ecdsa);
+    CHECK(rks[0].application == "ssh:rk");
+    CHECK(rks[0].key.public_key == std::get<sk_enroll_result>(e).public_key);
+    CHECK(rks[0].key.key_handle == std::get<sk_enroll_result>(e).key_handle);
+    bytes bob(32, 0);
+    bob[0] = 'b', bob[1] = 'o', bob[2] = 'b';
+    CHECK(rks[0].user_id == bob);
+    // The same application and user again: the credential exists.
+    auto again = p.enroll(req, nullptr);
+    REQUIRE(std::holds_alternative<sk_failure>(again));
+    CHECK(std::get<sk_failure>(again).code == sk_api::err_credential_exists);
+    // Listing wants the PIN when the authenticator has one.
+    ::setenv("LH_SK_TEST_PIN", "9999", 1);
+    auto no_pin = p.load_resident_keys("", std::nullopt);
+    REQUIRE(std::holds_alternative<sk_failure>(no_pin));
+    CHECK(std::get<sk_failure>(no_pin).code == sk_api::err_pin_required);
+    CHECK(std::holds_alternative<std::vector<sk_resident_result>>(p.load_resident_keys("9999", std::nullopt)));
+    ::unsetenv("LH_SK_TEST_PIN");
+    ::unsetenv("LH_SK_TEST_RESIDENT_DIR");
+    std::filesystem::remove_all(dir);
+}
+
