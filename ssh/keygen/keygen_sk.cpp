@@ -1,5 +1,6 @@
 #include "ssh/keygen/keygen_sk.hpp"
 
+#include "common/file_read.hpp"
 #include "common/keys/fingerprint.hpp"
 #include "common/random.hpp"
 #include "common/wire.hpp"
@@ -30,33 +31,15 @@ constexpr int max_pin_attempts = 3;
 // -O challenge=FILE: the whole file, or OpenSSH's message.
 bytes load_challenge(const std::string& path)
 {
-    const auto fail = [&](const std::string& why) {
-        fatal("Unable to load FIDO enrollment challenge \"" + path + "\": " + why);
-    };
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        fail(std::strerror(errno));
-    bytes out;
-    std::uint8_t buf[4096];
-    for (;;) {
-        const ssize_t n = ::read(fd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            const int e = errno;
-            ::close(fd);
-            fail(std::strerror(e));
-        }
-        if (n == 0)
-            break;
-        if (out.size() + static_cast<std::size_t>(n) > max_challenge) {
-            ::close(fd);
-            fail("longer than " + std::to_string(max_challenge) + " bytes");
-        }
-        out.insert(out.end(), buf, buf + n);
-    }
-    ::close(fd);
-    return out;
+    std::string text;
+    const int err = fd < 0 ? errno : read_to_end(fd, max_challenge, text);
+    if (fd >= 0)
+        ::close(fd);
+    if (err != 0)
+        fatal("Unable to load FIDO enrollment challenge \"" + path + "\": " +
+              (err == EFBIG ? "longer than " + std::to_string(max_challenge) + " bytes" : std::strerror(err)));
+    return bytes(text.begin(), text.end());
 }
 
 bool starts_with_nocase(const std::string& s, const char* prefix)
@@ -266,7 +249,7 @@ sk_enrolled enroll_security_key(const sk_generation& g, const keygen_options& o)
             continue;
         }
         if (f.code != sk_api::err_pin_required) {
-            if (f.code == sk_api::err_general && f.message.rfind("sk_enroll failed", 0) != 0)
+            if (!f.from_library)
                 std::fprintf(stderr, "%s\r\n", f.message.c_str());
             fatal(std::string("Key enrollment failed: ") + middleware_error_text(f.code));
         }
@@ -382,7 +365,7 @@ int keygen_download_resident(const keygen_options& o)
         return unable(why);
     auto listed = provider->load_resident_keys(pin.c_str(), device);
     if (auto* f = std::get_if<sk_failure>(&listed)) {
-        if (f->message.rfind("sk_load_resident_keys failed", 0) == 0)
+        if (f->from_library)
             std::fprintf(stderr, "Provider \"%s\" returned failure %d\r\n", path.c_str(), f->code);
         else
             std::fprintf(stderr, "%s\r\n", f->message.c_str());

@@ -56,19 +56,43 @@ struct response_free {
     }
 };
 
+// An enrolment answer's buffers (also inside each resident credential).
+void free_enroll_buffers(sk_api::sk_enroll_response& r) noexcept
+{
+    std::free(r.public_key);
+    std::free(r.key_handle);
+    std::free(r.signature);
+    std::free(r.attestation_cert);
+    std::free(r.authdata);
+}
+
 struct enroll_response_free {
     void operator()(sk_api::sk_enroll_response* r) const noexcept
     {
         if (r == nullptr)
             return;
-        std::free(r->public_key);
-        std::free(r->key_handle);
-        std::free(r->signature);
-        std::free(r->attestation_cert);
-        std::free(r->authdata);
+        free_enroll_buffers(*r);
         std::free(r);
     }
 };
+
+// The ABI's algorithm number for a security key type.
+std::optional<std::uint32_t> sk_alg_of(key_type t)
+{
+    if (t == key_type::sk_ed25519)
+        return sk_api::alg_ed25519;
+    if (t == key_type::sk_ecdsa_p256)
+        return sk_api::alg_ecdsa;
+    return std::nullopt;
+}
+
+// A code the middleware returned (positive ones are not in the ABI).
+sk_failure library_failure(int rc, const char* call)
+{
+    sk_failure f{rc < 0 ? rc : sk_api::err_general, std::string(call) + " failed with code " + std::to_string(rc)};
+    f.from_library = true;
+    return f;
+}
 
 // A buffer of the library's, copied when within `max` (a null pointer is
 // an empty buffer only with length 0).
@@ -221,11 +245,7 @@ std::variant<std::vector<sk_resident_result>, sk_failure> sk_provider::load_resi
                 if (rks[i] == nullptr)
                     continue;
                 std::free(rks[i]->application);
-                std::free(rks[i]->key.public_key);
-                std::free(rks[i]->key.key_handle);
-                std::free(rks[i]->key.signature);
-                std::free(rks[i]->key.attestation_cert);
-                std::free(rks[i]->key.authdata);
+                free_enroll_buffers(rks[i]->key);
                 std::free(rks[i]->user_id);
                 std::free(rks[i]);
             }
@@ -233,8 +253,7 @@ std::variant<std::vector<sk_resident_result>, sk_failure> sk_provider::load_resi
         }
     } release{rks, rc == 0 ? n : 0};
     if (rc != 0)
-        return sk_failure{rc < 0 ? rc : sk_api::err_general, "sk_load_resident_keys failed with code " +
-                                                                  std::to_string(rc)};
+        return library_failure(rc, "sk_load_resident_keys");
     if (n > max_sk_resident_keys || (n != 0 && rks == nullptr))
         return sk_failure{sk_api::err_general, "sk_load_resident_keys returned a bad list"};
     std::vector<sk_resident_result> out;
@@ -259,17 +278,11 @@ std::variant<std::vector<sk_resident_result>, sk_failure> sk_provider::load_resi
 
 std::variant<sk_enroll_result, sk_failure> sk_provider::enroll(const sk_enroll_request& request, const char* pin) const
 {
-    std::uint32_t alg = 0;
-    std::size_t public_key_len = 0;
-    if (request.type == key_type::sk_ed25519) {
-        alg = sk_api::alg_ed25519;
-        public_key_len = 32;
-    } else if (request.type == key_type::sk_ecdsa_p256) {
-        alg = sk_api::alg_ecdsa;
-        public_key_len = 65; // SEC1 uncompressed
-    } else {
+    const auto alg = sk_alg_of(request.type);
+    if (!alg)
         return sk_failure{sk_api::err_unsupported, "not a security key"};
-    }
+    // Ed25519: the 32 raw bytes; P-256: SEC1 uncompressed, 0x04 || X || Y.
+    const std::size_t public_key_len = *alg == sk_api::alg_ed25519 ? 32 : 65;
     // The options as the ABI has them: a null-terminated array of pointers
     // to {name, value, required}, over strings that outlive the call.
     std::vector<std::pair<std::string, std::string>> named;
@@ -285,11 +298,11 @@ std::variant<sk_enroll_result, sk_failure> sk_provider::enroll(const sk_enroll_r
     }
     options.push_back(nullptr);
     sk_api::sk_enroll_response* raw = nullptr;
-    const int rc = enroll_(alg, request.challenge.data(), request.challenge.size(), request.application.c_str(),
+    const int rc = enroll_(*alg, request.challenge.data(), request.challenge.size(), request.application.c_str(),
                            request.flags, pin, options.size() > 1 ? options.data() : nullptr, &raw);
     std::unique_ptr<sk_api::sk_enroll_response, enroll_response_free> resp(raw);
     if (rc != 0)
-        return sk_failure{rc < 0 ? rc : sk_api::err_general, "sk_enroll failed with code " + std::to_string(rc)};
+        return library_failure(rc, "sk_enroll");
     if (!resp)
         return sk_failure{sk_api::err_general, "sk_enroll returned no response"};
     sk_enroll_result out;
@@ -313,32 +326,28 @@ std::variant<sk_sign_result, sk_failure> sk_provider::sign(key_type t, byte_span
                                                            byte_span key_handle, std::uint8_t key_flags,
                                                            const char* pin) const
 {
-    std::uint32_t alg = 0;
-    if (t == key_type::sk_ed25519)
-        alg = sk_api::alg_ed25519;
-    else if (t == key_type::sk_ecdsa_p256)
-        alg = sk_api::alg_ecdsa;
-    else
+    const auto alg = sk_alg_of(t);
+    if (!alg)
         return sk_failure{sk_api::err_unsupported, "not a security key"};
     sk_api::sk_sign_response* raw = nullptr;
-    const int rc = sign_(alg, data.data(), data.size(), application.c_str(), key_handle.data(), key_handle.size(),
+    const int rc = sign_(*alg, data.data(), data.size(), application.c_str(), key_handle.data(), key_handle.size(),
                          key_flags, pin, nullptr, &raw);
     std::unique_ptr<sk_api::sk_sign_response, response_free> resp(raw);
     if (rc != 0)
-        return sk_failure{rc < 0 ? rc : sk_api::err_general, "sk_sign failed with code " + std::to_string(rc)};
+        return library_failure(rc, "sk_sign");
     if (!resp)
         return sk_failure{sk_api::err_general, "sk_sign returned no response"};
     // Lengths come from the library: bounded before anything is copied.
     if (resp->sig_r == nullptr || resp->sig_r_len == 0 || resp->sig_r_len > max_sk_signature_part)
         return sk_failure{sk_api::err_general, "sk_sign returned a bad sig_r"};
-    if (alg == sk_api::alg_ecdsa &&
+    if (*alg == sk_api::alg_ecdsa &&
         (resp->sig_s == nullptr || resp->sig_s_len == 0 || resp->sig_s_len > max_sk_signature_part))
         return sk_failure{sk_api::err_general, "sk_sign returned a bad sig_s"};
     sk_sign_result out;
     out.flags = resp->flags;
     out.counter = resp->counter;
     out.sig_r.assign(resp->sig_r, resp->sig_r + resp->sig_r_len);
-    if (alg == sk_api::alg_ecdsa)
+    if (*alg == sk_api::alg_ecdsa)
         out.sig_s.assign(resp->sig_s, resp->sig_s + resp->sig_s_len);
     return out;
 }

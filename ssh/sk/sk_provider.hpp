@@ -165,11 +165,14 @@ struct sk_enroll_request {
 // The outcome of a middleware call: a signature, or an SSH_SK_ERR_* code
 // (pin_required asks for the PIN) or a failure described in words.
 // `cause`, when not empty, is a line to print before `message` (the
-// library check's own words).
+// library check's own words). `from_library`: the middleware itself
+// returned `code` (OpenSSH reports those as "Provider ... returned failure
+// N"); otherwise the wrapper refused what it returned, or never called it.
 struct sk_failure {
     int code = sk_api::err_general;
     std::string message;
     std::string cause;
+    bool from_library = false;
 };
 
 // A loaded middleware library. Movable; closes the library when destroyed.

@@ -236,6 +236,7 @@ TEST_CASE("sk_provider: enrolment failures keep the middleware's code")
         auto r = p.enroll(req, nullptr);
         REQUIRE(std::holds_alternative<sk_failure>(r));
         CHECK(std::get<sk_failure>(r).code == code);
+        CHECK(std::get<sk_failure>(r).from_library);
     }
     ::unsetenv("LH_SK_TEST_ENROLL_ERROR");
     // A PIN wanted, then given.
