@@ -2,11 +2,6 @@
 
 #include "common/wire.hpp"
 
-#include <dlfcn.h>
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -18,10 +13,6 @@
 namespace longhaul {
 
 namespace {
-
-// A middleware library is a few hundred KiB; the file is only searched
-// for a name, but a bound keeps a huge file from being mapped whole.
-constexpr long long max_library_size = 1LL << 30;
 
 // The magnitude without leading zero bytes: what an mpint carries.
 byte_span strip_zeros(byte_span b)
@@ -104,12 +95,6 @@ bool copy_part(const std::uint8_t* p, std::size_t len, std::size_t max, bytes& o
     return true;
 }
 
-std::string dl_error()
-{
-    const char* e = dlerror();
-    return e != nullptr ? e : "unknown error";
-}
-
 } // namespace
 
 std::optional<bytes> encode_sk_signature(key_type t, const sk_sign_result& r)
@@ -155,40 +140,6 @@ std::optional<public_key> sk_enrolled_public_key(key_type t, const sk_enroll_res
     return std::move(*key);
 }
 
-std::string check_library_file(const std::string& path, std::string_view symbol)
-{
-    const std::string where = "lib_contains_symbol: ";
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return where + "open " + path + ": " + std::strerror(errno);
-    struct stat st {};
-    std::string why;
-    if (::fstat(fd, &st) != 0)
-        why = where + "fstat " + path + ": " + std::strerror(errno);
-    else if (!S_ISREG(st.st_mode))
-        why = where + path + " is not a regular file";
-    else if (static_cast<std::uint64_t>(st.st_size) < symbol.size() || st.st_size >= max_library_size)
-        why = where + path + " bad size " + std::to_string(static_cast<long long>(st.st_size));
-    if (!why.empty()) {
-        ::close(fd);
-        return why;
-    }
-    const auto size = static_cast<std::size_t>(st.st_size);
-    void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-    ::close(fd);
-    if (map == MAP_FAILED)
-        return where + "mmap " + path + ": " + std::strerror(errno);
-    const bool found = ::memmem(map, size, symbol.data(), symbol.size()) != nullptr;
-    ::munmap(map, size);
-    return found ? std::string() : where + path + " does not contain expected string " + std::string(symbol);
-}
-
-void sk_provider::closer::operator()(void* handle) const noexcept
-{
-    if (handle != nullptr)
-        dlclose(handle);
-}
-
 std::variant<sk_provider, sk_failure> sk_provider::load(const std::string& path)
 {
     const auto fail = [&](std::string m) { return sk_failure{sk_api::err_general, std::move(m)}; };
@@ -196,27 +147,22 @@ std::variant<sk_provider, sk_failure> sk_provider::load(const std::string& path)
     p.path_ = path;
     if (auto why = check_library_file(path, "sk_api_version"); !why.empty())
         return sk_failure{sk_api::err_general, "provider " + path + " is not an OpenSSH FIDO library", std::move(why)};
-    dlerror();
-    p.handle_.reset(dlopen(path.c_str(), RTLD_NOW));
-    if (!p.handle_)
-        return fail("Provider \"" + path + "\" dlopen failed: " + dl_error());
+    p.library_ = shared_library::open(path);
+    if (p.library_.empty())
+        return fail("Provider \"" + path + "\" dlopen failed: " + p.library_.error());
     // OpenSSH insists on all four entry points even where it uses one, so a
     // library it refuses is refused here too.
-    const auto sym = [&](const char* name) -> void* {
-        dlerror();
-        void* s = dlsym(p.handle_.get(), name);
-        return dlerror() == nullptr ? s : nullptr;
-    };
+    const auto sym = [&](const char* name) { return p.library_.symbol(name); };
     auto version = reinterpret_cast<sk_api::api_version_fn>(sym("sk_api_version"));
     if (version == nullptr)
-        return fail("Provider \"" + path + "\" dlsym(sk_api_version) failed: " + dl_error());
+        return fail("Provider \"" + path + "\" dlsym(sk_api_version) failed: " + p.library_.error());
     p.version_ = version();
     if ((p.version_ & sk_api::version_major_mask) != sk_api::version_major)
         return fail("Provider \"" + path + "\" implements unsupported version " + hex32(p.version_) +
                     " (supported: " + hex32(sk_api::version_major) + ")");
     for (const char* name : {"sk_enroll", "sk_sign", "sk_load_resident_keys"}) {
         if (sym(name) == nullptr)
-            return fail("Provider \"" + path + "\" dlsym(" + name + ") failed: " + dl_error());
+            return fail("Provider \"" + path + "\" dlsym(" + name + ") failed: " + p.library_.error());
     }
     p.sign_ = reinterpret_cast<sk_api::sign_fn>(sym("sk_sign"));
     p.enroll_ = reinterpret_cast<sk_api::enroll_fn>(sym("sk_enroll"));

@@ -13,6 +13,7 @@
 #pragma once
 
 #include "common/bytes.hpp"
+#include "common/shared_library.hpp"
 #include "common/keys/public_key.hpp"
 
 #include <cstddef>
@@ -214,13 +215,10 @@ public:
         const char* pin, const std::optional<std::string>& device) const;
 
 private:
-    struct closer {
-        void operator()(void* handle) const noexcept;
-    };
     sk_provider() = default;
 
     std::string path_;
-    std::unique_ptr<void, closer> handle_;
+    shared_library library_;
     std::uint32_t version_ = 0;
     sk_api::sign_fn sign_ = nullptr;
     sk_api::enroll_fn enroll_ = nullptr;
@@ -232,9 +230,5 @@ private:
 // type's form (an ECDSA point off the curve included).
 std::optional<public_key> sk_enrolled_public_key(key_type t, const sk_enroll_result& r,
                                                  const std::string& application);
-
-// lib_contains_symbol's check: empty when `path` is a regular file whose
-// contents include `symbol`, else the reason in OpenSSH's words.
-std::string check_library_file(const std::string& path, std::string_view symbol);
 
 } // namespace longhaul
