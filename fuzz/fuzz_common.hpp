@@ -187,28 +187,6 @@ inline const fixed_host_keys& host_keys()
     return keys;
 }
 
-// ---------------------------------------------------------------- input encoding
-
-// A message sequence: each message is a 1-byte length (255: a 2-byte
-// big-endian length follows) and then its bytes.
-inline std::vector<bytes> split_messages(byte_span in, std::size_t max_messages = 128)
-{
-    std::vector<bytes> out;
-    std::size_t pos = 0;
-    while (pos < in.size() && out.size() < max_messages) {
-        std::size_t n = in[pos++];
-        if (n == 255 && pos + 2 <= in.size()) {
-            n = std::size_t(in[pos]) << 8 | in[pos + 1];
-            pos += 2;
-        }
-        n = std::min(n, in.size() - pos);
-        out.emplace_back(in.begin() + static_cast<std::ptrdiff_t>(pos),
-                         in.begin() + static_cast<std::ptrdiff_t>(pos + n));
-        pos += n;
-    }
-    return out;
-}
-
 // Unencrypted packets (before the first NEWKEYS), deterministic padding.
 inline bytes frame_plain(const std::vector<bytes>& payloads)
 {

@@ -1,5 +1,5 @@
 // Seed writing for the fuzz targets, the message-sequence encoding the
-// protocol targets share (split_messages() in fuzz_common.hpp reads it),
+// protocol targets share (join_messages() writes it, split_messages() reads it),
 // and check(): a broken invariant aborts, which libFuzzer reports.
 //
 // A target that calls maybe_write_seeds() from LLVMFuzzerInitialize writes
@@ -10,6 +10,8 @@
 
 #include "common/bytes.hpp"
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -49,6 +51,26 @@ inline bytes join_messages(const std::vector<bytes>& ms)
         append_message(out, m);
     return out;
 }
+
+// Reads what join_messages writes (at most `max_messages` of them).
+inline std::vector<bytes> split_messages(byte_span in, std::size_t max_messages = 128)
+{
+    std::vector<bytes> out;
+    std::size_t pos = 0;
+    while (pos < in.size() && out.size() < max_messages) {
+        std::size_t n = in[pos++];
+        if (n == 255 && pos + 2 <= in.size()) {
+            n = std::size_t(in[pos]) << 8 | in[pos + 1];
+            pos += 2;
+        }
+        n = std::min(n, in.size() - pos);
+        out.emplace_back(in.begin() + static_cast<std::ptrdiff_t>(pos),
+                         in.begin() + static_cast<std::ptrdiff_t>(pos + n));
+        pos += n;
+    }
+    return out;
+}
+
 
 // ---------------------------------------------------------------- seeds
 

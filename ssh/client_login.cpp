@@ -114,6 +114,9 @@ std::vector<client_identity> ssh_client::collect_identities()
         if (auto cert = load_user_certificate(log_, *path, *path, true))
             certs.push_back(identity_from_certificate(std::move(*cert), *path, f.user_provided, nullptr));
     }
+    // PKCS11Provider's keys come before the identity files (OpenSSH's
+    // load_public_identity_files).
+    files = token_identities();
     for (const auto& f : cfg_.identity_files) {
         const auto expanded = expand(f.path);
         if (!expanded)
@@ -239,6 +242,8 @@ void ssh_client::on_auth_event(const client_auth_event& ev)
     case client_auth_event_type::sign:
         if (ev.security_key)
             sign_with_security_key(ev);
+        else if (ev.identity != nullptr && ev.identity->token)
+            sign_with_token(ev);
         else
             sign_with_agent(ev);
         break;
@@ -307,6 +312,51 @@ void ssh_client::sign_with_security_key(const client_auth_event& ev)
         return;
     }
     layer_->client_auth_machine()->answer_signature(std::get<bytes>(sig));
+}
+
+} // namespace longhaul::detail
+
+namespace longhaul::detail {
+
+// PKCS11Provider (-I): the module's keys, named by their labels, as
+// OpenSSH's ssh loads them (a PIN asked only when a signature or a token
+// that hides its keys needs one, never in batch mode).
+std::vector<client_identity> ssh_client::token_identities()
+{
+    std::vector<client_identity> ids;
+    if (!cfg_.pkcs11_provider || pkcs11_)
+        return ids;
+    pkcs11_provider::options opt;
+    opt.interactive = !cfg_.batch_mode.value_or(false);
+    opt.read_pin = [](const std::string& prompt) { return read_passphrase(prompt, prompt_echo::off); };
+    pkcs11_ = pkcs11_provider::load(*cfg_.pkcs11_provider, std::move(opt), log_);
+    if (!pkcs11_)
+        return ids;
+    for (const auto& k : pkcs11_->keys()) {
+        client_identity id;
+        id.name = k.label;
+        id.token = true;
+        id.key = k.key;
+        ids.push_back(std::move(id));
+    }
+    return ids;
+}
+
+void ssh_client::sign_with_token(const client_auth_event& ev)
+{
+    const pkcs11_key* key = nullptr;
+    if (pkcs11_ && ev.identity->key)
+        for (const auto& k : pkcs11_->keys())
+            if (k.key == *ev.identity->key)
+                key = &k;
+    auto sig = key != nullptr ? pkcs11_->sign(*key, ev.algorithm, ev.data) : std::nullopt;
+    if (!sig) {
+        // OpenSSH's words: its token signatures fail inside libcrypto's
+        // RSA/EC methods.
+        layer_->client_auth_machine()->signature_failed("error in libcrypto");
+        return;
+    }
+    layer_->client_auth_machine()->answer_signature(*sig);
 }
 
 } // namespace longhaul::detail

@@ -15,15 +15,6 @@ using namespace longhaul;
 
 namespace {
 
-// Command-line features that a later issue brings: refused loudly.
-struct unsupported_flag {
-    char flag;
-    const char* what;
-};
-constexpr unsupported_flag unsupported_flags[] = {
-    {'I', "PKCS#11 (-I)"},
-};
-
 // The -O commands a later issue brings (check, exit and stop work).
 const char* unsupported_mux_command(mux_command c)
 {
@@ -72,12 +63,6 @@ int main(int argc, char** argv)
         for (const auto& l : opts.query_lines)
             std::cout << l << "\n";
         return 0;
-    }
-    for (const auto& u : unsupported_flags) {
-        if (opts.saw(u.flag)) {
-            std::cerr << "ssh: " << u.what << " is not supported yet\n";
-            return 255;
-        }
     }
     if (const char* what = unsupported_mux_command(opts.mux)) {
         std::cerr << "ssh: multiplexing control command -O " << what << " is not supported yet\n";

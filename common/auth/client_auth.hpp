@@ -56,6 +56,9 @@ struct client_identity {
     bool user_provided = false;
     // Held by the agent: signatures are asked for with `sign` events.
     bool agent = false;
+    // On a PKCS#11 token (ssh -I): signed by the program, also through
+    // `sign` events (" token" in -v output, as OpenSSH's SSHKEY_FLAG_EXT).
+    bool token = false;
     // The public half when known (from the agent, a .pub file, or the
     // unencrypted header of an openssh-key-v1 file). Without it the private
     // key is loaded before trying ("Trying private key: ...").

@@ -124,6 +124,8 @@ std::string client_auth::format_identity(std::size_t i) const
         s += type_label(id) + " " + id.key->fingerprint_sha256();
     if (id.user_provided)
         s += " explicit";
+    if (id.token)
+        s += " token";
     if (id.agent)
         s += " agent";
     return s;
@@ -302,7 +304,7 @@ client_auth::started client_auth::sign_and_send(std::size_t i)
     load_result_.reset();
     sk_result_.reset();
     const client_identity& signer = config_.identities[signer_id_];
-    if (!signer.loaded && !signer.agent && (signer.load || signer.load_security_key))
+    if (!signer.loaded && !signer.agent && !signer.token && (signer.load || signer.load_security_key))
         return load_signer();
     return sign_loaded(i);
 }
@@ -353,8 +355,9 @@ client_auth::started client_auth::sign_loaded(std::size_t i)
     bytes data = publickey_signed_data(session_.session_id, signed_request_);
     log(auth_log_level::debug3, "sign_and_send_pubkey: signing using " + *alg + " " + pub.fingerprint_sha256());
 
-    // The agent, or a security key's middleware, signs in the program.
-    if (priv == nullptr && (signer.agent || sk)) {
+    // The agent, a PKCS#11 token or a security key's middleware signs in
+    // the program.
+    if (priv == nullptr && (signer.agent || signer.token || sk)) {
         client_auth_event ev;
         ev.type = client_auth_event_type::sign;
         ev.identity = &signer;

@@ -24,6 +24,7 @@
 #include "ssh/connect.hpp"
 #include "ssh/escape.hpp"
 #include "ssh/mux/mux_master.hpp"
+#include "ssh/pkcs11/pkcs11_provider.hpp"
 #include "ssh/session.hpp"
 #include "ssh/sk_sign.hpp"
 #include "ssh/terminal.hpp"
@@ -78,6 +79,8 @@ private:
     void answer_prompt(const client_auth_event& ev);
     void sign_with_agent(const client_auth_event& ev);
     void sign_with_security_key(const client_auth_event& ev);
+    void sign_with_token(const client_auth_event& ev);
+    std::vector<client_identity> token_identities();
     void on_authenticated();
     void start_session();
     // -W, -L, -D: false when the client is finishing (ExitOnForwardFailure).
@@ -150,6 +153,8 @@ private:
     // Security keys in key files: the SecurityKeyProvider, loaded at the
     // first signature.
     std::optional<sk_login_signer> sk_signer_;
+    // PKCS11Provider's module, loaded with the identities; its keys sign in-process.
+    std::unique_ptr<pkcs11_provider> pkcs11_;
     std::shared_ptr<client_session> session_;
     std::unique_ptr<client_forwards> forwards_;
     std::unique_ptr<client_remote_forwards> remote_forwards_;

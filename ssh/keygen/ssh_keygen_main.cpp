@@ -16,6 +16,7 @@
 #include "ssh/keygen/keygen_known_hosts.hpp"
 #include "ssh/keygen/keygen_krl.hpp"
 #include "ssh/keygen/keygen_moduli.hpp"
+#include "ssh/keygen/keygen_pkcs11.hpp"
 #include "ssh/keygen/keygen_sk.hpp"
 #include "ssh/keygen/keygen_sshsig.hpp"
 
@@ -48,6 +49,7 @@ void usage()
                  "       ssh-keygen -c [-a rounds] [-C comment] [-f keyfile] [-P passphrase]\n"
                  "       ssh-keygen -l [-v] [-E fingerprint_hash] [-f input_keyfile]\n"
                  "       ssh-keygen -B [-f input_keyfile]\n"
+                 "       ssh-keygen -D pkcs11\n"
                  "       ssh-keygen -I certificate_identity -s ca_key [-hU] [-n principals]\n"
                  "                  [-O option] [-V validity_interval] [-z serial_number] file ...\n"
                  "       ssh-keygen -F hostname [-lv] [-f known_hosts_file]\n"
@@ -80,6 +82,8 @@ int main(int argc, char** argv)
     bool gen_krl = false, update_krl = false; // -k, -u
     bool change_comment = false;              // -c
     bool download_resident = false;           // -K
+    std::optional<std::string> pkcs11_provider; // -D
+    bool list_fingerprints = false;             // -l itself (-B sets `fingerprint` too)
     bool import_key = false, generic_dns = false; // -i/-X, -g
     std::optional<std::string> sign_op, revoked; // -Y, -r (with -Y: a KRL)
     std::optional<std::string> moduli_op;        // -M generate | screen
@@ -106,7 +110,7 @@ int main(int argc, char** argv)
         // "+": options end at the first operand, as with OpenSSH's own
         // (BSD) getopt, rather than glibc's reordering.
         // The letters OpenSSH's ssh-keygen takes that this one does not.
-        static const std::string unsupported_flags = "DGTjx";
+        static const std::string unsupported_flags = "GTjx";
         while ((c = ::getopt(argc, argv, "+:AC:E:N:P:a:b:ef:lm:pqt:vyBD:F:G:HI:KLM:O:QR:T:UV:XY:Z:cghij:kn:or:s:uw:xz:")) != -1) {
             switch (c) {
             case 'A': gen_all = true; break;
@@ -141,7 +145,7 @@ int main(int argc, char** argv)
             }
             case 'e': export_key = true; break;
             case 'f': o.file = optarg; break;
-            case 'l': fingerprint = true; break;
+            case 'l': fingerprint = true; list_fingerprints = true; break;
             case 'B': fingerprint = true; o.bubblebabble = true; break;
             case 'c': change_comment = true; break;
             case 'i':
@@ -185,6 +189,7 @@ int main(int argc, char** argv)
             case 'U': cert.ca_in_agent = true; break;
             case 'w': o.sk_provider = optarg; break;
             case 'K': download_resident = true; break;
+            case 'D': pkcs11_provider = optarg; break;
             case ':':
                 std::fprintf(stderr, "option requires an argument -- %c\n", optopt);
                 usage();
@@ -232,7 +237,7 @@ int main(int argc, char** argv)
         // OpenSSH, ignores it for other key types).
         const bool generating = !gen_krl && !ca_key && !show_cert && !check_krl && !known_hosts && !fingerprint &&
                                 !change && !change_comment && !export_key && !import_key && !print_public &&
-                                !revoked && !gen_all && !moduli_op;
+                                !revoked && !gen_all && !moduli_op && !pkcs11_provider;
         // -K takes -O device= as generation takes its -O options.
         if (moduli_op || generating || download_resident)
             cert_only.erase(std::remove(cert_only.begin(), cert_only.end(), 'O'), cert_only.end());
@@ -249,6 +254,9 @@ int main(int argc, char** argv)
             std::fprintf(stderr, "Cannot use -l with -H or -R.\r\n");
             usage();
         }
+        if (pkcs11_provider && ca_key)
+            throw keygen_exit(1, "ssh-keygen: certificate signing with a PKCS#11 CA key (-s with -D) is not supported "
+                                 "yet by this ssh-keygen");
         int status;
         if (gen_krl) {
             krl_generate_request krl;
@@ -271,7 +279,9 @@ int main(int argc, char** argv)
             known_hosts->quiet = o.quiet;
             known_hosts->fingerprint = o.hash;
             status = keygen_known_hosts(o, *known_hosts);
-        } else if (fingerprint)
+        } else if (pkcs11_provider)
+            status = keygen::keygen_download_pkcs11(o, *pkcs11_provider, list_fingerprints);
+        else if (fingerprint)
             status = keygen_fingerprint(o);
         else if (change)
             status = keygen_change_passphrase(o);

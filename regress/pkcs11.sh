@@ -1,0 +1,214 @@
+#!/usr/bin/env bash
+# PKCS#11 tokens (ssh -I / PKCS11Provider, ssh-keygen -D) with SoftHSM
+# (Debian's softhsm2, a software token; its store lives in this test's
+# temporary directory through SOFTHSM2_CONF), Longhaul's programs beside
+# Debian's:
+#  a. ssh-keygen -D lists the token's RSA and ECDSA keys (P-256, P-384,
+#     P-521, RSA of 2048 and 3072 bits) as Debian's does: stdout, stderr
+#     and exit status the same with -l, -l -v, -E md5, -B and -v;
+#  b. its failures in the same words: files that are no PKCS#11 library,
+#     an uninitialised token, a token without keys (its PIN asked through
+#     askpass, refused on standard input);
+#  c. ssh -I logs in with each key type (RSA with rsa-sha2-512 and, where
+#     the server allows only that, rsa-sha2-256), into Debian's sshd and
+#     Longhaul's, the PIN asked once through askpass with Debian's prompt;
+#     the keys listed and offered with the token's labels, as Debian's ssh
+#     lists them; PKCS11Provider in a configuration file does the same;
+#  d. ssh's failures as Debian's: BatchMode ("pin required"), no PIN, a
+#     wrong PIN, a provider that is no library; the exit status 255.
+source "$(dirname "$0")/lib.sh"
+
+BUILD=${LONGHAUL_BUILD_DIR:?LONGHAUL_BUILD_DIR must point at the build directory}
+L_KEYGEN=$BUILD/bin/ssh-keygen
+L_SSH=$BUILD/bin/ssh
+L_SSHD=$BUILD/bin/sshd
+D_SSH=/usr/bin/ssh
+[ -x "$L_KEYGEN" ] && [ -x "$L_SSH" ] || lh_fail "ssh-keygen or ssh not built in $BUILD"
+lh_require_openssh_server
+MODULE=/usr/lib/softhsm/libsofthsm2.so
+[ -f "$MODULE" ] || lh_skip "SoftHSM not found at $MODULE (contrib/install-deps.sh installs softhsm2)"
+command -v softhsm2-util >/dev/null || lh_skip "softhsm2-util not found (softhsm2)"
+T=$LH_TMP
+chmod 711 "$T"
+cd "$T"
+
+# token NAME LABEL: a SoftHSM store of its own ($T/NAME.conf), one token
+# with user PIN 123456 initialised in it.
+token() {
+    mkdir -p "$T/$1.tokens"
+    printf 'directories.tokendir = %s\nobjectstore.backend = file\nlog.level = ERROR\n' "$T/$1.tokens" >"$T/$1.conf"
+    [ -z "${2:-}" ] || SOFTHSM2_CONF=$T/$1.conf softhsm2-util --init-token --free --label "$2" --so-pin 87654321 \
+        --pin 123456 >/dev/null
+}
+token main "test token"
+token empty "empty token"
+token blank # a store whose one slot holds no initialised token
+import() { # NAME TYPE BITS LABEL ID: a key made by Debian's ssh-keygen, into the main token
+    local f=$T/key_$1 label
+    "$LH_SSH_KEYGEN" -q -t "$2" -b "$3" -N '' -m PKCS8 -f "$f"
+    label=(--label "$4")
+    SOFTHSM2_CONF=$T/main.conf softhsm2-util --import "$f" --token "test token" "${label[@]}" --id "$5" \
+        --pin 123456 >/dev/null || lh_fail "softhsm2-util --import $1"
+}
+import rsa rsa 2048 "rsa key" 01
+import ec256 ecdsa 256 "ec key 256" 02
+import ec384 ecdsa 384 "ec key 384" 03
+import ec521 ecdsa 521 "ec key 521" 04
+import rsa3072 rsa 3072 "rsa 3072" 05
+
+printf '#!/bin/sh\necho "$1" >>"%s/prompts"\necho 123456\n' "$T" >"$T/pin.sh"
+printf '#!/bin/sh\necho "$1" >>"%s/prompts"\necho 000000\n' "$T" >"$T/badpin.sh"
+chmod +x "$T/pin.sh" "$T/badpin.sh"
+printf 'not a library\n' >"$T/text.so"
+LIBC=$(ldd /bin/true | awk '/libc.so/ { print $3 }')
+
+# Debian's debug lines that print its own pointers and reference counts.
+unpointed() { grep -v 'pkcs11_k11_free\|pkcs11_provider_unref\|pkcs11_provider_finalize' "$1" || true; }
+# both NAME CONF ENV... -- ARGS: each ssh-keygen with ARGS, the outputs compared.
+both_keygen() {
+    local name=$1 conf=$2 envs=() who
+    shift 2
+    while [ "$1" != -- ]; do
+        envs+=("$1")
+        shift
+    done
+    shift
+    for who in debian longhaul; do
+        local prog=$LH_SSH_KEYGEN
+        [ $who = longhaul ] && prog=$L_KEYGEN
+        env SOFTHSM2_CONF="$T/$conf.conf" "${envs[@]}" "$prog" "$@" </dev/null >"$T/$name.$who.out" \
+            2>"$T/$name.$who.err"
+        echo $? >"$T/$name.$who.rc"
+    done
+    same "$name"
+}
+same() { # NAME: the two programs' out, err and rc the same
+    local f
+    for f in out err rc; do
+        if ! diff <(unpointed "$T/$1.debian.$f") <(unpointed "$T/$1.longhaul.$f") >"$T/$1.$f.diff"; then
+            echo "   $f differs (Debian's <, Longhaul's >):"
+            sed 's/^/   /' "$T/$1.$f.diff" | head -20
+            return 1
+        fi
+    done
+}
+
+# ---------------------------------------------------------------- a
+lh_check "a. ssh-keygen -D lists the token's keys as Debian's" both_keygen list main -- -D "$MODULE"
+lh_check "a. ... five of them, each with its label" eval '[ "$(grep -c " rsa key$\| ec key [0-9]*$\| rsa 3072$" "$T/list.longhaul.out")" = 5 ]'
+lh_check "a. the keys are those imported" eval 'for k in rsa ec256 ec384 ec521 rsa3072; do
+    grep -qF "$(cut -d" " -f2 "$T/key_$k.pub")" "$T/list.longhaul.out" || exit 1; done'
+lh_check "a. ssh-keygen -D -l as Debian's" both_keygen list_l main -- -D "$MODULE" -l
+lh_check "a. ssh-keygen -D -l -v (randomart, debug lines) as Debian's" both_keygen list_lv main -- -D "$MODULE" -l -v
+lh_check "a. ssh-keygen -D -l -E md5 as Debian's" both_keygen list_md5 main -- -D "$MODULE" -l -E md5
+lh_check "a. ssh-keygen -D -B as Debian's" both_keygen list_b main -- -D "$MODULE" -B
+lh_check "a. ssh-keygen -D -v as Debian's" both_keygen list_v main -- -D "$MODULE" -v
+
+# ---------------------------------------------------------------- b
+for p in /nonexistent /dev/null "$LIBC" "$T/text.so" "$T"; do
+    lh_check "b. ssh-keygen -D ${p/#$T/TMP} (no PKCS#11 library) as Debian's" both_keygen "bad$RANDOM" main -- -D "$p"
+done
+lh_check "b. an uninitialised token as Debian's" both_keygen blank blank -- -D "$MODULE"
+lh_check "b. a token without keys, the PIN through askpass, as Debian's" \
+    both_keygen empty_askpass empty SSH_ASKPASS="$T/pin.sh" SSH_ASKPASS_REQUIRE=force -- -D "$MODULE"
+lh_check "b. ... the same prompt" eval '[ "$(sort -u "$T/prompts")" = "Enter PIN for '"'empty token'"': " ]'
+lh_check "b. a token without keys, a wrong PIN, as Debian's" \
+    both_keygen empty_bad empty SSH_ASKPASS="$T/badpin.sh" SSH_ASKPASS_REQUIRE=force -- -D "$MODULE"
+lh_check "b. a token without keys, no PIN (no terminal, no askpass), as Debian's" \
+    both_keygen empty_none empty SSH_ASKPASS_REQUIRE=never -- -D "$MODULE"
+
+# ---------------------------------------------------------------- c, d
+lh_make_host_keys "$T"
+start_server() { # NAME SSHD [sshd_config lines]: sets port_NAME
+    local name=$1 sshd=$2 d="$T/srv-$1" p
+    shift 2
+    mkdir -p "$d" && chmod 711 "$d"
+    cp "$T"/ssh_host_* "$d/"
+    : >"$d/authorized_keys"
+    lh_port p
+    LH_SSHD=$sshd lh_start_sshd "$d" "$p" "$@"
+    lh_known_hosts "$d" "$p"
+    printf -v "port_$name" %s "$p"
+}
+start_server debian /usr/sbin/sshd
+start_server longhaul "$L_SSHD"
+start_server debian_sha1 /usr/sbin/sshd "PubkeyAcceptedAlgorithms +ssh-rsa"
+start_server longhaul_sha1 "$L_SSHD" "PubkeyAcceptedAlgorithms +ssh-rsa"
+# login CLIENT SERVER KEY [ssh args]: only KEY authorised; the output in
+# $T/login.CLIENT.*, the server's sshd log kept.
+login() {
+    local client=$1 server=$2 key=$3 port_var=port_$2 prog=$D_SSH
+    shift 3
+    [ "$client" = longhaul ] && prog=$L_SSH
+    cp "$T/key_$key.pub" "$T/srv-$server/authorized_keys"
+    rm -f "$T/prompts"
+    SOFTHSM2_CONF=$T/main.conf SSH_ASKPASS=${ASKPASS:-$T/pin.sh} SSH_ASKPASS_REQUIRE=${ASKPASS_REQUIRE:-force} \
+        "$prog" -F "${SSH_CONFIG:-/dev/null}" -p "${!port_var}" -o UserKnownHostsFile="$T/srv-$server/known_hosts.${!port_var}" \
+        -o StrictHostKeyChecking=yes -o IdentityAgent=none -o PasswordAuthentication=no \
+        -o KbdInteractiveAuthentication=no "$@" 127.0.0.1 echo logged-in </dev/null >"$T/login.$client.out" \
+        2>"$T/login.$client.err"
+    echo $? >"$T/login.$client.rc"
+}
+logged_in() { # CLIENT SERVER KEY ALG [ssh args]: login succeeds, the PIN asked once, KEY signing with ALG
+    local client=$1 server=$2 key=$3 alg=$4 log=$T/srv-$2/sshd.log n fp
+    shift 4
+    n=$(wc -l <"$log")
+    fp=$("$LH_SSH_KEYGEN" -l -f "$T/key_$key.pub" | cut -d' ' -f2)
+    login "$client" "$server" "$key" -I "$MODULE" -vvv "$@" &&
+        grep -qx logged-in "$T/login.$client.out" &&
+        [ "$(cat "$T/prompts")" = "Enter PIN for 'test token': " ] &&
+        grep -q "signing using $alg $fp" "$T/login.$client.err" &&
+        tail -n +$((n + 1)) "$log" | lh_matches "Accepted publickey for .* $fp" || {
+        echo "   $client into $server with $key ($alg):"
+        grep -v '^debug' "$T/login.$client.err" | head -5 | sed 's/^/   /'
+        tail -n +$((n + 1)) "$log" | tail -3 | sed 's/^/   /'
+        return 1
+    }
+}
+# The keys listed and offered, with their labels, as Debian's ssh shows them.
+offered() { grep -E '^debug1: (Will attempt key|Offering public key|Server accepts key): .* token$' "$1" || true; }
+same_offers() {
+    diff <(offered "$T/login.debian.err") <(offered "$T/login.longhaul.err") >"$T/offers.diff" || {
+        sed 's/^/   /' "$T/offers.diff" | head -10
+        return 1
+    }
+}
+for server in debian longhaul; do
+    lh_check "c. longhaul ssh -I into $server's sshd with ec256" logged_in longhaul "$server" ec256 ecdsa-sha2-nistp256
+    lh_check "c. longhaul ssh -I into $server's sshd with ec384" logged_in longhaul "$server" ec384 ecdsa-sha2-nistp384
+    lh_check "c. longhaul ssh -I into $server's sshd with ec521" logged_in longhaul "$server" ec521 ecdsa-sha2-nistp521
+    lh_check "c. longhaul ssh -I into $server's sshd with rsa" logged_in longhaul "$server" rsa rsa-sha2-512
+    lh_check "c. longhaul ssh -I into $server's sshd with rsa 3072" logged_in longhaul "$server" rsa3072 rsa-sha2-512
+    lh_check "c. longhaul ssh -I into $server's sshd with rsa, rsa-sha2-256" \
+        logged_in longhaul "$server" rsa rsa-sha2-256 -o PubkeyAcceptedAlgorithms=rsa-sha2-256
+    lh_check "c. longhaul ssh -I into $server's sshd with rsa, ssh-rsa (SHA-1)" \
+        logged_in longhaul "${server}_sha1" rsa ssh-rsa -o PubkeyAcceptedAlgorithms=ssh-rsa
+done
+lh_check "c. debian ssh -I into debian's sshd with ec384 (the reference)" logged_in debian debian ec384 ecdsa-sha2-nistp384
+lh_check "c. longhaul ssh -I into debian's sshd with ec384" logged_in longhaul debian ec384 ecdsa-sha2-nistp384
+lh_check "c. the keys listed and offered as Debian's ssh lists them" same_offers
+printf 'Host *\n  PKCS11Provider %s\n' "$MODULE" >"$T/ssh_config"
+lh_check "c. PKCS11Provider in ssh_config" eval \
+    'SSH_CONFIG=$T/ssh_config login longhaul longhaul ec256 && grep -qx logged-in "$T/login.longhaul.out"'
+printf 'Host *\n  PKCS11Provider none\n' >"$T/ssh_config_none"
+lh_check "c. PKCS11Provider none: no token keys, no PIN asked" eval \
+    'SSH_CONFIG=$T/ssh_config_none login longhaul longhaul ec256 -I none; [ "$(cat "$T/login.longhaul.rc")" = 255 ] && [ ! -e "$T/prompts" ]'
+
+both_fail() { # NAME KEY [ssh args]: both ssh fail alike into Debian's sshd
+    local name=$1 key=$2 who
+    shift 2
+    for who in debian longhaul; do
+        login "$who" debian "$key" "$@"
+        for f in err rc; do cp "$T/login.$who.$f" "$T/$name.$who.$f"; done
+        : >"$T/$name.$who.out"
+    done
+    same "$name" && [ "$(cat "$T/$name.longhaul.rc")" = 255 ]
+}
+lh_check "d. BatchMode: 'pin required', as Debian's ssh" both_fail batch ec256 -I "$MODULE" -o BatchMode=yes
+lh_check "d. no PIN (askpass never, no terminal), as Debian's ssh" eval \
+    'ASKPASS_REQUIRE=never both_fail nopin ec256 -I "$MODULE"'
+lh_check "d. a wrong PIN, as Debian's ssh" eval 'ASKPASS=$T/badpin.sh both_fail badpin rsa -I "$MODULE"'
+lh_check "d. a provider that is no library, as Debian's ssh" both_fail notlib ec256 -I "$T/text.so"
+lh_check "d. a missing provider, as Debian's ssh" both_fail missing ec256 -I /nonexistent
+
+lh_summary
