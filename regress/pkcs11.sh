@@ -15,7 +15,14 @@
 #     the keys listed and offered with the token's labels, as Debian's ssh
 #     lists them; PKCS11Provider in a configuration file does the same;
 #  d. ssh's failures as Debian's: BatchMode ("pin required"), no PIN, a
-#     wrong PIN, a provider that is no library; the exit status 255.
+#     wrong PIN, a provider that is no library; the exit status 255;
+#  e. the agent: ssh-add -s (the PIN on standard input) and -e, Longhaul's
+#     and Debian's ssh-add with Longhaul's and Debian's ssh-agent in all
+#     four pairings: the same messages and exit statuses, the same keys
+#     listed, Debian's ssh logging in with an RSA and an ECDSA key through
+#     the agent; the refusals (a wrong PIN, a module -P does not allow, a
+#     missing one, a module loaded twice, removing one not loaded) in the
+#     same words.
 source "$(dirname "$0")/lib.sh"
 
 BUILD=${LONGHAUL_BUILD_DIR:?LONGHAUL_BUILD_DIR must point at the build directory}
@@ -63,7 +70,11 @@ printf 'not a library\n' >"$T/text.so"
 LIBC=$(ldd /bin/true | awk '/libc.so/ { print $3 }')
 
 # Debian's debug lines that print its own pointers and reference counts.
-unpointed() { grep -v 'pkcs11_k11_free\|pkcs11_provider_unref\|pkcs11_provider_finalize' "$1" || true; }
+# A missing file shows as a line naming it, so two missing files differ.
+unpointed() {
+    [ -e "$1" ] || { echo "MISSING $1"; return; }
+    grep -v 'pkcs11_k11_free\|pkcs11_provider_unref\|pkcs11_provider_finalize' "$1" || true
+}
 # both NAME CONF ENV... -- ARGS: each ssh-keygen with ARGS, the outputs compared.
 both_keygen() {
     local name=$1 conf=$2 envs=() who
@@ -96,8 +107,13 @@ same() { # NAME: the two programs' out, err and rc the same
 # ---------------------------------------------------------------- a
 lh_check "a. ssh-keygen -D lists the token's keys as Debian's" both_keygen list main -- -D "$MODULE"
 lh_check "a. ... five of them, each with its label" eval '[ "$(grep -c " rsa key$\| ec key [0-9]*$\| rsa 3072$" "$T/list.longhaul.out")" = 5 ]'
-lh_check "a. the keys are those imported" eval 'for k in rsa ec256 ec384 ec521 rsa3072; do
-    grep -qF "$(cut -d" " -f2 "$T/key_$k.pub")" "$T/list.longhaul.out" || exit 1; done'
+imported_listed() {
+    local k
+    for k in rsa ec256 ec384 ec521 rsa3072; do
+        grep -qF "$(cut -d' ' -f2 "$T/key_$k.pub")" "$T/list.longhaul.out" || return 1
+    done
+}
+lh_check "a. the keys are those imported" imported_listed
 lh_check "a. ssh-keygen -D -l as Debian's" both_keygen list_l main -- -D "$MODULE" -l
 lh_check "a. ssh-keygen -D -l -v (randomart, debug lines) as Debian's" both_keygen list_lv main -- -D "$MODULE" -l -v
 lh_check "a. ssh-keygen -D -l -E md5 as Debian's" both_keygen list_md5 main -- -D "$MODULE" -l -E md5
@@ -210,5 +226,91 @@ lh_check "d. no PIN (askpass never, no terminal), as Debian's ssh" eval \
 lh_check "d. a wrong PIN, as Debian's ssh" eval 'ASKPASS=$T/badpin.sh both_fail badpin rsa -I "$MODULE"'
 lh_check "d. a provider that is no library, as Debian's ssh" both_fail notlib ec256 -I "$T/text.so"
 lh_check "d. a missing provider, as Debian's ssh" both_fail missing ec256 -I /nonexistent
+
+# ---------------------------------------------------------------- e
+L_ADD=$BUILD/bin/ssh-add
+L_AGENT=$BUILD/bin/ssh-agent
+start_agent() { # NAME PROGRAM: an agent on $T/NAME.sock, in debug mode (its log lines kept)
+    rm -f "$T/$1.sock"
+    SOFTHSM2_CONF=$T/main.conf "$2" -d -a "$T/$1.sock" >/dev/null 2>"$T/$1.agent.log" &
+    LH_PIDS+=($!)
+    lh_wait_until 5 test -S "$T/$1.sock" || lh_fail "$1 agent did not start"
+}
+start_agent agent_debian /usr/bin/ssh-agent
+start_agent agent_longhaul "$L_AGENT"
+# add ADD AGENT PATH [ssh-add args]: stdout+stderr and status in PATH.out, PATH.rc
+add() {
+    local prog=/usr/bin/ssh-add name=$3 agent=$2
+    [ "$1" = longhaul ] && prog=$L_ADD
+    shift 3
+    printf '%s\n' "${PIN:-123456}" | SSH_AUTH_SOCK=$T/agent_$agent.sock setsid -w "$prog" "$@" >"$name.out" 2>&1
+    echo $? >"$name.rc"
+}
+# card_flow ADD AGENT: -s, -l, a login of Debian's ssh through the agent
+# with an RSA and an ECDSA key, -e, -l; every output kept as $T/flow.ADD.AGENT.N
+card_flow() {
+    local a=$1 g=$2 f=$T/flow.$1.$2 k
+    add "$a" "$g" "$f.1" -s "$MODULE" &&
+        add "$a" "$g" "$f.2" -l && sort "$f.2.out" -o "$f.2.out" || return 1
+    for k in rsa ec256; do
+        cp "$T/key_$k.pub" "$T/srv-debian/authorized_keys"
+        SSH_AUTH_SOCK=$T/agent_$g.sock "$D_SSH" -F /dev/null -p "$port_debian" -o BatchMode=yes \
+            -o UserKnownHostsFile="$T/srv-debian/known_hosts.$port_debian" -o StrictHostKeyChecking=yes \
+            127.0.0.1 echo logged-in >"$f.$k.out" 2>&1 </dev/null
+    done
+    add "$a" "$g" "$f.3" -e "$MODULE"
+    add "$a" "$g" "$f.4" -l
+}
+same_flow() { # ADD AGENT: the outputs and statuses of Debian's pair
+    local n ext
+    for n in 1 2 3 4 rsa ec256; do
+        for ext in out rc; do
+            [ -e "$T/flow.debian.debian.$n.$ext" ] || continue
+            diff "$T/flow.debian.debian.$n.$ext" "$T/flow.$1.$2.$n.$ext" >"$T/flow.diff" || {
+                echo "   $n.$ext differs (Debian's pair <, $1 ssh-add with $2's agent >):"
+                sed 's/^/   /' "$T/flow.diff" | head -10
+                return 1
+            }
+        done
+    done
+}
+lh_check "e. Debian's ssh-add -s, -l, -e with Debian's agent (the reference)" eval \
+    'card_flow debian debian && grep -q "Card added: $MODULE$" "$T/flow.debian.debian.1.out" &&
+     grep -qx logged-in "$T/flow.debian.debian.rsa.out" && grep -qx logged-in "$T/flow.debian.debian.ec256.out" &&
+     [ "$(wc -l <"$T/flow.debian.debian.2.out")" = 5 ]'
+for pair in "longhaul longhaul" "debian longhaul" "longhaul debian"; do
+    set -- $pair
+    lh_check "e. $1's ssh-add with $2's agent: -s, -l, logins through it, -e as Debian's" eval \
+        "card_flow $1 $2; same_flow $1 $2"
+done
+# Refusals, the same pair against the same agent each: Debian's with
+# Debian's, Longhaul's with Longhaul's.
+refusal() { # NAME [PIN=...] ssh-add args: both pairs, outputs compared
+    local name=$1 who
+    shift
+    for who in debian longhaul; do
+        add "$who" "$who" "$T/$name.$who" "$@"
+        cp "$T/$name.$who.out" "$T/$name.$who.err"
+        : >"$T/$name.$who.out"
+    done
+    same "$name"
+}
+lh_check "e. a wrong PIN: refused as by Debian's" eval 'PIN=000000 refusal card_badpin -s "$MODULE"'
+lh_check "e. a module outside -P: refused as by Debian's" refusal card_notallowed -s "$T/text.so"
+lh_check "e. a missing module: refused as by Debian's" refusal card_missing -s /nonexistent.so
+lh_check "e. removing a module not loaded: refused as by Debian's" refusal card_notloaded -e "$MODULE"
+lh_check "e. a module loaded twice: the second refused as by Debian's" eval \
+    'refusal card_once -s "$MODULE" && refusal card_twice -s "$MODULE" && refusal card_done -e "$MODULE"'
+agents_logged() {
+    local l
+    for l in "refusing PKCS#11 add of \"$T/text.so\": provider not allowed" \
+        "failed PKCS#11 add of \"/nonexistent.so\": realpath: No such file or directory"; do
+        grep -qF "$l" "$T/agent_debian.agent.log" && grep -qF "$l" "$T/agent_longhaul.agent.log" || {
+            echo "   not in both agents' logs: $l"
+            return 1
+        }
+    done
+}
+lh_check "e. the agent's log lines for the refusals as Debian's agent's" agents_logged
 
 lh_summary

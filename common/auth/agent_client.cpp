@@ -218,6 +218,15 @@ result<void> agent_client::add_security_key(const openssh_security_key& key, con
     return agent::decode_success(*body);
 }
 
+result<void> agent_client::update_card(bool add, std::string_view provider, byte_span pin,
+                                       const agent::key_constraints& constraints)
+{
+    auto body = transact(agent::encode_update_card(add, provider, pin, constraints));
+    if (!body)
+        return body.error();
+    return agent::decode_success(*body);
+}
+
 result<void> agent_client::remove_identity(byte_span key_blob)
 {
     auto body = transact(agent::encode_remove_identity(key_blob));

@@ -54,6 +54,10 @@ public:
                                   const agent::key_constraints& constraints);
     // REMOVE_IDENTITY of a key or certificate blob (unsupported: refused,
     // e.g. the agent does not hold it).
+    // ssh-add -s / -e: the agent loads (with `pin` and the constraints)
+    // or unloads the PKCS#11 module `provider`.
+    result<void> update_card(bool add, std::string_view provider, byte_span pin,
+                             const agent::key_constraints& constraints);
     result<void> remove_identity(byte_span key_blob);
     // REMOVE_ALL_IDENTITIES, then SSH1's REMOVE_ALL_RSA_IDENTITIES whose
     // answer is ignored, as ssh-add -D does for old agents.

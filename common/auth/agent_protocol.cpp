@@ -57,10 +57,13 @@ secret_bytes frame_secret(bytes& body)
 
 } // namespace
 
-secret_bytes encode_add_identity(byte_span key_fields, std::string_view comment, const key_constraints& constraints)
+namespace {
+
+// The bytes the constraints take, so that a message holding a secret is
+// sized up front (growing would leave copies of the secret behind).
+std::size_t constraints_size(const key_constraints& constraints)
 {
-    // Sized up front: growing would leave copies of the key behind.
-    std::size_t size = 1 + key_fields.size() + 4 + comment.size() + 16;
+    std::size_t size = 16;
     if (constraints.sk_provider)
         size += 1 + 4 + sk_provider_extension.size() + 4 + constraints.sk_provider->size();
     if (!constraints.destinations.empty())
@@ -73,10 +76,11 @@ secret_bytes encode_add_identity(byte_span key_fields, std::string_view comment,
                 size += 4 + k.blob.size() + 1;
         }
     }
-    bytes body;
-    body.reserve(size);
-    wire_writer w(body);
-    w.u8(constraints.empty() ? add_identity : add_id_constrained).raw(key_fields).string(comment);
+    return size;
+}
+
+void write_constraints(wire_writer& w, const key_constraints& constraints)
+{
     if (constraints.lifetime_seconds)
         w.u8(constrain_lifetime).u32(*constraints.lifetime_seconds);
     if (constraints.confirm)
@@ -103,6 +107,32 @@ secret_bytes encode_add_identity(byte_span key_fields, std::string_view comment,
         }
         w.end_string(all);
     }
+}
+
+} // namespace
+
+secret_bytes encode_add_identity(byte_span key_fields, std::string_view comment, const key_constraints& constraints)
+{
+    bytes body;
+    body.reserve(1 + key_fields.size() + 4 + comment.size() + constraints_size(constraints));
+    wire_writer w(body);
+    w.u8(constraints.empty() ? add_identity : add_id_constrained).raw(key_fields).string(comment);
+    write_constraints(w, constraints);
+    return frame_secret(body);
+}
+
+secret_bytes encode_update_card(bool add, std::string_view provider, byte_span pin,
+                                const key_constraints& constraints)
+{
+    bytes body;
+    body.reserve(1 + 4 + provider.size() + 4 + pin.size() + constraints_size(constraints));
+    wire_writer w(body);
+    const bool constrained = add && !constraints.empty();
+    w.u8(!add ? remove_smartcard_key : constrained ? add_smartcard_key_constrained : add_smartcard_key)
+        .string(provider)
+        .string(pin);
+    if (constrained)
+        write_constraints(w, constraints);
     return frame_secret(body);
 }
 

@@ -114,6 +114,11 @@ bytes encode_session_bind(byte_span host_key_blob, byte_span session_id, byte_sp
 // encode_private_key writes it, then string comment, then each constraint.
 // The message holds the private key: it comes back in wiped memory.
 secret_bytes encode_add_identity(byte_span key_fields, std::string_view comment, const key_constraints& constraints);
+// ADD_SMARTCARD_KEY[_CONSTRAINED] (`add`, with the PIN and, when there
+// are any, the constraints) or REMOVE_SMARTCARD_KEY (the PIN empty, as
+// ssh-add -e sends it): ssh-add -s / -e naming a PKCS#11 module.
+secret_bytes encode_update_card(bool add, std::string_view provider, byte_span pin,
+                                const key_constraints& constraints);
 // REMOVE_IDENTITY of a public key or certificate blob.
 bytes encode_remove_identity(byte_span key_blob);
 bytes encode_remove_all_identities();

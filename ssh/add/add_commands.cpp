@@ -176,9 +176,7 @@ int add_session::run()
         return ok ? 0 : 1;
     }
     case action::add_pkcs11:
-    case action::remove_pkcs11:
-        // unsupported_option() refuses these before a session starts.
-        return 1;
+    case action::remove_pkcs11: return update_card(options_.what == action::add_pkcs11) ? 0 : 1;
     default: break;
     }
     int status = 0;
@@ -297,6 +295,24 @@ bool add_session::test_key(const std::string& path)
         print_error_line("Signature verification failed for " + path + ": incorrect signature");
         return false;
     }
+    return true;
+}
+
+// OpenSSH's update_card: -s asks for the token's PIN ("" when none is
+// given) and sends it with -t, -c and -h's constraints; -e sends none.
+bool add_session::update_card(bool add)
+{
+    const std::string& provider = *options_.pkcs11_provider;
+    secret_bytes pin;
+    if (add)
+        pin = read_passphrase_allow_stdin("Enter passphrase for PKCS#11: ");
+    if (auto r = agent_.update_card(add, provider, pin, add ? key_constraints() : agent::key_constraints{}); !r) {
+        std::fprintf(stderr, "Could not %s card \"%s\": %s\n", add ? "add" : "remove", provider.c_str(),
+                     agent_error_text(r.error()).c_str());
+        return false;
+    }
+    if (!options_.quiet)
+        std::fprintf(stderr, "Card %s: %s\n", add ? "added" : "removed", provider.c_str());
     return true;
 }
 

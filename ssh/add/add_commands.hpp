@@ -69,6 +69,8 @@ private:
     std::optional<T> load_with_passphrase(const std::string& name, std::string_view file, Parse parse);
     // -t, -c, -h (and, for security keys, the provider) as the agent takes them.
     agent::key_constraints key_constraints(bool security_key = false) const;
+    // -s / -e: the agent loads or unloads a PKCS#11 module.
+    bool update_card(bool add);
 
     agent_client& agent_;
     const add_options& options_;

@@ -142,8 +142,6 @@ parsed_add_args parse_add_args(const std::vector<std::string>& args)
 std::optional<std::string> unsupported_option(const add_options& o)
 {
     switch (o.what) {
-    case action::add_pkcs11:
-    case action::remove_pkcs11: return "ssh-add: PKCS#11 providers (-s, -e) are not supported yet";
     case action::add:
     case action::remove:
         if (o.download_resident)

@@ -76,7 +76,7 @@ std::optional<std::uint32_t> parse_lifetime(const std::string& text);
 // when unset) verbatim, even empty, else "internal". Never for other keys.
 std::string security_key_provider(const add_options& o, const char* env_provider);
 
-// What this ssh-add cannot do yet (PKCS#11, FIDO resident keys, XMSS signature
+// What this ssh-add cannot do yet (FIDO resident keys, XMSS signature
 // limits): the message to print and exit 1
 // with, before anything is done; nullopt when the options are all
 // supported. Never ignored silently.

@@ -36,7 +36,7 @@ std::string_view signature_algorithm(key_type t, std::uint32_t flags)
 
 // The identity's key: a private key, or a security key with its provider
 // (none: it was added without one).
-std::variant<private_key, security_key_identity>
+decltype(stored_identity::key)
 private_key_or_security_key(std::variant<private_key, openssh_security_key> key, const std::optional<std::string>& provider)
 {
     if (auto* k = std::get_if<private_key>(&key))
@@ -71,9 +71,9 @@ const std::array<agent_core::handler, 256>& agent_core::table()
         h[remove_all_identities] = &agent_core::on_remove_all_identities;
         h[agent::lock] = &agent_core::on_lock;
         h[agent::unlock] = &agent_core::on_unlock;
-        h[add_smartcard_key] = &agent_core::on_smartcard;
-        h[remove_smartcard_key] = &agent_core::on_smartcard;
-        h[add_smartcard_key_constrained] = &agent_core::on_smartcard;
+        h[add_smartcard_key] = &agent_core::on_add_smartcard;
+        h[remove_smartcard_key] = &agent_core::on_remove_smartcard;
+        h[add_smartcard_key_constrained] = &agent_core::on_add_smartcard;
         h[agent::extension] = &agent_core::on_extension;
         return h;
     }();
@@ -254,6 +254,18 @@ void agent_core::on_sign_request(request& q)
         auto blob = sign_with_security_key(*id, data, dest);
         if (!blob)
             return;
+        q.reply.body.clear();
+        wire_writer(q.reply.body).u8(sign_response).string(*blob);
+        return;
+    }
+    if (const auto* t = id->token()) {
+        std::optional<bytes> blob;
+        if (pkcs11_hooks_.sign)
+            blob = pkcs11_hooks_.sign(t->provider, t->key, signature_algorithm(t->key.type(), flags), data);
+        if (!blob) {
+            log_.error("process_sign_request2: sshkey_sign: error in libcrypto");
+            return;
+        }
         q.reply.body.clear();
         wire_writer(q.reply.body).u8(sign_response).string(*blob);
         return;
@@ -483,12 +495,6 @@ void agent_core::lock_or_unlock(request& q, bool want_lock)
     }
     q.reply.delay = lock_.delay();
     log_.debug("unlock failed, delaying " + std::to_string(q.reply.delay.count()) + " ms");
-}
-
-void agent_core::on_smartcard(request& q)
-{
-    log_.error("PKCS#11 providers (smartcard keys) are not supported yet");
-    q.reply.body = status(false);
 }
 
 void agent_core::on_extension(request& q)

@@ -56,6 +56,26 @@ struct security_key_hooks {
         sign;
 };
 
+// What the core needs from outside to hold PKCS#11 tokens' keys (ssh-add
+// -s): the modules themselves, loaded, used and unloaded by the program.
+struct token_key {
+    public_key key;
+    std::string label;
+};
+struct pkcs11_hooks {
+    // Loads the module at canonical path `provider`, logging in to each
+    // token with `pin`: its keys, or nullopt (logged) when it cannot be
+    // loaded or is loaded already.
+    std::function<std::optional<std::vector<token_key>>(const std::string& provider, const secret_bytes& pin)> load;
+    // Unloads it; false when it was not loaded.
+    std::function<bool(const std::string& provider)> unload;
+    // A signature by `key` of the loaded module with SSH algorithm `alg`:
+    // the blob, or nullopt (logged).
+    std::function<std::optional<bytes>(const std::string& provider, const public_key& key, std::string_view alg,
+                                       byte_span data)>
+        sign;
+};
+
 struct agent_reply {
     // The reply message (type, contents) without its length prefix.
     bytes body;
@@ -83,6 +103,7 @@ public:
     std::optional<agent_clock::time_point> expire(agent_clock::time_point now);
 
     void set_security_key_hooks(security_key_hooks hooks) { sk_hooks_ = std::move(hooks); }
+    void set_pkcs11_hooks(pkcs11_hooks hooks) { pkcs11_hooks_ = std::move(hooks); }
 
     bool locked() const noexcept { return lock_.locked(); }
     const keystore& keys() const noexcept { return keys_; }
@@ -104,7 +125,16 @@ private:
     void on_remove_all_identities(request& q);
     void on_lock(request& q);
     void on_unlock(request& q);
-    void on_smartcard(request& q);
+    // ADD_SMARTCARD_KEY[_CONSTRAINED] and REMOVE_SMARTCARD_KEY
+    // (agent_smartcard.cpp).
+    void on_add_smartcard(request& q);
+    void on_remove_smartcard(request& q);
+    // A PKCS#11 module's canonical path when it may be named here (not
+    // over a forwarded agent unless -O allow-remote-pkcs11, allowed by
+    // -P), else nullopt after OpenSSH's log line; `what` is "add" or
+    // "remove".
+    std::optional<std::string> accepted_module(const std::string& provider, const connection_state& conn,
+                                               const char* what);
     void on_extension(request& q);
 
     void add(request& q, bool constrained);
@@ -136,6 +166,7 @@ private:
     keystore keys_;
     agent_lock lock_;
     security_key_hooks sk_hooks_;
+    pkcs11_hooks pkcs11_hooks_;
 };
 
 } // namespace longhaul::agent

@@ -55,4 +55,13 @@ std::optional<agent_clock::time_point> keystore::next_deadline() const noexcept
     return next;
 }
 
+std::size_t keystore::remove_provider(const std::string& provider)
+{
+    const auto before = ids_.size();
+    ids_.erase(std::remove_if(ids_.begin(), ids_.end(),
+                              [&](const stored_identity& id) { return id.token() && id.token()->provider == provider; }),
+               ids_.end());
+    return before - ids_.size();
+}
+
 } // namespace longhaul::agent

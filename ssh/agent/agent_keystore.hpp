@@ -28,8 +28,15 @@ struct security_key_identity {
     std::string provider;
 };
 
+// A PKCS#11 token's key: the agent signs through the module it loaded
+// (ssh-add -s), which ssh-add -e unloads with all its keys.
+struct token_identity {
+    public_key key;
+    std::string provider; // the module's canonical path
+};
+
 struct stored_identity {
-    std::variant<private_key, security_key_identity> key;
+    std::variant<private_key, security_key_identity, token_identity> key;
     std::optional<certificate> cert;
     std::string comment;
     // When the key is removed (ssh-add -t, ssh-agent -t); none: kept.
@@ -43,9 +50,12 @@ struct stored_identity {
     {
         if (const auto* sk = std::get_if<security_key_identity>(&key))
             return sk->key.key;
+        if (const auto* t = std::get_if<token_identity>(&key))
+            return t->key;
         return std::get<private_key>(key).public_part();
     }
     const security_key_identity* security_key() const noexcept { return std::get_if<security_key_identity>(&key); }
+    const token_identity* token() const noexcept { return std::get_if<token_identity>(&key); }
     // What REQUEST_IDENTITIES lists and SIGN_REQUEST names.
     const bytes& blob() const noexcept { return cert ? cert->blob() : public_part().blob(); }
 };
@@ -63,6 +73,8 @@ public:
     bool add(stored_identity id);
     stored_identity* find(byte_span blob) noexcept;
     bool remove(byte_span blob);
+    // Removes every key of the PKCS#11 module `provider`; returns how many.
+    std::size_t remove_provider(const std::string& provider);
     void clear() noexcept { ids_.clear(); }
 
     // Removes the identities whose deadline is not after `now`; returns

@@ -4,6 +4,7 @@
 // this file creates the socket, forks and handles signals.
 #include "common/random.hpp"
 #include "ssh/agent/agent_options.hpp"
+#include "ssh/agent/agent_pkcs11.hpp"
 #include "ssh/agent/agent_security_keys.hpp"
 #include "ssh/agent/agent_server.hpp"
 #include "ssh/prompt/prompt.hpp"
@@ -137,6 +138,8 @@ int serve(const agent_options& o, const socket_paths& paths, int sock, pid_t wat
     agent_core core(settings, random, [](const std::string& prompt) { return ask_permission(prompt); }, log);
     agent_security_keys security_keys(log);
     core.set_security_key_hooks(security_keys.hooks());
+    agent_pkcs11 modules(log);
+    core.set_pkcs11_hooks(modules.hooks());
     agent_server server(core, log, sock, watch_parent);
     server.run(stop_requested, stop_signals);
     paths.remove();

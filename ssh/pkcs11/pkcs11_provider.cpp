@@ -142,8 +142,10 @@ pkcs11_provider::~pkcs11_provider()
         log_.error("C_Finalize for provider " + path_ + " failed");
 }
 
-std::unique_ptr<pkcs11_provider> pkcs11_provider::load(const std::string& path, options opt, logger& log)
+std::unique_ptr<pkcs11_provider> pkcs11_provider::load(const std::string& path, options opt, logger& log,
+                                                       const secret_bytes* pin)
 {
+    const bool have_pin = pin != nullptr && !pin->empty();
     if (auto why = check_library_file(path, "C_GetFunctionList"); !why.empty()) {
         log.error(why);
         log.error("provider " + path + " is not a PKCS11 library");
@@ -227,7 +229,7 @@ std::unique_ptr<pkcs11_provider> pkcs11_provider::load(const std::string& path, 
                   "> model <" + printable_field(slot.token.model, sizeof slot.token.model) + "> serial <" +
                   printable_field(slot.token.serialNumber, sizeof slot.token.serialNumber) + "> flags " + flags);
         const bool login_required = (slot.token.flags & CKF_LOGIN_REQUIRED) != 0;
-        if (login_required && !p->options_.interactive) {
+        if (login_required && !p->options_.interactive && !have_pin) {
             log.error("pin required");
             continue;
         }
@@ -236,6 +238,17 @@ std::unique_ptr<pkcs11_provider> pkcs11_provider::load(const std::string& path, 
             log.error("C_OpenSession failed: " + std::to_string(rv));
             slot.session = CK_INVALID_HANDLE;
             continue;
+        }
+        if (login_required && have_pin) {
+            rv = f->C_Login(slot.session, CKU_USER, const_cast<std::uint8_t*>(pin->data()), pin->size());
+            if (rv != CKR_OK && rv != CKR_USER_ALREADY_LOGGED_IN) {
+                log.error("C_Login failed: " + std::to_string(rv));
+                if (f->C_CloseSession(slot.session) != CKR_OK)
+                    log.error("C_CloseSession failed");
+                slot.session = CK_INVALID_HANDLE;
+                continue;
+            }
+            slot.logged_in = true;
         }
         p->fetch_keys(i);
         // Some tokens show their keys only after a login.

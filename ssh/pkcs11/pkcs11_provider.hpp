@@ -52,10 +52,12 @@ public:
 
     // pkcs11_add_provider: loads the module and lists the keys of every
     // initialised token (logging in first to a token that shows none, when
-    // interactive). nullptr after the failure is logged (the module is not
-    // a PKCS#11 library, cannot be opened or initialised, or has no
-    // slots).
-    static std::unique_ptr<pkcs11_provider> load(const std::string& path, options opt, logger& log);
+    // interactive). A `pin` given up front (ssh-add -s; empty: none) logs
+    // in to each token that wants a login as its session opens. nullptr
+    // after the failure is logged (the module is not a PKCS#11 library,
+    // cannot be opened or initialised, or has no slots).
+    static std::unique_ptr<pkcs11_provider> load(const std::string& path, options opt, logger& log,
+                                                 const secret_bytes* pin = nullptr);
     ~pkcs11_provider();
     pkcs11_provider(const pkcs11_provider&) = delete;
     pkcs11_provider& operator=(const pkcs11_provider&) = delete;
