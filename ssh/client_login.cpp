@@ -324,12 +324,15 @@ namespace longhaul::detail {
 std::vector<client_identity> ssh_client::token_identities()
 {
     std::vector<client_identity> ids;
-    if (!cfg_.pkcs11_provider || pkcs11_)
+    if (!cfg_.pkcs11_provider)
         return ids;
-    pkcs11_provider::options opt;
-    opt.interactive = !cfg_.batch_mode.value_or(false);
-    opt.read_pin = [](const std::string& prompt) { return read_passphrase(prompt, prompt_echo::off); };
-    pkcs11_ = pkcs11_provider::load(*cfg_.pkcs11_provider, std::move(opt), log_);
+    // Loaded once per connection; the identities are listed again from it.
+    if (!pkcs11_) {
+        pkcs11_provider::options opt;
+        opt.interactive = !cfg_.batch_mode.value_or(false);
+        opt.read_pin = [](const std::string& prompt) { return read_passphrase(prompt, prompt_echo::off); };
+        pkcs11_ = pkcs11_provider::load(*cfg_.pkcs11_provider, std::move(opt), log_);
+    }
     if (!pkcs11_)
         return ids;
     for (const auto& k : pkcs11_->keys()) {
