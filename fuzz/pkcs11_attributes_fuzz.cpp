@@ -8,11 +8,14 @@
 //   1  ECDSA: CKA_EC_PARAMS, CKA_EC_POINT, then a C_Sign answer (r||s)
 //      made into a blob and verified
 //   2  a fixed-width padded text field (a token's label)
-// Invariants: a key that is accepted round-trips through its blob; a
+//   3  an X.509 certificate object: CKA_SUBJECT, CKA_VALUE
+// Invariants: a key that is accepted round-trips through its blob (a
+// certificate's is RSA or ECDSA, else the failure has words); a
 // signature blob names the algorithm asked for and, for RSA, carries
 // exactly the modulus' length.
 // Seeds: LONGHAUL_FUZZ_WRITE_SEEDS=DIR writes the attributes of a key of
-// each type with a valid token answer over the fixed message.
+// each type with a valid token answer over the fixed message, and a
+// self-signed P-256 certificate with its subject.
 #include "common/keys/private_key.hpp"
 #include "common/wire.hpp"
 #include "fuzz/fuzz_seeds.hpp"
@@ -23,10 +26,12 @@
 #include <openssl/ecdsa.h>
 #include <openssl/evp.h>
 #include <openssl/rsa.h>
+#include <openssl/x509.h>
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -77,6 +82,21 @@ void fuzz_ecdsa(const std::vector<bytes>& m)
     const auto alg = key_type_name(key->type());
     check(pkcs11::sign_input(*key, alg, message).has_value());
     check_blob(*key, alg, m[2]);
+}
+
+void fuzz_certificate(const std::vector<bytes>& m)
+{
+    if (m.size() < 2)
+        return;
+    std::string why;
+    auto got = pkcs11::x509_public_key(m[0], m[1], why);
+    if (!got) {
+        check(!why.empty());
+        return;
+    }
+    const key_type t = got->key.type();
+    check(t == key_type::rsa || t == key_type::ecdsa_p256 || t == key_type::ecdsa_p384 || t == key_type::ecdsa_p521);
+    check(public_key::from_blob(got->key.blob()).has_value());
 }
 
 // --- seeds ---
@@ -147,6 +167,28 @@ void write_seeds(const std::string& dir)
         bytes seed = fuzz::join_messages({c.oid, der, raw_sign(*key, *digest, c.field)});
         fuzz::write_seed(dir, c.name, fuzz::with_prefix({1}, seed));
     }
+    {
+        auto key = private_key::generate(key_type::ecdsa_p256);
+        X509* cert = X509_new();
+        X509_NAME* name = X509_get_subject_name(cert);
+        X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>("alice"), -1, -1,
+                                   0);
+        X509_set_issuer_name(cert, name);
+        X509_gmtime_adj(X509_getm_notBefore(cert), 0);
+        X509_gmtime_adj(X509_getm_notAfter(cert), 3600);
+        X509_set_pubkey(cert, key->evp());
+        X509_sign(cert, key->evp(), EVP_sha256());
+        unsigned char* der = nullptr;
+        const int n = i2d_X509(cert, &der);
+        bytes value(der, der + n);
+        OPENSSL_free(der);
+        der = nullptr;
+        const int m = i2d_X509_NAME(name, &der);
+        bytes subject(der, der + m);
+        OPENSSL_free(der);
+        X509_free(cert);
+        fuzz::write_seed(dir, "certificate", fuzz::with_prefix({3}, fuzz::join_messages({subject, value})));
+    }
     const std::string label = "test token                      ";
     fuzz::write_seed(dir, "label", fuzz::with_prefix({2}, as_bytes(label)));
 }
@@ -164,9 +206,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (size == 0)
         return 0;
     const byte_span in(data + 1, size - 1);
-    switch (data[0] % 3) {
+    switch (data[0] % 4) {
     case 0: fuzz_rsa(fuzz::split_messages(in, 3)); break;
     case 1: fuzz_ecdsa(fuzz::split_messages(in, 3)); break;
+    case 3: fuzz_certificate(fuzz::split_messages(in, 2)); break;
     default: {
         const std::string text = pkcs11::padded_text(in.data(), in.size());
         check(text.size() < in.size() || in.empty());

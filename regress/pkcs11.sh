@@ -4,13 +4,16 @@
 # temporary directory through SOFTHSM2_CONF), Longhaul's programs beside
 # Debian's:
 #  a. ssh-keygen -D lists the token's RSA and ECDSA keys (P-256, P-384,
-#     P-521, RSA of 2048 and 3072 bits) as Debian's does: stdout, stderr
+#     P-521, RSA of 2048 and 3072 bits, and a P-256 key known only by its
+#     X.509 certificate, labelled with its subject; an Ed25519 certificate
+#     skipped) as Debian's does: stdout, stderr
 #     and exit status the same with -l, -l -v, -E md5, -B and -v;
 #  b. its failures in the same words: files that are no PKCS#11 library,
 #     an uninitialised token, a token without keys (its PIN asked through
 #     askpass, refused on standard input);
-#  c. ssh -I logs in with each key type (RSA with rsa-sha2-512 and, where
-#     the server allows only that, rsa-sha2-256), into Debian's sshd and
+#  c. ssh -I logs in with each key type (RSA with rsa-sha2-512,
+#     rsa-sha2-256 and ssh-rsa; ECDSA on three curves; a certificate's
+#     key), into Debian's sshd and
 #     Longhaul's, the PIN asked once through askpass with Debian's prompt;
 #     the keys listed and offered with the token's labels, as Debian's ssh
 #     lists them; PKCS11Provider in a configuration file does the same;
@@ -19,8 +22,8 @@
 #  e. the agent: ssh-add -s (the PIN on standard input) and -e, Longhaul's
 #     and Debian's ssh-add with Longhaul's and Debian's ssh-agent in all
 #     four pairings: the same messages and exit statuses, the same keys
-#     listed, Debian's ssh logging in with an RSA and an ECDSA key through
-#     the agent; the refusals (a wrong PIN, a module -P does not allow, a
+#     listed, Debian's ssh logging in with an RSA, an ECDSA and a
+#     certificate's key through the agent; the refusals (a wrong PIN, a module -P does not allow, a
 #     missing one, a module loaded twice, removing one not loaded) in the
 #     same words.
 source "$(dirname "$0")/lib.sh"
@@ -62,6 +65,24 @@ import ec256 ecdsa 256 "ec key 256" 02
 import ec384 ecdsa 384 "ec key 384" 03
 import ec521 ecdsa 521 "ec key 521" 04
 import rsa3072 rsa 3072 "rsa 3072" 05
+# X.509 certificates with their private keys (OpenSC's pkcs11-tool writes
+# them): a P-256 key known only by its certificate, whose subject is its
+# label, and an Ed25519 certificate (alone), which OpenSSH 9.2 skips.
+command -v pkcs11-tool >/dev/null || lh_skip "pkcs11-tool not found (contrib/install-deps.sh installs opensc)"
+import_cert() { # NAME OPENSSL-KEY-ARGS ID [nokey: the certificate alone]
+    local f=$T/cert_$1 p11=(pkcs11-tool --module "$MODULE" --login --pin 123456)
+    openssl req -x509 $2 -nodes -keyout "$f.key" -out "$f.pem" -days 30 -subj "/C=DE/O=Longhaul Test/CN=$1" \
+        2>/dev/null && openssl x509 -in "$f.pem" -outform DER -out "$f.der" &&
+        SOFTHSM2_CONF=$T/main.conf "${p11[@]}" --write-object "$f.der" --type cert --id "$3" --label "$1 cert" \
+            >/dev/null 2>&1 && { [ "${4:-}" = nokey ] ||
+        SOFTHSM2_CONF=$T/main.conf "${p11[@]}" --write-object "$f.key" --type privkey --id "$3" --label "$1 key" \
+            >/dev/null 2>&1; } || lh_fail "pkcs11-tool --write-object $1"
+    [ "${4:-}" = nokey ] ||
+        "$LH_SSH_KEYGEN" -i -m PKCS8 -f <(openssl x509 -in "$f.pem" -pubkey -noout) >"$T/key_cert_$1.pub" 2>/dev/null ||
+        lh_fail "the public key of certificate $1"
+}
+import_cert alice "-newkey ec -pkeyopt ec_paramgen_curve:P-256" 0a
+import_cert bob "-newkey ed25519" 0b nokey
 
 printf '#!/bin/sh\necho "$1" >>"%s/prompts"\necho 123456\n' "$T" >"$T/pin.sh"
 printf '#!/bin/sh\necho "$1" >>"%s/prompts"\necho 000000\n' "$T" >"$T/badpin.sh"
@@ -106,10 +127,13 @@ same() { # NAME: the two programs' out, err and rc the same
 
 # ---------------------------------------------------------------- a
 lh_check "a. ssh-keygen -D lists the token's keys as Debian's" both_keygen list main -- -D "$MODULE"
-lh_check "a. ... five of them, each with its label" eval '[ "$(grep -c " rsa key$\| ec key [0-9]*$\| rsa 3072$" "$T/list.longhaul.out")" = 5 ]'
+lh_check "a. ... six of them, each with its label, the certificate's its subject" eval \
+    '[ "$(grep -c " rsa key$\| ec key [0-9]*$\| rsa 3072$\| /C=DE/O=Longhaul Test/CN=alice$" "$T/list.longhaul.out")" = 6 ]'
+lh_check "a. the Ed25519 certificate skipped in Debian's words" eval \
+    'tr -d "\\r" <"$T/list.longhaul.err" | grep -qx "unknown certificate key type"'
 imported_listed() {
     local k
-    for k in rsa ec256 ec384 ec521 rsa3072; do
+    for k in rsa ec256 ec384 ec521 rsa3072 cert_alice; do
         grep -qF "$(cut -d' ' -f2 "$T/key_$k.pub")" "$T/list.longhaul.out" || return 1
     done
 }
@@ -195,6 +219,8 @@ for server in debian longhaul; do
     lh_check "c. longhaul ssh -I into $server's sshd with ec521" logged_in longhaul "$server" ec521 ecdsa-sha2-nistp521
     lh_check "c. longhaul ssh -I into $server's sshd with rsa" logged_in longhaul "$server" rsa rsa-sha2-512
     lh_check "c. longhaul ssh -I into $server's sshd with rsa 3072" logged_in longhaul "$server" rsa3072 rsa-sha2-512
+    lh_check "c. longhaul ssh -I into $server's sshd with the certificate's key" \
+        logged_in longhaul "$server" cert_alice ecdsa-sha2-nistp256
     lh_check "c. longhaul ssh -I into $server's sshd with rsa, rsa-sha2-256" \
         logged_in longhaul "$server" rsa rsa-sha2-256 -o PubkeyAcceptedAlgorithms=rsa-sha2-256
     lh_check "c. longhaul ssh -I into $server's sshd with rsa, ssh-rsa (SHA-1)" \
@@ -252,7 +278,7 @@ card_flow() {
     local a=$1 g=$2 f=$T/flow.$1.$2 k
     add "$a" "$g" "$f.1" -s "$MODULE" &&
         add "$a" "$g" "$f.2" -l && sort "$f.2.out" -o "$f.2.out" || return 1
-    for k in rsa ec256; do
+    for k in rsa ec256 cert_alice; do
         cp "$T/key_$k.pub" "$T/srv-debian/authorized_keys"
         SSH_AUTH_SOCK=$T/agent_$g.sock "$D_SSH" -F /dev/null -p "$port_debian" -o BatchMode=yes \
             -o UserKnownHostsFile="$T/srv-debian/known_hosts.$port_debian" -o StrictHostKeyChecking=yes \
@@ -263,7 +289,7 @@ card_flow() {
 }
 same_flow() { # ADD AGENT: the outputs and statuses of Debian's pair
     local n ext
-    for n in 1 2 3 4 rsa ec256; do
+    for n in 1 2 3 4 rsa ec256 cert_alice; do
         for ext in out rc; do
             [ -e "$T/flow.debian.debian.$n.$ext" ] || continue
             diff "$T/flow.debian.debian.$n.$ext" "$T/flow.$1.$2.$n.$ext" >"$T/flow.diff" || {
@@ -277,7 +303,7 @@ same_flow() { # ADD AGENT: the outputs and statuses of Debian's pair
 lh_check "e. Debian's ssh-add -s, -l, -e with Debian's agent (the reference)" eval \
     'card_flow debian debian && grep -q "Card added: $MODULE$" "$T/flow.debian.debian.1.out" &&
      grep -qx logged-in "$T/flow.debian.debian.rsa.out" && grep -qx logged-in "$T/flow.debian.debian.ec256.out" &&
-     [ "$(wc -l <"$T/flow.debian.debian.2.out")" = 5 ]'
+     grep -qx logged-in "$T/flow.debian.debian.cert_alice.out" && [ "$(wc -l <"$T/flow.debian.debian.2.out")" = 6 ]'
 for pair in "longhaul longhaul" "debian longhaul" "longhaul debian"; do
     set -- $pair
     lh_check "e. $1's ssh-add with $2's agent: -s, -l, logins through it, -e as Debian's" eval \

@@ -3,8 +3,10 @@
 #include "common/wire.hpp"
 
 #include <openssl/evp.h>
+#include <openssl/x509.h>
 
 #include <array>
+#include <memory>
 
 namespace longhaul::pkcs11 {
 
@@ -124,6 +126,43 @@ result<public_key> ecdsa_public_key(byte_span ec_params, byte_span ec_point)
     if (key && key->type() != c->type)
         return errc::invalid_format;
     return key;
+}
+
+std::optional<certificate_key> x509_public_key(byte_span subject_der, byte_span cert_der, std::string& error)
+{
+    if (subject_der.size() > max_attribute || cert_der.size() > max_attribute) {
+        error = "invalid attribute length";
+        return std::nullopt;
+    }
+    std::string subject = "invalid subject";
+    const unsigned char* p = subject_der.data();
+    if (X509_NAME* name = d2i_X509_NAME(nullptr, &p, static_cast<long>(subject_der.size())); name != nullptr) {
+        if (char* line = X509_NAME_oneline(name, nullptr, 0); line != nullptr) {
+            subject = line;
+            OPENSSL_free(line);
+        }
+        X509_NAME_free(name);
+    }
+    p = cert_der.data();
+    std::unique_ptr<X509, decltype(&X509_free)> cert(d2i_X509(nullptr, &p, static_cast<long>(cert_der.size())),
+                                                     X509_free);
+    if (!cert) {
+        error = "d2i_x509 failed";
+        return std::nullopt;
+    }
+    EVP_PKEY* pkey = X509_get0_pubkey(cert.get());
+    if (pkey == nullptr) {
+        error = "X509_get_pubkey failed";
+        return std::nullopt;
+    }
+    // OpenSSH 9.2 takes RSA and ECDSA keys from certificates, nothing else.
+    const int id = EVP_PKEY_get_base_id(pkey);
+    auto key = id == EVP_PKEY_RSA || id == EVP_PKEY_EC ? public_key::from_evp(pkey) : result<public_key>(errc::unsupported);
+    if (!key) {
+        error = "unknown certificate key type";
+        return std::nullopt;
+    }
+    return certificate_key{std::move(*key), std::move(subject)};
 }
 
 std::string padded_text(const unsigned char* field, std::size_t width)

@@ -32,6 +32,17 @@ result<public_key> rsa_public_key(byte_span modulus, byte_span exponent);
 // explicit parameters are errc::unsupported.
 result<public_key> ecdsa_public_key(byte_span ec_params, byte_span ec_point);
 
+// A CKO_CERTIFICATE of type X.509, as OpenSSH 9.2 reads one: the SSH key
+// of the certificate in CKA_VALUE (RSA or ECDSA on P-256/384/521; the
+// certificate itself is not checked, only its key is used) and its label,
+// CKA_SUBJECT as OpenSSL's X509_NAME_oneline writes it ("/C=DE/CN=alice"),
+// or "invalid subject". On failure `error` holds OpenSSH's words.
+struct certificate_key {
+    public_key key;
+    std::string subject;
+};
+std::optional<certificate_key> x509_public_key(byte_span subject_der, byte_span cert_der, std::string& error);
+
 // The text of a fixed-width, blank-padded PKCS#11 string (a token's label,
 // manufacturer) as OpenSSH's rmspace leaves it: the last byte dropped, the
 // text ending at a NUL, trailing blanks removed.

@@ -118,6 +118,36 @@ std::optional<public_key> public_key_of(CK_FUNCTION_LIST* f, CK_SESSION_HANDLE s
     return std::move(*key);
 }
 
+// Every object of class `cls` the session sees (at most 4096). They are
+// listed first and read after C_FindObjectsFinal: a module may refuse
+// other calls while a search is active.
+std::vector<CK_OBJECT_HANDLE> find_all(CK_FUNCTION_LIST* f, CK_SESSION_HANDLE session, CK_OBJECT_CLASS cls,
+                                       logger& log)
+{
+    std::vector<CK_OBJECT_HANDLE> objects;
+    CK_ATTRIBUTE filter{CKA_CLASS, &cls, sizeof cls};
+    CK_RV rv = f->C_FindObjectsInit(session, &filter, 1);
+    if (rv != CKR_OK) {
+        log.error("C_FindObjectsInit failed: " + std::to_string(rv));
+        return objects;
+    }
+    constexpr std::size_t max_objects = 4096;
+    for (;;) {
+        CK_OBJECT_HANDLE obj = CK_INVALID_HANDLE;
+        CK_ULONG n = 0;
+        if ((rv = f->C_FindObjects(session, &obj, 1, &n)) != CKR_OK) {
+            log.error("C_FindObjects failed: " + std::to_string(rv));
+            break;
+        }
+        if (n == 0 || objects.size() >= max_objects)
+            break;
+        objects.push_back(obj);
+    }
+    if ((rv = f->C_FindObjectsFinal(session)) != CKR_OK)
+        log.error("C_FindObjectsFinal failed: " + std::to_string(rv));
+    return objects;
+}
+
 } // namespace
 
 std::string pkcs11_pin_prompt(std::string_view token_label)
@@ -267,34 +297,21 @@ void pkcs11_provider::fetch_keys(std::size_t slot)
 {
     auto* f = const_cast<function_table*>(functions_);
     const CK_SESSION_HANDLE session = slots_[slot]->session;
-    CK_OBJECT_CLASS cls = CKO_PUBLIC_KEY;
-    CK_ATTRIBUTE filter{CKA_CLASS, &cls, sizeof cls};
-    CK_RV rv = f->C_FindObjectsInit(session, &filter, 1);
-    if (rv != CKR_OK) {
-        log_.error("C_FindObjectsInit failed: " + std::to_string(rv));
-        return;
-    }
-    // The objects are listed first, and read after C_FindObjectsFinal: a
-    // module may refuse other calls while a search is active.
-    std::vector<CK_OBJECT_HANDLE> objects;
-    constexpr std::size_t max_objects = 4096;
-    for (;;) {
-        CK_OBJECT_HANDLE obj = CK_INVALID_HANDLE;
-        CK_ULONG n = 0;
-        if ((rv = f->C_FindObjects(session, &obj, 1, &n)) != CKR_OK) {
-            log_.error("C_FindObjects failed: " + std::to_string(rv));
-            break;
+    const auto add = [&](public_key key, std::string label, bytes id, const char* from) {
+        const bool included = std::any_of(keys_.begin(), keys_.end(), [&](const pkcs11_key& k) { return k.key == key; });
+        if (included) {
+            log_.debug2(std::string(from) + ": key already included");
+            return;
         }
-        if (n == 0 || objects.size() >= max_objects)
-            break;
-        objects.push_back(obj);
-    }
-    if (f->C_FindObjectsFinal(session) != CKR_OK)
-        log_.error("C_FindObjectsFinal failed");
-    for (const CK_OBJECT_HANDLE obj : objects) {
+        keys_.push_back({std::move(key), std::move(label), slot, std::move(id)});
+        log_.debug("have " + std::to_string(keys_.size()) + " keys");
+    };
+    // Public-key objects first, then X.509 certificates (OpenSSH's
+    // pkcs11_fetch_keys, then pkcs11_fetch_certs).
+    for (const CK_OBJECT_HANDLE obj : find_all(f, session, CKO_PUBLIC_KEY, log_)) {
         CK_KEY_TYPE type = 0;
         CK_ATTRIBUTE a{CKA_KEY_TYPE, &type, sizeof type};
-        if ((rv = f->C_GetAttributeValue(session, obj, &a, 1)) != CKR_OK) {
+        if (const CK_RV rv = f->C_GetAttributeValue(session, obj, &a, 1); rv != CKR_OK) {
             log_.error("C_GetAttributeValue failed: " + std::to_string(rv));
             continue;
         }
@@ -305,14 +322,33 @@ void pkcs11_provider::fetch_keys(std::size_t slot)
             log_.error("failed to fetch key");
             continue;
         }
-        const bool included =
-            std::any_of(keys_.begin(), keys_.end(), [&](const pkcs11_key& k) { return k.key == *key; });
-        if (included) {
-            log_.debug2("pkcs11_fetch_keys: key already included");
+        add(std::move(*key), std::string(label->begin(), label->end()), std::move(*id), "pkcs11_fetch_keys");
+    }
+    for (const CK_OBJECT_HANDLE obj : find_all(f, session, CKO_CERTIFICATE, log_)) {
+        CK_CERTIFICATE_TYPE type = 0;
+        CK_ATTRIBUTE a{CKA_CERTIFICATE_TYPE, &type, sizeof type};
+        if (const CK_RV rv = f->C_GetAttributeValue(session, obj, &a, 1); rv != CKR_OK) {
+            log_.error("C_GetAttributeValue failed: " + std::to_string(rv));
             continue;
         }
-        keys_.push_back({std::move(*key), std::string(label->begin(), label->end()), slot, std::move(*id)});
-        log_.debug("have " + std::to_string(keys_.size()) + " keys");
+        if (type != CKC_X_509) {
+            log_.error("skipping unsupported certificate type " + std::to_string(type));
+            continue;
+        }
+        auto id = attribute(f, session, obj, CKA_ID, pkcs11::max_attribute, log_);
+        auto subject = id ? attribute(f, session, obj, CKA_SUBJECT, pkcs11::max_attribute, log_) : std::nullopt;
+        auto value = subject ? attribute(f, session, obj, CKA_VALUE, pkcs11::max_attribute, log_) : std::nullopt;
+        std::string why = "invalid attribute length";
+        std::optional<pkcs11::certificate_key> key;
+        if (value && !subject->empty() && !value->empty())
+            key = pkcs11::x509_public_key(*subject, *value, why);
+        if (!key) {
+            if (value)
+                log_.error(why);
+            log_.error("failed to fetch key");
+            continue;
+        }
+        add(std::move(key->key), std::move(key->subject), std::move(*id), "pkcs11_fetch_certs");
     }
 }
 

@@ -16,8 +16,10 @@
 #include <openssl/ecdsa.h>
 #include <openssl/evp.h>
 #include <openssl/rsa.h>
+#include <openssl/x509.h>
 
 #include <memory>
+#include <utility>
 
 using namespace longhaul;
 
@@ -226,4 +228,67 @@ TEST_CASE("pkcs11: a token's padded text as OpenSSH's rmspace leaves it")
     const unsigned char nul[8] = {'a', 'b', 0, 'c', ' ', ' ', ' ', ' '};
     CHECK(pkcs11::padded_text(nul, sizeof nul) == "ab");
     CHECK(pkcs11::padded_text(nul, 0).empty());
+}
+
+namespace {
+
+// A self-signed certificate for `key` with subject C=DE, CN=alice: its DER
+// and the subject's DER (CKA_VALUE and CKA_SUBJECT).
+std::pair<bytes, bytes> make_certificate(EVP_PKEY* key)
+{
+    std::unique_ptr<X509, decltype(&X509_free)> cert(X509_new(), X509_free);
+    REQUIRE(cert);
+    X509_NAME* name = X509_get_subject_name(cert.get());
+    X509_NAME_add_entry_by_txt(name, "C", MBSTRING_ASC, reinterpret_cast<const unsigned char*>("DE"), -1, -1, 0);
+    X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>("alice"), -1, -1, 0);
+    X509_set_issuer_name(cert.get(), name);
+    ASN1_INTEGER_set(X509_get_serialNumber(cert.get()), 1);
+    X509_gmtime_adj(X509_getm_notBefore(cert.get()), 0);
+    X509_gmtime_adj(X509_getm_notAfter(cert.get()), 3600);
+    REQUIRE(X509_set_pubkey(cert.get(), key) == 1);
+    const bool ed = EVP_PKEY_get_base_id(key) == EVP_PKEY_ED25519;
+    REQUIRE(X509_sign(cert.get(), key, ed ? nullptr : EVP_sha256()) > 0);
+    unsigned char* der = nullptr;
+    const int n = i2d_X509(cert.get(), &der);
+    REQUIRE(n > 0);
+    bytes cert_der(der, der + n);
+    OPENSSL_free(der);
+    der = nullptr;
+    const int m = i2d_X509_NAME(name, &der);
+    REQUIRE(m > 0);
+    bytes subject_der(der, der + m);
+    OPENSSL_free(der);
+    return {cert_der, subject_der};
+}
+
+} // namespace
+
+TEST_CASE("pkcs11: the key of an X.509 certificate object, labelled with its subject")
+{
+    for (key_type t : {key_type::ecdsa_p256, key_type::ecdsa_p384, key_type::rsa}) {
+        auto key = private_key::generate(t, t == key_type::rsa ? 2048 : 0);
+        REQUIRE(key);
+        const auto [cert, subject] = make_certificate(key->evp());
+        std::string why;
+        auto got = pkcs11::x509_public_key(subject, cert, why);
+        REQUIRE(got);
+        CHECK(got->key == key->public_part());
+        CHECK(got->subject == "/C=DE/CN=alice");
+        // A subject that does not parse still gives the key.
+        auto unnamed = pkcs11::x509_public_key(bytes{0x30, 0x05}, cert, why);
+        REQUIRE(unnamed);
+        CHECK(unnamed->subject == "invalid subject");
+        // A certificate cut short is refused in OpenSSH's words.
+        CHECK_FALSE(pkcs11::x509_public_key(subject, byte_span(cert).first(cert.size() - 1), why));
+        CHECK(why == "d2i_x509 failed");
+    }
+    // Ed25519 is not a key OpenSSH 9.2 takes from a token.
+    auto ed = private_key::generate(key_type::ed25519);
+    REQUIRE(ed);
+    const auto [cert, subject] = make_certificate(ed->evp());
+    std::string why;
+    CHECK_FALSE(pkcs11::x509_public_key(subject, cert, why));
+    CHECK(why == "unknown certificate key type");
+    CHECK_FALSE(pkcs11::x509_public_key(subject, bytes(), why));
+    CHECK_FALSE(pkcs11::x509_public_key(subject, bytes(pkcs11::max_attribute + 1, 0x30), why));
 }
