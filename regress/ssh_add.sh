@@ -303,10 +303,18 @@ unsupported() {
     [ "$(cat "$T/uns.rc")" != 0 ] && grep -q "not supported yet" "$T/uns.err" || { cat "$T/uns.err" >&2; return 1; }
     same_agents
 }
-for opt in "-s /no/lib.so" "-e /no/lib.so" "-K" "-M 5 $K/k_ed"; do
+for opt in "-K" "-M 5 $K/k_ed"; do
     # shellcheck disable=SC2086
     lh_check "not supported yet: ${opt%% *}" unsupported $opt
 done
+# PKCS#11 modules the agent cannot load: the PIN asked, the refusal in the
+# same words (regress/pkcs11.sh loads a real token).
+answers 123456
+lh_check "-s with a missing module: refused as Debian's" eval \
+    'same -s /no/lib.so && status_is 1 && said "Could not add card \"/no/lib.so\": agent refused operation"'
+lh_check "-e with a missing module: refused as Debian's" eval \
+    'same -e /no/lib.so && status_is 1 && said "Could not remove card \"/no/lib.so\": agent refused operation"'
+answers
 # -S names the provider of FIDO keys only: a plain key is added without it
 # (ssh_agent_security_keys.sh covers security keys).
 lh_check "-S with a plain key: unused" eval 'same -S /no/sk.so "$K/k_ed" && status_is 0 && said "Identity added"'
