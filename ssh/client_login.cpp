@@ -314,9 +314,6 @@ void ssh_client::sign_with_security_key(const client_auth_event& ev)
     layer_->client_auth_machine()->answer_signature(std::get<bytes>(sig));
 }
 
-} // namespace longhaul::detail
-
-namespace longhaul::detail {
 
 // PKCS11Provider (-I): the module's keys, named by their labels, as
 // OpenSSH's ssh loads them (a PIN asked only when a signature or a token

@@ -70,8 +70,8 @@ std::optional<bytes> digest(const EVP_MD* md, byte_span data)
     return out;
 }
 
-// One DER length (short or long form, at most four length bytes) at `p`;
-// advances `p`. nullopt when malformed or past `end`.
+// One DER length (short or long form, at most four length bytes) at the
+// start of `in`, which is advanced past it; nullopt when malformed or cut.
 std::optional<std::size_t> der_length(byte_span& in)
 {
     if (in.empty())

@@ -8,11 +8,14 @@
 #include <p11-kit/pkcs11.h>
 
 #include <algorithm>
+#include <utility>
 #include <cstdio>
 
 namespace longhaul {
 
-struct pkcs11_provider::function_table : CK_FUNCTION_LIST {};
+struct pkcs11_provider::function_table {
+    CK_FUNCTION_LIST* list = nullptr;
+};
 
 struct pkcs11_provider::slot_state {
     CK_SLOT_ID id = 0;
@@ -85,28 +88,29 @@ std::optional<CK_OBJECT_HANDLE> find_object(CK_FUNCTION_LIST* f, CK_SESSION_HAND
 std::optional<public_key> public_key_of(CK_FUNCTION_LIST* f, CK_SESSION_HANDLE session, CK_OBJECT_HANDLE obj,
                                         CK_KEY_TYPE type, logger& log)
 {
-    const auto get = [&](CK_ATTRIBUTE_TYPE t) { return attribute(f, session, obj, t, pkcs11::max_attribute, log); };
+    // Both attributes of the key, neither empty.
+    const auto two = [&](CK_ATTRIBUTE_TYPE a, CK_ATTRIBUTE_TYPE b) -> std::optional<std::pair<bytes, bytes>> {
+        auto first = attribute(f, session, obj, a, pkcs11::max_attribute, log);
+        auto second = first ? attribute(f, session, obj, b, pkcs11::max_attribute, log) : std::nullopt;
+        if (!second)
+            return std::nullopt;
+        if (first->empty() || second->empty()) {
+            log.error("invalid attribute length");
+            return std::nullopt;
+        }
+        return std::pair{std::move(*first), std::move(*second)};
+    };
     result<public_key> key = errc::invalid_format;
     if (type == CKK_RSA) {
-        auto n = get(CKA_MODULUS);
-        auto e = n ? get(CKA_PUBLIC_EXPONENT) : std::nullopt;
-        if (!e)
+        auto ne = two(CKA_MODULUS, CKA_PUBLIC_EXPONENT);
+        if (!ne)
             return std::nullopt;
-        if (n->empty() || e->empty()) {
-            log.error("invalid attribute length");
-            return std::nullopt;
-        }
-        key = pkcs11::rsa_public_key(*n, *e);
+        key = pkcs11::rsa_public_key(ne->first, ne->second);
     } else if (type == CKK_EC) {
-        auto params = get(CKA_EC_PARAMS);
-        auto point = params ? get(CKA_EC_POINT) : std::nullopt;
-        if (!point)
+        auto curve = two(CKA_EC_PARAMS, CKA_EC_POINT);
+        if (!curve)
             return std::nullopt;
-        if (params->empty() || point->empty()) {
-            log.error("invalid attribute length");
-            return std::nullopt;
-        }
-        key = pkcs11::ecdsa_public_key(*params, *point);
+        key = pkcs11::ecdsa_public_key(curve->first, curve->second);
     } else {
         log.error("skipping unsupported key type");
         return std::nullopt;
@@ -162,9 +166,9 @@ pkcs11_provider::pkcs11_provider(std::string path, options opt, logger& log)
 
 pkcs11_provider::~pkcs11_provider()
 {
-    if (functions_ == nullptr)
+    if (!functions_)
         return;
-    auto* f = const_cast<function_table*>(functions_);
+    CK_FUNCTION_LIST* f = functions_->list;
     for (auto& s : slots_)
         if (s->session != CK_INVALID_HANDLE && f->C_CloseSession(s->session) != CKR_OK)
             log_.error("C_CloseSession failed");
@@ -198,7 +202,7 @@ std::unique_ptr<pkcs11_provider> pkcs11_provider::load(const std::string& path, 
         log.error("C_GetFunctionList for provider " + path + " failed: " + std::to_string(rv));
         return nullptr;
     }
-    p->functions_ = static_cast<const function_table*>(f);
+    p->functions_ = std::make_unique<function_table>(function_table{f});
     if ((rv = f->C_Initialize(nullptr)) != CKR_OK) {
         log.error("C_Initialize for provider " + path + " failed: " + std::to_string(rv));
         return nullptr;
@@ -295,7 +299,7 @@ std::unique_ptr<pkcs11_provider> pkcs11_provider::load(const std::string& path, 
 
 void pkcs11_provider::fetch_keys(std::size_t slot)
 {
-    auto* f = const_cast<function_table*>(functions_);
+    CK_FUNCTION_LIST* f = functions_->list;
     const CK_SESSION_HANDLE session = slots_[slot]->session;
     const auto add = [&](public_key key, std::string label, bytes id, const char* from) {
         const bool included = std::any_of(keys_.begin(), keys_.end(), [&](const pkcs11_key& k) { return k.key == key; });
@@ -370,7 +374,7 @@ bool pkcs11_provider::login(slot_state& s, unsigned long user_type)
             return false;
         }
     }
-    auto* f = const_cast<function_table*>(functions_);
+    CK_FUNCTION_LIST* f = functions_->list;
     const CK_RV rv = f->C_Login(s.session, user_type, pin ? pin->data() : nullptr, pin ? pin->size() : 0);
     switch (rv) {
     case CKR_OK:
@@ -386,7 +390,7 @@ bool pkcs11_provider::login(slot_state& s, unsigned long user_type)
 bool pkcs11_provider::get_private_key(const pkcs11_key& key, unsigned long mechanism, unsigned long& object)
 {
     slot_state& s = *slots_[key.slot];
-    auto* f = const_cast<function_table*>(functions_);
+    CK_FUNCTION_LIST* f = functions_->list;
     if ((s.token.flags & CKF_LOGIN_REQUIRED) != 0 && !s.logged_in && !login(s, CKU_USER)) {
         log_.error("login failed");
         return false;
@@ -429,7 +433,7 @@ bool pkcs11_provider::get_private_key(const pkcs11_key& key, unsigned long mecha
 
 std::optional<bytes> pkcs11_provider::sign(const pkcs11_key& key, std::string_view alg, byte_span data)
 {
-    const auto input = pkcs11::sign_input(key.key, alg, data);
+    auto input = pkcs11::sign_input(key.key, alg, data);
     if (!input || key.slot >= slots_.size())
         return std::nullopt;
     const bool rsa = key.key.type() == key_type::rsa;
@@ -438,13 +442,12 @@ std::optional<bytes> pkcs11_provider::sign(const pkcs11_key& key, std::string_vi
         log_.error("pkcs11_get_key failed");
         return std::nullopt;
     }
-    auto* f = const_cast<function_table*>(functions_);
+    CK_FUNCTION_LIST* f = functions_->list;
     // An RSA signature is the modulus' length (16384 bits at most), ECDSA's
     // r||s 132 bytes at most; the module writes no more than we offer.
     bytes sig(max_mpint_bytes + 16);
     CK_ULONG len = sig.size();
-    bytes in = *input;
-    const CK_RV rv = f->C_Sign(slots_[key.slot]->session, in.data(), in.size(), sig.data(), &len);
+    const CK_RV rv = f->C_Sign(slots_[key.slot]->session, input->data(), input->size(), sig.data(), &len);
     if (rv != CKR_OK) {
         log_.error("C_Sign failed: " + std::to_string(rv));
         return std::nullopt;

@@ -71,7 +71,7 @@ public:
     // Logs in first when the token wants it and no login was made yet.
     std::optional<bytes> sign(const pkcs11_key& key, std::string_view alg, byte_span data);
 
-    struct function_table; // the module's CK_FUNCTION_LIST, opaque here
+    struct function_table; // holds the module's CK_FUNCTION_LIST (pkcs11.h stays out of this header)
     struct slot_state;
 
 private:
@@ -84,7 +84,7 @@ private:
     options options_;
     logger& log_;
     shared_library library_;
-    const function_table* functions_ = nullptr;
+    std::unique_ptr<function_table> functions_;
     bool initialized_ = false;
     std::vector<std::unique_ptr<slot_state>> slots_;
     std::vector<pkcs11_key> keys_;
