@@ -15,9 +15,6 @@ constexpr std::string_view unsupported_extensions[] = {
     "associated-certs-v00@openssh.com",
 };
 
-// A provider path (OpenSSH reads it as a C string): at most PATH_MAX, no NUL.
-constexpr std::size_t max_provider = 4096;
-
 } // namespace
 
 result<add_constraints> parse_key_constraints(wire_reader& r, std::string& error)
@@ -62,7 +59,7 @@ result<add_constraints> parse_key_constraints(wire_reader& r, std::string& error
                 break;
             }
             if (name == sk_provider_extension) {
-                const std::string_view provider = r.text(max_provider);
+                const std::string_view provider = r.text(max_provider_path);
                 if (!r.ok())
                     break;
                 if (provider.find('\0') != std::string_view::npos) {

@@ -20,6 +20,10 @@ class wire_reader;
 
 namespace longhaul::agent {
 
+// A provider path (sk-provider constraint, ssh-add -s/-e; OpenSSH reads it
+// as a C string): at most PATH_MAX, no NUL.
+inline constexpr std::size_t max_provider_path = 4096;
+
 struct add_constraints {
     std::optional<std::uint32_t> lifetime; // seconds
     bool confirm = false;

@@ -131,10 +131,9 @@ private:
     void on_remove_smartcard(request& q);
     // A PKCS#11 module's canonical path when it may be named here (not
     // over a forwarded agent unless -O allow-remote-pkcs11, allowed by
-    // -P), else nullopt after OpenSSH's log line; `what` is "add" or
-    // "remove".
+    // -P; both only when `adding`), else nullopt after OpenSSH's log line.
     std::optional<std::string> accepted_module(const std::string& provider, const connection_state& conn,
-                                               const char* what);
+                                               bool adding);
     void on_extension(request& q);
 
     void add(request& q, bool constrained);

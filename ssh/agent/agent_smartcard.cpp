@@ -14,11 +14,26 @@
 
 namespace longhaul::agent {
 
+namespace {
+
+// The module's path as OpenSSH's sshbuf_get_cstring reads it: bounded, no
+// NUL inside; nullopt (logged as a parse error of `where`) otherwise.
+std::optional<std::string> read_module_path(wire_reader& r, const char* where, logger& log)
+{
+    const std::string_view path = r.text(max_provider_path);
+    if (!r.ok() || path.find('\0') != std::string_view::npos) {
+        log.error(std::string(where) + ": parse: invalid format");
+        return std::nullopt;
+    }
+    return std::string(path);
+}
+
+} // namespace
+
 std::optional<std::string> agent_core::accepted_module(const std::string& provider, const connection_state& conn,
-                                                       const char* what)
+                                                       bool adding)
 {
     const std::string shown = printable(provider.substr(0, 100));
-    const bool adding = std::string_view(what) == "add";
     if (adding && !conn.bindings.empty() && !settings_.allow_remote_providers) {
         log_.verbose("failed PKCS#11 add of \"" + shown + "\": remote provider loading is disabled");
         return std::nullopt;
@@ -44,7 +59,9 @@ std::optional<std::string> agent_core::accepted_module(const std::string& provid
 void agent_core::on_add_smartcard(request& q)
 {
     q.reply.body = bytes{failure};
-    const std::string provider(q.r.text());
+    const auto provider = read_module_path(q.r, "process_add_smartcard_key", log_);
+    if (!provider)
+        return;
     const secret_bytes pin(q.r.string());
     if (!q.r.ok()) {
         log_.error("process_add_smartcard_key: parse: " + std::string(to_string(q.r.error())));
@@ -58,7 +75,7 @@ void agent_core::on_add_smartcard(request& q)
         log_.error("process_add_smartcard_key: failed to parse constraints");
         return;
     }
-    auto canonical = accepted_module(provider, q.conn, "add");
+    auto canonical = accepted_module(*provider, q.conn, true);
     if (!canonical)
         return;
     std::optional<std::vector<token_key>> keys;
@@ -92,13 +109,15 @@ void agent_core::on_add_smartcard(request& q)
 void agent_core::on_remove_smartcard(request& q)
 {
     q.reply.body = bytes{failure};
-    const std::string provider(q.r.text());
+    const auto provider = read_module_path(q.r, "process_remove_smartcard_key", log_);
+    if (!provider)
+        return;
     (void)q.r.string(); // the PIN, unused
     if (!q.r.finish()) {
         log_.error("process_remove_smartcard_key: parse");
         return;
     }
-    auto canonical = accepted_module(provider, q.conn, "remove");
+    auto canonical = accepted_module(*provider, q.conn, false);
     if (!canonical)
         return;
     keys_.remove_provider(*canonical);

@@ -9,6 +9,7 @@
 #include "tests/agent/agent_test_util.hpp"
 
 #include "common/auth/agent_protocol.hpp"
+#include "ssh/agent/agent_constraints.hpp"
 
 #include <map>
 #include <vector>
@@ -23,7 +24,9 @@ struct card_harness : harness {
     explicit card_harness(agent_settings s = {}) : harness(s)
     {
         security_key_hooks fs;
-        fs.canonical_path = [](const std::string& p, std::string& error) -> std::optional<std::string> {
+        // As realpath(3), which reads a C string.
+        fs.canonical_path = [](const std::string& path, std::string& error) -> std::optional<std::string> {
+            const std::string p = path.c_str();
             if (p == "token.so" || p == module)
                 return module;
             if (p == "/home/u/token.so")
@@ -108,6 +111,12 @@ TEST_CASE("agent PKCS#11: the module's path, -P and a forwarded agent")
     CHECK(h.type_of(card(true, "/home/u/token.so", "123456")) == failure);
     CHECK(h.loads.empty()); // nothing loaded that -P does not allow
     CHECK(h.type_of(card(false, "/nonexistent.so", "")) == failure);
+    // A path with a NUL inside (OpenSSH reads a C string) or past the bound
+    // is a malformed request: nothing is looked up or loaded.
+    const std::string with_nul = module + std::string(1, '\0') + "x";
+    CHECK(h.type_of(card(true, with_nul, "123456")) == failure);
+    CHECK(h.type_of(card(false, with_nul, "")) == failure);
+    CHECK(h.type_of(card(true, "/" + std::string(longhaul::agent::max_provider_path, 'a'), "123456")) == failure);
     // A wrong PIN: the module loads no keys.
     CHECK(h.type_of(card(true, module, "000000")) == failure);
     CHECK(h.list().empty());
