@@ -136,24 +136,6 @@ void check_output(bytes& pending, std::uint32_t max_packet)
     pending.erase(pending.begin(), pending.begin() + static_cast<std::ptrdiff_t>(pos));
 }
 
-std::vector<bytes> split(byte_span in)
-{
-    std::vector<bytes> out;
-    std::size_t pos = 0;
-    while (pos < in.size() && out.size() < 256) {
-        std::size_t n = in[pos++];
-        if (n == 255 && pos + 2 <= in.size()) {
-            n = std::size_t(in[pos]) << 8 | in[pos + 1];
-            pos += 2;
-        }
-        n = std::min(n, in.size() - pos);
-        out.emplace_back(in.begin() + static_cast<std::ptrdiff_t>(pos),
-                         in.begin() + static_cast<std::ptrdiff_t>(pos + n));
-        pos += n;
-    }
-    return out;
-}
-
 bytes packet(const bytes& body)
 {
     bytes p;
@@ -359,7 +341,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (settings & 0x01) {
         stream.insert(stream.end(), rest.begin(), rest.end());
     } else {
-        for (const auto& m : split(rest)) {
+        for (const auto& m : fuzz::split_messages(rest, 256)) {
             const bytes p = packet(m);
             stream.insert(stream.end(), p.begin(), p.end());
         }
