@@ -221,16 +221,24 @@ lh_file_transfer_servers() {
     chmod 711 "$LH_TMP"
     "$LH_SSH_KEYGEN" -q -t ed25519 -N '' -f "$LH_TMP/id"
     lh_make_host_keys "$LH_TMP"
-    _lh_file_server debian /usr/sbin/sshd "$sub"
-    _lh_file_server longhaul "$lsshd" internal-sftp
+    LH_SFTP_SERVER=$sub lh_start_named_sshd debian /usr/sbin/sshd
+    LH_SFTP_SERVER=internal-sftp lh_start_named_sshd longhaul "$lsshd"
 }
-_lh_file_server() { # NAME SSHD SUBSYSTEM: sets port_NAME
-    local name=$1 sshd=$2 sub=$3 d="$LH_TMP/srv-$1" p
+
+# lh_start_named_sshd NAME SSHD [sshd_config lines...]: SSHD in
+# $LH_TMP/srv-NAME with the host keys lh_make_host_keys made in $LH_TMP,
+# $LH_TMP/id.pub as its authorized_keys when there is one (else an empty
+# file), and srv-NAME/known_hosts.PORT (lh_known_hosts); sets port_NAME.
+lh_start_named_sshd() {
+    local name=$1 sshd=$2 d="$LH_TMP/srv-$1" p
+    shift 2
     mkdir -p "$d" && chmod 711 "$d"
     cp "$LH_TMP"/ssh_host_* "$d/"
-    cp "$LH_TMP/id.pub" "$d/authorized_keys" && chmod 644 "$d/authorized_keys"
+    if [ -e "$LH_TMP/id.pub" ]; then cp "$LH_TMP/id.pub" "$d/authorized_keys"; else : >"$d/authorized_keys"; fi
+    chmod 644 "$d/authorized_keys"
     lh_port p
-    LH_SSHD=$sshd LH_SFTP_SERVER=$sub lh_start_sshd "$d" "$p"
+    LH_SSHD=$sshd lh_start_sshd "$d" "$p" "$@"
+    lh_known_hosts "$d" "$p"
     printf -v "port_$name" %s "$p"
 }
 

@@ -159,21 +159,10 @@ lh_check "b. a token without keys, no PIN (no terminal, no askpass), as Debian's
 
 # ---------------------------------------------------------------- c, d
 lh_make_host_keys "$T"
-start_server() { # NAME SSHD [sshd_config lines]: sets port_NAME
-    local name=$1 sshd=$2 d="$T/srv-$1" p
-    shift 2
-    mkdir -p "$d" && chmod 711 "$d"
-    cp "$T"/ssh_host_* "$d/"
-    : >"$d/authorized_keys"
-    lh_port p
-    LH_SSHD=$sshd lh_start_sshd "$d" "$p" "$@"
-    lh_known_hosts "$d" "$p"
-    printf -v "port_$name" %s "$p"
-}
-start_server debian /usr/sbin/sshd
-start_server longhaul "$L_SSHD"
-start_server debian_sha1 /usr/sbin/sshd "PubkeyAcceptedAlgorithms +ssh-rsa"
-start_server longhaul_sha1 "$L_SSHD" "PubkeyAcceptedAlgorithms +ssh-rsa"
+lh_start_named_sshd debian /usr/sbin/sshd
+lh_start_named_sshd longhaul "$L_SSHD"
+lh_start_named_sshd debian_sha1 /usr/sbin/sshd "PubkeyAcceptedAlgorithms +ssh-rsa"
+lh_start_named_sshd longhaul_sha1 "$L_SSHD" "PubkeyAcceptedAlgorithms +ssh-rsa"
 # login CLIENT SERVER KEY [ssh args]: only KEY authorised; the output in
 # $T/login.CLIENT.*, the server's sshd log kept.
 login() {

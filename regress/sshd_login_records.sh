@@ -50,20 +50,9 @@ export TZ=UTC
 chmod 711 "$T"
 "$LH_SSH_KEYGEN" -q -t ed25519 -N '' -f "$T/id"
 lh_make_host_keys "$T"
-start_server() { # NAME SSHD [sshd_config lines...]: sets port_NAME
-    local name=$1 sshd=$2 d="$T/srv-$1" p
-    shift 2
-    mkdir -p "$d" && chmod 711 "$d"
-    cp "$T"/ssh_host_* "$d/"
-    cp "$T/id.pub" "$d/authorized_keys" && chmod 644 "$d/authorized_keys"
-    lh_port p
-    LH_SSHD=$sshd lh_start_sshd "$d" "$p" "$@"
-    lh_known_hosts "$d" "$p"
-    printf -v "port_$name" %s "$p"
-}
-start_server debian /usr/sbin/sshd
-start_server longhaul "$LONGHAUL_SSHD"
-start_server longhaul_nolastlog "$LONGHAUL_SSHD" "PrintLastLog no"
+lh_start_named_sshd debian /usr/sbin/sshd
+lh_start_named_sshd longhaul "$LONGHAUL_SSHD"
+lh_start_named_sshd longhaul_nolastlog "$LONGHAUL_SSHD" "PrintLastLog no"
 
 # login NAME USER OUT [command]: a pty session as USER on server NAME; a
 # login shell runs `tty; who` from stdin. OUT gets everything it printed.
