@@ -25,6 +25,14 @@
 #     listed, Debian's ssh logging in with an RSA, an ECDSA and a
 #     certificate's key through the agent; the refusals (a wrong PIN, a module -P does not allow, a
 #     missing one, a module loaded twice, removing one not loaded) in the
+#     same words;
+#  f. ssh-keygen -s CA.pub -D signs certificates with a CA key on the token
+#     (RSA with rsa-sha2-512 and -t rsa-sha2-256, ECDSA, a certificate
+#     object's key; the PIN from -P or asked through askpass) as Debian's:
+#     the same messages and statuses, the same certificates by Debian's
+#     ssh-keygen -L (which checks the CA's signature), and Debian's ssh logs
+#     in with one into Debian's and Longhaul's sshd (TrustedUserCAKeys); the
+#     failures (a wrong PIN, a CA key not on the token, no CA file) in the
 #     same words.
 source "$(dirname "$0")/lib.sh"
 
@@ -327,5 +335,74 @@ agents_logged() {
     done
 }
 lh_check "e. the agent's log lines for the refusals as Debian's agent's" agents_logged
+
+# ---------------------------------------------------------------- f
+"$LH_SSH_KEYGEN" -q -t ed25519 -N '' -C "the user" -f "$T/user"
+"$LH_SSH_KEYGEN" -q -t ecdsa -N '' -f "$T/key_elsewhere"
+ME=$(id -un)
+# ca_sign NAME CA ENV... -- ARGS: each ssh-keygen signs a copy of $T/user.pub
+# with the token's CA key_CA (the same validity and serial, so that the two
+# certificates differ only in their nonces and signatures); Debian's -L of
+# each certificate stands as its out.
+ca_sign() {
+    local name=$1 ca=$2 envs=() who
+    shift 2
+    while [ "$1" != -- ]; do
+        envs+=("$1")
+        shift
+    done
+    shift
+    for who in debian longhaul; do
+        local prog=$LH_SSH_KEYGEN
+        [ $who = longhaul ] && prog=$L_KEYGEN
+        rm -f "$T/prompts" "$T/$name.$who-cert.pub"
+        cp "$T/user.pub" "$T/$name.$who.pub"
+        env SOFTHSM2_CONF="$T/main.conf" "${envs[@]}" "$prog" -s "$T/key_$ca.pub" -D "$MODULE" -I "key id" \
+            -n "$ME,other" -V 20260101:20360101 -z 7 "$@" "$T/$name.$who.pub" </dev/null >/dev/null \
+            2>"$T/$name.$who.err"
+        echo $? >"$T/$name.$who.rc"
+        sed -i "s|$name.$who|NAME|g" "$T/$name.$who.err"
+        if [ -e "$T/$name.$who-cert.pub" ]; then
+            "$LH_SSH_KEYGEN" -L -f "$T/$name.$who-cert.pub" | sed "s|$name.$who|NAME|" >"$T/$name.$who.out"
+        else
+            : >"$T/$name.$who.out"
+        fi
+    done
+    same "$name"
+}
+signed() { # NAME CA ENV... -- ARGS: both sign alike, and the certificate is there
+    ca_sign "$@" && grep -q "Signing CA: " "$T/$1.longhaul.out" && [ "$(cat "$T/$1.longhaul.rc")" = 0 ]
+}
+lh_check "f. ssh-keygen -s -D with an RSA CA as Debian's (rsa-sha2-512)" signed ca_rsa rsa -- -P 123456
+lh_check "f. ... the CA signature is rsa-sha2-512" grep -q "(using rsa-sha2-512)" "$T/ca_rsa.longhaul.out"
+lh_check "f. ssh-keygen -s -D -t rsa-sha2-256 as Debian's" signed ca_rsa256 rsa -- -P 123456 -t rsa-sha2-256
+lh_check "f. ... the CA signature is rsa-sha2-256" grep -q "(using rsa-sha2-256)" "$T/ca_rsa256.longhaul.out"
+lh_check "f. ssh-keygen -s -D with an ECDSA P-384 CA as Debian's" signed ca_ec384 ec384 -- -P 123456
+lh_check "f. ssh-keygen -s -D with a certificate object's key as Debian's" signed ca_alice cert_alice -- -P 123456
+lh_check "f. ssh-keygen -s -D, the PIN through askpass, as Debian's" \
+    signed ca_askpass ec256 SSH_ASKPASS="$T/pin.sh" SSH_ASKPASS_REQUIRE=force --
+lh_check "f. ... asked with Debian's prompt" eval '[ "$(cat "$T/prompts")" = "Enter PIN for '"'test token'"': " ]'
+lh_check "f. a wrong PIN (-P) as Debian's" ca_sign ca_badpin ec256 -- -P 000000
+lh_check "f. a wrong PIN through askpass as Debian's" \
+    ca_sign ca_badask ec256 SSH_ASKPASS="$T/badpin.sh" SSH_ASKPASS_REQUIRE=force --
+lh_check "f. a CA key the token does not hold, as Debian's" ca_sign ca_elsewhere elsewhere -- -P 123456
+lh_check "f. a missing CA public key, as Debian's" ca_sign ca_missing nothing -- -P 123456
+cert_login() { # SERVER: Debian's ssh logs in with Longhaul's certificate signed by the token's P-384 CA
+    local port_var=port_$1 log=$T/srv-$1/sshd.log
+    : >"$T/srv-$1/authorized_keys"
+    cp "$T/user" "$T/certuser" && cp "$T/ca_ec384.longhaul-cert.pub" "$T/certuser-cert.pub"
+    "$D_SSH" -F /dev/null -p "${!port_var}" -o UserKnownHostsFile="$T/srv-$1/known_hosts.${!port_var}" \
+        -o StrictHostKeyChecking=yes -o IdentityAgent=none -o PasswordAuthentication=no -o IdentitiesOnly=yes \
+        -i "$T/certuser" 127.0.0.1 echo logged-in </dev/null 2>"$T/certlogin.$1.err" | grep -qx logged-in &&
+        grep -q "Accepted publickey for $ME .*ED25519-CERT .*ID key id (serial 7) CA ECDSA" "$log" || {
+        sed 's/^/   /' "$T/certlogin.$1.err" | head -5
+        tail -n 3 "$log" | sed 's/^/   /'
+        return 1
+    }
+}
+lh_start_named_sshd ca_debian /usr/sbin/sshd "TrustedUserCAKeys $T/key_ec384.pub"
+lh_start_named_sshd ca_longhaul "$L_SSHD" "TrustedUserCAKeys $T/key_ec384.pub"
+lh_check "f. Debian's ssh logs in to Debian's sshd with the certificate Longhaul's ssh-keygen signed" cert_login ca_debian
+lh_check "f. ... and to Longhaul's sshd" cert_login ca_longhaul
 
 lh_summary

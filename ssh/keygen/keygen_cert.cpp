@@ -9,6 +9,7 @@
 #include "common/random.hpp"
 #include "common/wire.hpp"
 #include "ssh/keygen/keygen_files.hpp"
+#include "ssh/keygen/keygen_pkcs11.hpp"
 
 #include <fcntl.h>
 #include <pwd.h>
@@ -59,6 +60,7 @@ std::string cert_error_text(errc e)
     switch (e) {
     case errc::unsupported: return "unknown or unsupported key type";
     case errc::signature_invalid: return "incorrect signature";
+    case errc::crypto_error: return "error in libcrypto"; // a token's failed C_Sign, as OpenSSH says it
     default: return "invalid format";
     }
 }
@@ -311,12 +313,19 @@ ca_signer agent_ca(const std::string& path)
             }};
 }
 
+ca_signer pkcs11_signer(const keygen_options& o, const std::string& module, const std::string& path)
+{
+    auto ca = pkcs11_ca(o, module, path);
+    return {std::move(ca.key), std::move(ca.sign)};
+}
+
 std::string sign_error_text(errc e)
 {
     switch (e) {
     case errc::invalid_argument: return "invalid argument";
     case errc::unsupported: return "agent refused operation";
     case errc::signature_invalid: return "incorrect signature";
+    case errc::crypto_error: return "error in libcrypto"; // a token's failed C_Sign, as OpenSSH says it
     default: return "invalid format";
     }
 }
@@ -333,7 +342,10 @@ int keygen_sign(const keygen_options& o, const cert_sign_request& r)
     for (const auto& opt : r.options)
         options.add(opt);
 
-    const ca_signer ca = r.ca_in_agent ? agent_ca(expand_tilde(r.ca_path)) : file_ca(expand_tilde(r.ca_path), o);
+    // A token's key first, as OpenSSH's do_ca_sign (-D wins over -U).
+    const ca_signer ca = r.pkcs11                ? pkcs11_signer(o, *r.pkcs11, expand_tilde(r.ca_path))
+                         : r.ca_in_agent ? agent_ca(expand_tilde(r.ca_path))
+                                         : file_ca(expand_tilde(r.ca_path), o);
     const auto signature = choose_cert_signature(ca.key.type(), o.key_type);
 
     certificate_fields fields;
@@ -353,7 +365,7 @@ int keygen_sign(const keygen_options& o, const cert_sign_request& r)
             fatal("Couldn't certify key " + path + ": " + *signature.failure);
         auto cert = certificate::sign(fields, loaded.key, ca.key, ca.sign, rng, signature.algorithm);
         if (!cert)
-            fatal("Couldn't certify key " + path + (r.ca_in_agent ? " via agent: " : ": ") + sign_error_text(cert.error()));
+            fatal("Couldn't certify key " + path + (r.ca_in_agent && !r.pkcs11 ? " via agent: " : ": ") + sign_error_text(cert.error()));
         const std::string out = certificate_path(path);
         write_certificate(*cert, out, loaded.comment, o);
         if (!o.quiet)

@@ -20,6 +20,7 @@ namespace longhaul {
 struct cert_sign_request {
     std::string ca_path;                    // -s
     bool ca_in_agent = false;               // -U: ca_path is the CA's public key, ssh-agent signs
+    std::optional<std::string> pkcs11;      // -D: ca_path is the CA's public key, this module's token signs
     std::optional<std::string> key_id;      // -I
     bool host = false;                      // -h
     std::optional<std::string> principals;  // -n, as given

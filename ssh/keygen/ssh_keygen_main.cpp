@@ -254,9 +254,6 @@ int main(int argc, char** argv)
             std::fprintf(stderr, "Cannot use -l with -H or -R.\r\n");
             usage();
         }
-        if (pkcs11_provider && ca_key)
-            throw keygen_exit(1, "ssh-keygen: certificate signing with a PKCS#11 CA key (-s with -D) is not supported "
-                                 "yet by this ssh-keygen");
         int status;
         if (gen_krl) {
             krl_generate_request krl;
@@ -267,6 +264,7 @@ int main(int argc, char** argv)
             status = keygen_generate_krl(o, krl);
         } else if (ca_key) {
             cert.ca_path = *ca_key;
+            cert.pkcs11 = pkcs11_provider;
             cert.files.assign(argv + optind, argv + argc);
             status = keygen_sign(o, cert);
         } else if (show_cert)
