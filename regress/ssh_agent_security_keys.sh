@@ -24,7 +24,14 @@
 #     from both agents;
 #  f. a verify-required key with LH_SK_TEST_PIN in the agent's
 #     environment: the askpass gets the same "Enter PIN ..." prompt from
-#     both agents; the right PIN signs, a wrong one fails, in both.
+#     both agents; the right PIN signs, a wrong one fails, in both;
+#  g. ssh-add -K: the authenticator's resident keys (made by Debian's
+#     ssh-keygen -O resident) into the agent, the same transcript from
+#     both ssh-adds on both agents (-K with -t/-c/-q/-d, the provider from
+#     $SSH_SK_PROVIDER, the PIN through askpass, a wrong PIN, no resident
+#     keys, a missing provider, one outside -P); the built-in provider
+#     refused as not supported yet; logins with a resident key that
+#     Longhaul's ssh-add loaded.
 source "$(dirname "$0")/lib.sh"
 
 BUILD=${LONGHAUL_BUILD_DIR:?LONGHAUL_BUILD_DIR must point at the build directory}
@@ -507,4 +514,89 @@ if [ -n "${LH_SK_AGENT_SAVE:-}" ]; then
     mkdir -p "$LH_SK_AGENT_SAVE"
     cp "$T"/session.* "$T"/defaults.* "$T"/ui.* "$T"/*.log "$LH_SK_AGENT_SAVE/" 2>/dev/null || true
 fi
+# ---------------------------------------------------------------- g
+export LH_SK_TEST_RESIDENT_DIR=$T/rk-store
+mkdir -p "$T/rk-store" "$T/rk-empty"
+answer "$PIN"
+sk rk1 ed25519-sk -N '' -O resident
+sk rk2 ecdsa-sk -N '' -O resident -O user=alice -O application=ssh:work
+sk rk3 ed25519-sk -N '' -O resident -O verify-required -O user=bob
+# resident_session ADDER AGENT: ssh-add -K's transcript, as session's.
+resident_session() {
+    local adder=$1 sock=$T/main-$2.sock out=$T/session.rk.$1.$2 bin
+    bin=$(add_bin "$adder")
+    run() {
+        local rc=0
+        {
+            echo "\$ ${*//$bin/ssh-add}"
+            (cd "$K" && exec env SSH_AUTH_SOCK="$sock" "$@" </dev/null >"$T/o" 2>"$T/e") || rc=$?
+            sed 's/^/out: /' "$T/o"
+            sed 's/^/err: /' "$T/e"
+            echo "rc=$rc"
+        } >>"$out"
+    }
+    local ask=(SSH_ASKPASS="$askpass" SSH_ASKPASS_REQUIRE=force DISPLAY=:99)
+    : >"$out"
+    run "$bin" -D
+    run "$bin" -K -S "$PROVIDER"
+    run "$bin" -l
+    run "$bin" -L
+    run "$bin" -D
+    run "$bin" -K -d -t 60 -c -S "$PROVIDER" ignored-file
+    run "$bin" -E md5 -l
+    run "$bin" -D
+    run "$bin" -q -K -S "$PROVIDER"
+    run "$bin" -l
+    run env SSH_SK_PROVIDER="$PROVIDER" "$bin" -K
+    run "$bin" -D
+    answer "$PIN"
+    run env LH_SK_TEST_PIN="$PIN" "${ask[@]}" "$bin" -K -S "$PROVIDER"
+    answer 1111
+    run env LH_SK_TEST_PIN="$PIN" "${ask[@]}" "$bin" -K -S "$PROVIDER"
+    answer "$PIN"
+    run "$bin" -D
+    run env LH_SK_TEST_RESIDENT_DIR="$T/rk-empty" "$bin" -K -S "$PROVIDER"
+    run "$bin" -K -S /nonexistent/provider.so
+    run "$bin" -K -S "$K/o/outside.so"
+    run "$bin" -l
+}
+for agent_side in debian longhaul; do
+    for adder in debian longhaul; do
+        resident_session "$adder" "$agent_side"
+    done
+done
+debian_resident_sane() {
+    local f=$T/session.rk.debian.debian ok=0 l
+    for l in "err: Resident identity added: ED25519-SK $(fp "$K/rk3.pub")" \
+        "err: Resident identity added: ECDSA-SK $(fp "$K/rk2.pub")" \
+        "err: Lifetime set to 60 seconds" \
+        "err: Unable to load resident keys: incorrect passphrase supplied to decrypt private key" \
+        "out: 256 $(fp "$K/rk2.pub")  (ECDSA-SK)"; do
+        tr -d '\r' <"$f" | grep -qxF -- "$l" || { echo "  Debian's -K session lacks: $l"; ok=1; }
+    done
+    [ "$ok" = 0 ] || sed 's/^/    /' "$f" | head -n 120
+    return "$ok"
+}
+lh_check "g. debian ssh-add -K + debian ssh-agent: resident keys as OpenSSH 9.2 adds them" debian_resident_sane
+lh_check "g. longhaul ssh-add -K = debian's, on debian's ssh-agent" same_transcript rk.debian.debian rk.longhaul.debian
+lh_check "g. debian ssh-add -K on longhaul's ssh-agent = on debian's" same_transcript rk.debian.debian rk.debian.longhaul
+lh_check "g. longhaul ssh-add -K + longhaul ssh-agent = debian's pair" same_transcript rk.debian.debian rk.longhaul.longhaul
+internal_refused() {
+    local rc=0
+    env SSH_AUTH_SOCK="$T/main-longhaul.sock" "$LH_BIN/ssh-add" -K </dev/null >"$T/o" 2>"$T/e" || rc=$?
+    [ "$rc" = 1 ] && grep -q 'Unable to load resident keys: .*"internal".* not supported yet' "$T/e" || {
+        echo "  rc=$rc: $(cat "$T/e")"
+        return 1
+    }
+}
+lh_check "g. ssh-add -K with the built-in provider: not supported yet, exit 1" internal_refused
+cut -d' ' -f1,2 "$K/rk2.pub" >>"$AK"
+for side in debian longhaul; do
+    agent "login-rk-$side" "$side" -- -P "$ALLOWED"
+    SSH_AUTH_SOCK=$T/login-rk-$side.sock "$LH_BIN/ssh-add" -K -S "$PROVIDER" </dev/null >"$T/rk-add-$side.log" 2>&1 || true
+    lh_check "g. ssh (debian, longhaul) -> sshd (debian, longhaul): a resident ecdsa-sk key longhaul's ssh-add -K put in $side's agent" \
+        logins "rk-$side" -o IdentitiesOnly=yes -o "IdentityFile=$K/rk2.pub"
+done
+unset LH_SK_TEST_RESIDENT_DIR
+
 lh_summary

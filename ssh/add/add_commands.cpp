@@ -177,6 +177,7 @@ int add_session::run()
     }
     case action::add_pkcs11:
     case action::remove_pkcs11: return update_card(options_.what == action::add_pkcs11) ? 0 : 1;
+    case action::load_resident: return load_resident() ? 0 : 1;
     default: break;
     }
     int status = 0;
@@ -321,6 +322,11 @@ void add_session::print_added(const char* what, const std::string& path, const s
     if (options_.quiet)
         return;
     std::fprintf(stderr, "%s added: %s (%s)\n", what, path.c_str(), name.c_str());
+    print_constraints();
+}
+
+void add_session::print_constraints() const
+{
     if (options_.lifetime && *options_.lifetime != 0)
         std::fprintf(stderr, "Lifetime set to %u seconds\n", static_cast<unsigned>(*options_.lifetime));
     if (options_.confirm)

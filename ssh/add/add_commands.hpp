@@ -1,6 +1,7 @@
 // ssh-add's actions over an agent connection, with OpenSSH 9.2's messages,
 // output streams and exit statuses: adding key files (and their
-// "-cert.pub" certificates), removing them, listing, locking, testing.
+// "-cert.pub" certificates) and an authenticator's resident keys, removing
+// them, listing, locking, testing.
 #pragma once
 
 #include "common/auth/agent_client.hpp"
@@ -71,6 +72,11 @@ private:
     agent::key_constraints key_constraints(bool security_key = false) const;
     // -s / -e: the agent loads or unloads a PKCS#11 module.
     bool update_card(bool add);
+    // -K: the authenticator's resident keys, each added with the provider
+    // (add_resident.cpp).
+    bool load_resident();
+    // -t's and -c's lines after "... added: ..." (unless -q).
+    void print_constraints() const;
 
     agent_client& agent_;
     const add_options& options_;

@@ -132,6 +132,8 @@ parsed_add_args parse_add_args(const std::vector<std::string>& args)
         o.what = action::test;
     else if (o.pkcs11_provider)
         o.what = deleting ? action::remove_pkcs11 : action::add_pkcs11;
+    else if (o.download_resident) // before -d, which it ignores, as OpenSSH's main()
+        o.what = action::load_resident;
     else if (deleting)
         o.what = action::remove;
     if (o.what == action::test && o.files.empty())
@@ -141,18 +143,9 @@ parsed_add_args parse_add_args(const std::vector<std::string>& args)
 
 std::optional<std::string> unsupported_option(const add_options& o)
 {
-    switch (o.what) {
-    case action::add:
-    case action::remove:
-        if (o.download_resident)
-            return "ssh-add: FIDO resident keys (-K) are not supported yet";
-        break;
-    default: return std::nullopt;
-    }
-    if (o.what == action::add) {
-        if (o.maxsign || o.minleft)
-            return "ssh-add: XMSS signature limits (-M, -m) are not supported yet";
-    }
+    // Only what adds keys sends them.
+    if ((o.what == action::add || o.what == action::load_resident) && (o.maxsign || o.minleft))
+        return "ssh-add: XMSS signature limits (-M, -m) are not supported yet";
     return std::nullopt;
 }
 

@@ -32,6 +32,7 @@ enum class action {
     test,              // -T
     add_pkcs11,        // -s
     remove_pkcs11,     // -e
+    load_resident,     // -K (with or without -d)
 };
 
 struct add_options {
@@ -76,8 +77,7 @@ std::optional<std::uint32_t> parse_lifetime(const std::string& text);
 // when unset) verbatim, even empty, else "internal". Never for other keys.
 std::string security_key_provider(const add_options& o, const char* env_provider);
 
-// What this ssh-add cannot do yet (FIDO resident keys, XMSS signature
-// limits): the message to print and exit 1
+// What this ssh-add cannot do yet (XMSS signature limits): the message to print and exit 1
 // with, before anything is done; nullopt when the options are all
 // supported. Never ignored silently.
 std::optional<std::string> unsupported_option(const add_options& o);

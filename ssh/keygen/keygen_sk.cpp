@@ -6,6 +6,7 @@
 #include "common/wire.hpp"
 #include "ssh/keygen/keygen_files.hpp"
 #include "ssh/prompt/prompt.hpp"
+#include "ssh/sk/sk_tool.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -68,18 +69,6 @@ struct pin_wiper {
     ~pin_wiper() { cleanse(pin.data(), pin.size()); }
 };
 
-// OpenSSH's ssh_err() words for what the middleware can fail with.
-const char* middleware_error_text(int code)
-{
-    switch (code) {
-    case sk_api::err_unsupported: return "requested feature not supported";
-    case sk_api::err_pin_required: return "incorrect passphrase supplied to decrypt private key";
-    case sk_api::err_device_not_found: return "device not found";
-    case sk_api::err_credential_exists: return "bad permissions";
-    default: return "invalid format";
-    }
-}
-
 // -w, else $SSH_SK_PROVIDER, else the built-in middleware.
 std::string provider_path(const keygen_options& o)
 {
@@ -88,26 +77,6 @@ std::string provider_path(const keygen_options& o)
     if (const char* env = std::getenv("SSH_SK_PROVIDER"))
         return env;
     return "internal";
-}
-
-// The provider, or nullopt with its load failure's lines printed and the
-// words for the final message in `why`.
-std::optional<sk_provider> load_provider(const std::string& path, std::string& why)
-{
-    if (path == "internal") {
-        why = "the built-in FIDO middleware (\"internal\") is not supported yet; name a SecurityKeyProvider "
-              "library with -w or SSH_SK_PROVIDER";
-        return std::nullopt;
-    }
-    auto loaded = sk_provider::load(path);
-    if (auto* f = std::get_if<sk_failure>(&loaded)) {
-        if (!f->cause.empty())
-            std::fprintf(stderr, "%s\r\n", f->cause.c_str());
-        std::fprintf(stderr, "%s\r\n", f->message.c_str());
-        why = "invalid format";
-        return std::nullopt;
-    }
-    return std::move(std::get<sk_provider>(loaded));
 }
 
 } // namespace
@@ -156,14 +125,14 @@ std::function<result<bytes>(std::string_view, byte_span)> security_key_signer(op
         };
         if (!*provider) {
             std::string why;
-            *provider = load_provider(path, why);
+            *provider = load_sk_provider(path, "-w", why);
             if (!*provider)
                 return fail(why);
         }
         auto r = (*provider)->sign(key.key.type(), data, key.key.application(), key.key_handle, key.flags,
                                    want_pin ? pin.c_str() : nullptr);
         if (auto* f = std::get_if<sk_failure>(&r))
-            return fail(middleware_error_text(f->code));
+            return fail(sk_error_text(f->code));
         auto blob = encode_sk_signature(key.key.type(), std::get<sk_sign_result>(r));
         if (!blob)
             return fail("invalid format");
@@ -221,7 +190,7 @@ sk_enrolled enroll_security_key(const sk_generation& g, const keygen_options& o)
         again = true;
         if (!provider) {
             std::string why;
-            provider = load_provider(path, why);
+            provider = load_sk_provider(path, "-w", why);
             if (!provider)
                 fatal("Key enrollment failed: " + why);
         }
@@ -251,7 +220,7 @@ sk_enrolled enroll_security_key(const sk_generation& g, const keygen_options& o)
         if (f.code != sk_api::err_pin_required) {
             if (!f.from_library)
                 std::fprintf(stderr, "%s\r\n", f.message.c_str());
-            fatal(std::string("Key enrollment failed: ") + middleware_error_text(f.code));
+            fatal(std::string("Key enrollment failed: ") + sk_error_text(f.code));
         }
         if (have_pin) {
             std::fprintf(stderr, "PIN incorrect\r\n");
@@ -360,7 +329,7 @@ int keygen_download_resident(const keygen_options& o)
         return 255;
     };
     std::string why;
-    auto provider = load_provider(path, why);
+    auto provider = load_sk_provider(path, "-w", why);
     if (!provider)
         return unable(why);
     auto listed = provider->load_resident_keys(pin.c_str(), device);
@@ -369,28 +338,15 @@ int keygen_download_resident(const keygen_options& o)
             std::fprintf(stderr, "Provider \"%s\" returned failure %d\r\n", path.c_str(), f->code);
         else
             std::fprintf(stderr, "%s\r\n", f->message.c_str());
-        return unable(middleware_error_text(f->code));
+        return unable(sk_error_text(f->code));
     }
-    // What OpenSSH keeps: "ssh:" applications of the two algorithms, with
-    // the flags a resident key has (touch, resident, and verify when the
-    // credential says so).
+    auto kept = resident_records(std::move(std::get<std::vector<sk_resident_result>>(listed)));
+    if (!kept)
+        return unable("invalid format");
     std::vector<std::pair<openssh_security_key, std::string>> keys; // record, suffix
-    for (auto& rk : std::get<std::vector<sk_resident_result>>(listed)) {
-        if (rk.application.rfind("ssh:", 0) != 0)
-            continue;
-        if (rk.alg != sk_api::alg_ecdsa && rk.alg != sk_api::alg_ed25519)
-            continue;
-        const key_type t = rk.alg == sk_api::alg_ed25519 ? key_type::sk_ed25519 : key_type::sk_ecdsa_p256;
-        auto key = sk_enrolled_public_key(t, rk.key, rk.application);
-        if (!key)
-            return unable("invalid format");
-        openssh_security_key record;
-        record.key = std::move(*key);
-        record.flags = sk_api::flag_user_presence_required | sk_api::flag_resident_key |
-                       (rk.flags & sk_api::flag_user_verification_required);
-        record.key_handle = std::move(rk.key.key_handle);
-        record.comment = rk.application;
-        keys.emplace_back(std::move(record), resident_suffix(rk.application, rk.user_id));
+    for (auto& rk : *kept) {
+        std::string suffix = resident_suffix(rk.record.comment, rk.user_id);
+        keys.emplace_back(std::move(rk.record), std::move(suffix));
     }
     if (keys.empty())
         std::fprintf(stderr, "No keys to download\r\n");

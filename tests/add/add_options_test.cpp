@@ -121,7 +121,13 @@ TEST_CASE("ssh-add options: what is not supported yet is refused, never ignored"
     CHECK(!unsupported_option(ok({"-s", "lib"})).has_value());
     CHECK(!unsupported_option(ok({"-c", "-t", "60", "-s", "lib"})).has_value());
     CHECK(!unsupported_option(ok({"-e", "lib"})).has_value());
-    for (auto args : std::vector<std::vector<std::string>>{{"-K"}, {"-M", "3"}, {"-m", "3"}}) {
+    // -K (resident keys), -d beside it ignored as OpenSSH ignores it.
+    CHECK(!unsupported_option(ok({"-K"})).has_value());
+    CHECK(ok({"-K"}).what == action::load_resident);
+    CHECK(ok({"-K", "-d", "-S", "prov"}).what == action::load_resident);
+    CHECK(ok({"-l", "-K"}).what == action::list_fingerprints);
+    CHECK(ok({"-K", "-s", "lib"}).what == action::add_pkcs11);
+    for (auto args : std::vector<std::vector<std::string>>{{"-M", "3"}, {"-m", "3"}, {"-K", "-M", "3"}}) {
         CAPTURE(args.front());
         auto why = unsupported_option(ok(args));
         REQUIRE(why.has_value());
