@@ -138,7 +138,11 @@ if [ "${LONGHAUL_BACKGROUND_BUILDS:-0}" = 1 ] && chrt --idle 0 true 2>/dev/null;
     builds_pid=$!
 fi
 
-timed "unit+regress" run_ctest main build -LE '^wan$' -j2 || tests_failed=1
+# The scripts labelled sanitize_once (no bulk data, no speed judged) run
+# only in the ASan stage when it runs (regress/CMakeLists.txt).
+main_exclude='^wan$'
+[ "$asan_wanted" = 0 ] || main_exclude='^(wan|sanitize_once)$'
+timed "unit+regress" run_ctest main build -LE "$main_exclude" -j2 || tests_failed=1
 
 # The WAN test that judges no throughput (label wan_light: the outage test,
 # 3 minutes at 40 Mbit/s, most of it waiting out 10 s link cuts and TCP's
