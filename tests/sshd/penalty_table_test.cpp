@@ -29,7 +29,7 @@ penalty_settings parse_penalties(std::vector<std::string> args, std::string* err
     return r.settings;
 }
 
-struct logged {
+struct penalty_log {
     std::vector<std::pair<log_level, std::string>> lines;
     penalty_table::log_fn sink()
     {
@@ -110,7 +110,7 @@ TEST_CASE("penalty_table: convtime_double takes OpenSSH's time forms")
 TEST_CASE("penalty_table: penalties accumulate, activate past min, cap at max, expire")
 {
     auto s = parse_penalties({"authfail:5", "noauth:1", "min:12", "max:20"});
-    logged log;
+    penalty_log log;
     penalty_table t(s, "", 32, 128, log.sink());
     const auto a = v4("192.0.2.1");
     t.penalise(a, penalty_kind::authfail, 100);
@@ -172,7 +172,7 @@ TEST_CASE("penalty_table: PerSourcePenalties no never refuses")
 
 TEST_CASE("penalty_table: PerSourcePenaltyExemptList sources are never penalised")
 {
-    logged log;
+    penalty_log log;
     penalty_table t(parse_penalties({"crash:100"}), "192.0.2.0/24,!192.0.2.9,2001:db8::/32", 32, 128, log.sink());
     for (const char* ip : {"192.0.2.1", "192.0.2.200"}) {
         t.penalise(v4(ip), penalty_kind::crash, 1);
@@ -219,7 +219,7 @@ TEST_CASE("penalty_table: permissive overflow drops the soonest to expire")
 
 TEST_CASE("penalty_table: deny-all overflow refuses everyone of that family while full")
 {
-    logged log;
+    penalty_log log;
     penalty_table t(parse_penalties({"crash:100", "max-sources4:2", "overflow:deny-all", "overflow6:permissive",
                            "max-sources6:1"}),
                     "", 32, 128, log.sink());
