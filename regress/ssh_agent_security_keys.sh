@@ -184,19 +184,21 @@ add_bin() { if [ "$1" = debian ]; then echo "$DEBIAN_BIN/ssh-add"; else echo "$L
 # session ADDER AGENT: the ssh-add session, run in $K (the names as
 # given appear in the output), as a transcript in $T/session.ADDER.AGENT:
 # each command, its stdout, its stderr, its status.
+# run COMMAND...: one step of a transcript, with the caller's $bin (shown
+# as ssh-add), $sock and $out.
+run() {
+    local rc=0
+    {
+        echo "\$ ${*//$bin/ssh-add}"
+        (cd "$K" && exec env SSH_AUTH_SOCK="$sock" "$@" </dev/null >"$T/o" 2>"$T/e") || rc=$?
+        sed 's/^/out: /' "$T/o"
+        sed 's/^/err: /' "$T/e"
+        echo "rc=$rc"
+    } >>"$out"
+}
 session() {
     local adder=$1 sock=$T/main-$2.sock out=$T/session.$1.$2 bin
     bin=$(add_bin "$adder")
-    run() {
-        local o e rc=0
-        {
-            echo "\$ ${*//$bin/ssh-add}"
-            (cd "$K" && exec env SSH_AUTH_SOCK="$sock" "$@" </dev/null >"$T/o" 2>"$T/e") || rc=$?
-            sed 's/^/out: /' "$T/o"
-            sed 's/^/err: /' "$T/e"
-            echo "rc=$rc"
-        } >>"$out"
-    }
     : >"$out"
     run "$bin" -D
     run "$bin" -S "$PROVIDER" ed
@@ -521,20 +523,10 @@ answer "$PIN"
 sk rk1 ed25519-sk -N '' -O resident
 sk rk2 ecdsa-sk -N '' -O resident -O user=alice -O application=ssh:work
 sk rk3 ed25519-sk -N '' -O resident -O verify-required -O user=bob
-# resident_session ADDER AGENT: ssh-add -K's transcript, as session's.
+# resident_session ADDER AGENT: ssh-add -K's transcript in $T/session.rk.ADDER.AGENT.
 resident_session() {
     local adder=$1 sock=$T/main-$2.sock out=$T/session.rk.$1.$2 bin
     bin=$(add_bin "$adder")
-    run() {
-        local rc=0
-        {
-            echo "\$ ${*//$bin/ssh-add}"
-            (cd "$K" && exec env SSH_AUTH_SOCK="$sock" "$@" </dev/null >"$T/o" 2>"$T/e") || rc=$?
-            sed 's/^/out: /' "$T/o"
-            sed 's/^/err: /' "$T/e"
-            echo "rc=$rc"
-        } >>"$out"
-    }
     local ask=(SSH_ASKPASS="$askpass" SSH_ASKPASS_REQUIRE=force DISPLAY=:99)
     : >"$out"
     run "$bin" -D
