@@ -32,13 +32,8 @@ bool add_session::load_resident()
         return unable(why);
     auto listed = provider->load_resident_keys(pin_text.c_str(), std::nullopt);
     cleanse(pin_text.data(), pin_text.size());
-    if (auto* f = std::get_if<sk_failure>(&listed)) {
-        if (f->from_library)
-            std::fprintf(stderr, "Provider \"%s\" returned failure %d\r\n", provider_path.c_str(), f->code);
-        else
-            std::fprintf(stderr, "%s\r\n", f->message.c_str());
-        return unable(sk_error_text(f->code));
-    }
+    if (auto* f = std::get_if<sk_failure>(&listed))
+        return unable(report_sk_failure(provider_path, *f));
     auto kept = resident_records(std::move(std::get<std::vector<sk_resident_result>>(listed)));
     if (!kept)
         return unable("invalid format");

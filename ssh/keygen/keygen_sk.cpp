@@ -333,13 +333,8 @@ int keygen_download_resident(const keygen_options& o)
     if (!provider)
         return unable(why);
     auto listed = provider->load_resident_keys(pin.c_str(), device);
-    if (auto* f = std::get_if<sk_failure>(&listed)) {
-        if (f->from_library)
-            std::fprintf(stderr, "Provider \"%s\" returned failure %d\r\n", path.c_str(), f->code);
-        else
-            std::fprintf(stderr, "%s\r\n", f->message.c_str());
-        return unable(sk_error_text(f->code));
-    }
+    if (auto* f = std::get_if<sk_failure>(&listed))
+        return unable(report_sk_failure(path, *f));
     auto kept = resident_records(std::move(std::get<std::vector<sk_resident_result>>(listed)));
     if (!kept)
         return unable("invalid format");

@@ -35,6 +35,15 @@ std::optional<sk_provider> load_sk_provider(const std::string& path, const char*
     return std::move(std::get<sk_provider>(loaded));
 }
 
+const char* report_sk_failure(const std::string& path, const sk_failure& f)
+{
+    if (f.from_library)
+        std::fprintf(stderr, "Provider \"%s\" returned failure %d\r\n", path.c_str(), f.code);
+    else
+        std::fprintf(stderr, "%s\r\n", f.message.c_str());
+    return sk_error_text(f.code);
+}
+
 std::optional<std::vector<sk_resident_record>> resident_records(std::vector<sk_resident_result> listed)
 {
     std::vector<sk_resident_record> out;

@@ -23,6 +23,12 @@ const char* sk_error_text(int code);
 // as the way to name a library.
 std::optional<sk_provider> load_sk_provider(const std::string& path, const char* option, std::string& why);
 
+// A failed middleware call of a listing (-K): prints OpenSSH's line for it
+// ("Provider \"PATH\" returned failure N" when the middleware itself
+// failed, the wrapper's words otherwise) and returns the words for
+// "Unable to load resident keys: ...".
+const char* report_sk_failure(const std::string& path, const sk_failure& f);
+
 // A resident credential as OpenSSH keeps it: the key with the flags a
 // resident key has (touch, resident, and verify when the credential says
 // so), its application as the comment, and the user id (ssh-keygen -K
