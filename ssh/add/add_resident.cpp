@@ -20,8 +20,6 @@ bool add_session::load_resident()
 {
     const std::string provider_path = security_key_provider(options_, std::getenv("SSH_SK_PROVIDER"));
     const secret_bytes pin = ask("Enter PIN for authenticator: ").value_or(secret_bytes{});
-    // The middleware takes a C string.
-    std::string pin_text(reinterpret_cast<const char*>(pin.data()), pin.size());
     const auto unable = [](const std::string& why) {
         std::fprintf(stderr, "Unable to load resident keys: %s\r\n", why.c_str());
         return false;
@@ -30,6 +28,8 @@ bool add_session::load_resident()
     auto provider = load_sk_provider(provider_path, "-S", why);
     if (!provider)
         return unable(why);
+    // The middleware takes a C string: a copy for the call, wiped after it.
+    std::string pin_text(reinterpret_cast<const char*>(pin.data()), pin.size());
     auto listed = provider->load_resident_keys(pin_text.c_str(), std::nullopt);
     cleanse(pin_text.data(), pin_text.size());
     if (auto* f = std::get_if<sk_failure>(&listed))
