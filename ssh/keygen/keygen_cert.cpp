@@ -60,7 +60,6 @@ std::string cert_error_text(errc e)
     switch (e) {
     case errc::unsupported: return "unknown or unsupported key type";
     case errc::signature_invalid: return "incorrect signature";
-    case errc::crypto_error: return "error in libcrypto"; // a token's failed C_Sign, as OpenSSH says it
     default: return "invalid format";
     }
 }
@@ -343,9 +342,10 @@ int keygen_sign(const keygen_options& o, const cert_sign_request& r)
         options.add(opt);
 
     // A token's key first, as OpenSSH's do_ca_sign (-D wins over -U).
-    const ca_signer ca = r.pkcs11                ? pkcs11_signer(o, *r.pkcs11, expand_tilde(r.ca_path))
-                         : r.ca_in_agent ? agent_ca(expand_tilde(r.ca_path))
-                                         : file_ca(expand_tilde(r.ca_path), o);
+    const std::string ca_path = expand_tilde(r.ca_path);
+    const ca_signer ca = r.pkcs11        ? pkcs11_signer(o, *r.pkcs11, ca_path)
+                         : r.ca_in_agent ? agent_ca(ca_path)
+                                         : file_ca(ca_path, o);
     const auto signature = choose_cert_signature(ca.key.type(), o.key_type);
 
     certificate_fields fields;
@@ -365,7 +365,8 @@ int keygen_sign(const keygen_options& o, const cert_sign_request& r)
             fatal("Couldn't certify key " + path + ": " + *signature.failure);
         auto cert = certificate::sign(fields, loaded.key, ca.key, ca.sign, rng, signature.algorithm);
         if (!cert)
-            fatal("Couldn't certify key " + path + (r.ca_in_agent && !r.pkcs11 ? " via agent: " : ": ") + sign_error_text(cert.error()));
+            fatal("Couldn't certify key " + path + (r.ca_in_agent && !r.pkcs11 ? " via agent: " : ": ") +
+                  sign_error_text(cert.error()));
         const std::string out = certificate_path(path);
         write_certificate(*cert, out, loaded.comment, o);
         if (!o.quiet)
