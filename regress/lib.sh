@@ -326,6 +326,18 @@ lh_summary() {
 
 # lh_wait_until SECONDS COMMAND...: polls COMMAND every 50 ms until it
 # succeeds (status 0) or SECONDS have passed (status 1).
+# lh_split_env [VAR=VALUE...] -- ARGS...: sets LH_ENV to the words before
+# "--" (an environment for env) and LH_ARGS to those after it.
+lh_split_env() {
+    LH_ENV=()
+    while [ "$1" != -- ]; do
+        LH_ENV+=("$1")
+        shift
+    done
+    shift
+    LH_ARGS=("$@")
+}
+
 lh_wait_until() {
     local _lh_limit=$1 _lh_i
     shift

@@ -106,17 +106,13 @@ unpointed() {
 }
 # both NAME CONF ENV... -- ARGS: each ssh-keygen with ARGS, the outputs compared.
 both_keygen() {
-    local name=$1 conf=$2 envs=() who
+    local name=$1 conf=$2 who
     shift 2
-    while [ "$1" != -- ]; do
-        envs+=("$1")
-        shift
-    done
-    shift
+    lh_split_env "$@"
     for who in debian longhaul; do
         local prog=$LH_SSH_KEYGEN
         [ $who = longhaul ] && prog=$L_KEYGEN
-        env SOFTHSM2_CONF="$T/$conf.conf" "${envs[@]}" "$prog" "$@" </dev/null >"$T/$name.$who.out" \
+        env SOFTHSM2_CONF="$T/$conf.conf" "${LH_ENV[@]}" "$prog" "${LH_ARGS[@]}" </dev/null >"$T/$name.$who.out" \
             2>"$T/$name.$who.err"
         echo $? >"$T/$name.$who.rc"
     done
@@ -345,20 +341,16 @@ ME=$(id -un)
 # certificates differ only in their nonces and signatures); Debian's -L of
 # each certificate stands as its out.
 ca_sign() {
-    local name=$1 ca=$2 envs=() who
+    local name=$1 ca=$2 who
     shift 2
-    while [ "$1" != -- ]; do
-        envs+=("$1")
-        shift
-    done
-    shift
+    lh_split_env "$@"
     for who in debian longhaul; do
         local prog=$LH_SSH_KEYGEN
         [ $who = longhaul ] && prog=$L_KEYGEN
         rm -f "$T/prompts" "$T/$name.$who-cert.pub"
         cp "$T/user.pub" "$T/$name.$who.pub"
-        env SOFTHSM2_CONF="$T/main.conf" "${envs[@]}" "$prog" -s "$T/key_$ca.pub" -D "$MODULE" -I "key id" \
-            -n "$ME,other" -V 20260101:20360101 -z 7 "$@" "$T/$name.$who.pub" </dev/null >/dev/null \
+        env SOFTHSM2_CONF="$T/main.conf" "${LH_ENV[@]}" "$prog" -s "$T/key_$ca.pub" -D "$MODULE" -I "key id" \
+            -n "$ME,other" -V 20260101:20360101 -z 7 "${LH_ARGS[@]}" "$T/$name.$who.pub" </dev/null >/dev/null \
             2>"$T/$name.$who.err"
         echo $? >"$T/$name.$who.rc"
         sed -i "s|$name.$who|NAME|g" "$T/$name.$who.err"

@@ -44,19 +44,15 @@ cd "$T"
 # the environment) in its own directory ($T/NAME/debian, .../longhaul),
 # input from $T/NAME.in; out/err/rc files beside.
 run_both() {
-    local name=$1 envs=() who prog dir
+    local name=$1 who prog dir
     shift
-    while [ "$1" != -- ]; do
-        envs+=("$1")
-        shift
-    done
-    shift
+    lh_split_env "$@"
     for who in debian longhaul; do
         prog=$DEBIAN_KEYGEN
         [ $who = longhaul ] && prog=$LONGHAUL_KEYGEN
         dir=$T/$name/$who
         mkdir -p "$dir"
-        (cd "$dir" && env "${envs[@]}" "$prog" "$@" <"$T/$name.in" >out 2>err)
+        (cd "$dir" && env "${LH_ENV[@]}" "$prog" "${LH_ARGS[@]}" <"$T/$name.in" >out 2>err)
         echo $? >"$dir/rc"
     done
 }
