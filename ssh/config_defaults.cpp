@@ -178,4 +178,19 @@ void fill_default_options(client_config& c)
         c.canonicalize_permitted_cnames.clear();
 }
 
+std::vector<std::string> unsupported_settings(const client_config& c)
+{
+    std::vector<std::string> out;
+    const auto note = [&](const char* setting, const char* effect) {
+        out.push_back(std::string(setting) + ": not supported yet, " + effect);
+    };
+    if (c.hostbased_authentication.value_or(false))
+        note("HostbasedAuthentication yes", "not tried");
+    if (c.gssapi_authentication.value_or(false) || c.gssapi_key_exchange.value_or(false))
+        note("GSSAPIAuthentication/GSSAPIKeyExchange yes", "not tried");
+    if (!c.log_verbose.empty())
+        note("LogVerbose", "ignored (LogLevel applies)");
+    return out;
+}
+
 } // namespace longhaul

@@ -90,6 +90,8 @@ int main(int argc, char** argv)
     log.set_level(cfg.log_level.value_or(log_level::info));
     if (opts.config.log_level)
         log.set_level(*opts.config.log_level);
+    for (const auto& note : unsupported_settings(cfg))
+        log.debug(note);
     if (opts.have_command() && cfg.remote_command && *cfg.remote_command != "none") {
         std::cerr << "Cannot execute command-line and remote command.\n";
         return 255;

@@ -101,6 +101,11 @@ std::string expand_proxy_command(const client_config& cfg);
 // without one). Throws expansion_error.
 std::string expand_local_command(const client_config& cfg, const config_environment& env, std::string_view tunnel);
 
+// Settings of a loaded configuration that this ssh does not carry out yet,
+// one line each ("GSSAPIAuthentication yes: not supported yet, ...").
+// Logged at debug1: Debian's own ssh_config sets GSSAPIAuthentication.
+std::vector<std::string> unsupported_settings(const client_config& cfg);
+
 // `ssh -G`: lowercase "keyword value" lines in OpenSSH's order and formats,
 // each ending in '\n', for a loaded configuration.
 std::string dump_config(const client_config& cfg);

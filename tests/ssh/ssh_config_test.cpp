@@ -567,3 +567,18 @@ TEST_CASE("ssh_config: checks made after reading")
     CHECK(*load(home, {"Host.Example"}).hostname == "host.example");
     CHECK(*load(home, {"[::1]"}).hostname == "[::1]");
 }
+
+TEST_CASE("ssh_config: settings not carried out yet are named")
+{
+    scratch_dir home;
+    home.write(".ssh/config", "");
+    CHECK(unsupported_settings(load(home, {"h"})).empty());
+    home.write(".ssh/config", "GSSAPIAuthentication no\nHostbasedAuthentication no\n");
+    CHECK(unsupported_settings(load(home, {"h"})).empty());
+    home.write(".ssh/config", "GSSAPIAuthentication yes\nHostbasedAuthentication yes\nLogVerbose kex.c:*:1000\n");
+    const auto notes = unsupported_settings(load(home, {"h"}));
+    REQUIRE(notes.size() == 3);
+    CHECK(notes[0] == "HostbasedAuthentication yes: not supported yet, not tried");
+    CHECK(notes[1] == "GSSAPIAuthentication/GSSAPIKeyExchange yes: not supported yet, not tried");
+    CHECK(notes[2] == "LogVerbose: not supported yet, ignored (LogLevel applies)");
+}
