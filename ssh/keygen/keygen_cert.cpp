@@ -272,13 +272,8 @@ namespace {
 
 using namespace keygen;
 
-// The CA of -s: a private key file, or (-U) a public key whose private
-// half ssh-agent holds, as OpenSSH's do_ca_sign finds it.
-struct ca_signer {
-    public_key key;
-    certificate::signer sign;
-};
-
+// The CA of -s as OpenSSH's do_ca_sign finds it: a private key file, or
+// (-U) a public key whose private half ssh-agent holds.
 ca_signer file_ca(const std::string& path, const keygen_options& o)
 {
     auto ca = std::make_shared<const private_key>(load_identity(path, o, "Load key"));
@@ -312,12 +307,6 @@ ca_signer agent_ca(const std::string& path)
             }};
 }
 
-ca_signer pkcs11_signer(const keygen_options& o, const std::string& module, const std::string& path)
-{
-    auto ca = pkcs11_ca(o, module, path);
-    return {std::move(ca.key), std::move(ca.sign)};
-}
-
 std::string sign_error_text(errc e)
 {
     switch (e) {
@@ -343,7 +332,7 @@ int keygen_sign(const keygen_options& o, const cert_sign_request& r)
 
     // A token's key first, as OpenSSH's do_ca_sign (-D wins over -U).
     const std::string ca_path = expand_tilde(r.ca_path);
-    const ca_signer ca = r.pkcs11        ? pkcs11_signer(o, *r.pkcs11, ca_path)
+    const ca_signer ca = r.pkcs11        ? pkcs11_ca(o, *r.pkcs11, ca_path)
                          : r.ca_in_agent ? agent_ca(ca_path)
                                          : file_ca(ca_path, o);
     const auto signature = choose_cert_signature(ca.key.type(), o.key_type);

@@ -56,6 +56,13 @@ std::string describe_certificate(const certificate& cert, fingerprint_hash hash)
 // The -l line (and with -v the picture) for a certificate.
 void print_certificate_fingerprint(const certificate& cert, const std::string& comment, const keygen_options& o);
 
+// The CA of -s and what signs with it: a private key file, ssh-agent (-U)
+// or a PKCS#11 token (-D, keygen_pkcs11.hpp's pkcs11_ca).
+struct ca_signer {
+    public_key key;
+    certificate::signer sign; // holds what signs (the key, agent or module)
+};
+
 // The name of the certificate written for `pub_path` (".pub" replaced by
 // "-cert.pub", or "-cert.pub" appended).
 std::string certificate_path(const std::string& pub_path);

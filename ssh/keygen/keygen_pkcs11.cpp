@@ -44,7 +44,7 @@ std::shared_ptr<loaded_module> load_module(const keygen_options& o, const std::s
 
 } // namespace
 
-token_ca pkcs11_ca(const keygen_options& o, const std::string& provider, const std::string& ca_path)
+ca_signer pkcs11_ca(const keygen_options& o, const std::string& provider, const std::string& ca_path)
 {
     auto ca = load_public_key(ca_path);
     if (!ca) {

@@ -3,8 +3,7 @@
 // their fingerprints); with -s, a CA key on a token.
 #pragma once
 
-#include "common/keys/certificate.hpp"
-#include "common/keys/public_key.hpp"
+#include "ssh/keygen/keygen_cert.hpp"
 #include "ssh/keygen/keygen_commands.hpp"
 
 #include <string>
@@ -13,16 +12,10 @@ namespace longhaul::keygen {
 
 int keygen_download_pkcs11(const keygen_options& o, const std::string& provider, bool fingerprints);
 
-// A CA key that signs through a PKCS#11 module.
-struct token_ca {
-    public_key key;
-    certificate::signer sign; // holds the loaded module
-};
-
 // load_pkcs11_key (-s CA.pub -D module): the token key whose public half is
 // the one in `ca_path`, logged in with -P's PIN when given (else asked
 // when a signature needs it). Exits as OpenSSH's does when the public key
 // cannot be read, the module lists no key, or none matches.
-token_ca pkcs11_ca(const keygen_options& o, const std::string& provider, const std::string& ca_path);
+ca_signer pkcs11_ca(const keygen_options& o, const std::string& provider, const std::string& ca_path);
 
 } // namespace longhaul::keygen
