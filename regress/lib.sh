@@ -31,18 +31,76 @@ export UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}log_path=$LH_SAN_DIR/ubsa
 # removed by the cleanup trap, whatever the test's outcome.
 LH_CLEANUP_FILES=()
 
+# SIGTERM to every process the test recorded (LH_PIDS), then up to 5 s for
+# them to exit before SIGKILL: a server stuck in its shutdown must not hold
+# the test until ctest's timeout.
+lh_stop_started() {
+    local pid i
+    for pid in "${LH_PIDS[@]:-}"; do
+        [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
+    done
+    for pid in "${LH_PIDS[@]:-}"; do
+        [ -n "$pid" ] || continue
+        for i in $(seq 1 100); do
+            kill -0 "$pid" 2>/dev/null || break
+            sleep 0.05
+        done
+        if kill -0 "$pid" 2>/dev/null; then
+            echo "warning: $(ps -o args= -p "$pid" 2>/dev/null | cut -c1-120) ($pid) ignored SIGTERM for 5 s; killed" >&2
+            kill -KILL "$pid" 2>/dev/null || true
+        fi
+        { wait "$pid"; } 2>/dev/null || true
+    done
+}
+
+# ctest reads a test's output until every writer has closed it, so a
+# process that outlives the test with its stdout or stderr (a server's
+# connection process whose listener has gone, a forgotten client) makes a
+# passed test a timeout. Such processes are named and killed here; all of
+# them descend from this test, the only writer of its own output pipe.
+lh_stop_output_holders() {
+    local pipes=() f target pid holders=() ancestors=" $$ " p=$$
+    for f in /proc/$$/fd/1 /proc/$$/fd/2; do
+        target=$(readlink "$f" 2>/dev/null) || continue
+        # (find -lname takes a glob: the brackets of "pipe:[N]" escaped)
+        case $target in pipe:*) pipes+=("$(printf '%s' "$target" | sed 's/[][*?\\]/\\&/g')") ;; esac
+    done
+    [ ${#pipes[@]} -gt 0 ] || return 0
+    # The reader (ctest) and the shells above this one hold it too.
+    local key value
+    while [ "$p" -gt 1 ]; do
+        value=
+        while read -r key value; do
+            [ "$key" = PPid: ] && break
+        done <"/proc/$p/status" 2>/dev/null || true
+        [ -n "$value" ] || break
+        p=$value
+        ancestors+="$p "
+    done
+    for f in $(find /proc/[0-9]*/fd -maxdepth 1 -type l \( -lname "${pipes[0]}" -o -lname "${pipes[-1]}" \) 2>/dev/null); do
+        pid=${f#/proc/}
+        pid=${pid%%/*}
+        case $ancestors in *" $pid "*) continue ;; esac
+        case " ${holders[*]:-} " in *" $pid "*) continue ;; esac
+        # Writers only (the read end, ctest's, may be shared further up).
+        [ "$(awk '/^flags:/ { print substr($2, length($2)) }' "/proc/$pid/fdinfo/${f##*/}" 2>/dev/null)" = 1 ] || continue
+        holders+=("$pid")
+    done
+    for pid in "${holders[@]:-}"; do
+        [ -n "$pid" ] || continue
+        echo "warning: $(ps -o user=,args= -p "$pid" 2>/dev/null | cut -c1-120) ($pid) still holds this test's output at exit; killed" >&2
+        kill -KILL "$pid" 2>/dev/null || true
+    done
+}
+
 lh_cleanup() {
     local rc=$? pid f
     declare -F lh_cleanup_users >/dev/null && lh_cleanup_users
     for f in "${LH_CLEANUP_FILES[@]:-}"; do
         [ -n "$f" ] && rm -f -- "$f"
     done
-    for pid in "${LH_PIDS[@]:-}"; do
-        [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
-    done
-    for pid in "${LH_PIDS[@]:-}"; do
-        [ -n "$pid" ] && wait "$pid" 2>/dev/null || true
-    done
+    lh_stop_started
+    lh_stop_output_holders
     # Sanitizer reports from anything the test ran (read after the servers
     # have exited, so their leak checks are in). One line is not a finding:
     # a process forked from one with threads (ssh after ~& or -f) still has

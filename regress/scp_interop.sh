@@ -399,18 +399,21 @@ check_resume() {
     fresh_remote
     cp "$L/big" "$R/big" && chown "$user" "$R/big"
     head -c 1000000 "$L/big" >"$T/partial"
-    run_scp "$SCP" "$port_debian" -a "$user@127.0.0.1:$R/big" "$T/partial" && [ $rc = 0 ] && cmp "$L/big" "$T/partial" || return 1
+    run_scp "$SCP" "$port_debian" -a "$user@127.0.0.1:$R/big" "$T/partial" && [ $rc = 0 ] && cmp "$L/big" "$T/partial" ||
+        { echo "   download: status $rc"; cat "$T/err"; return 1; }
     # Upload: half there already.
     head -c 2000000 "$L/big" >"$R/up-partial" && chown "$user" "$R/up-partial"
-    run_scp "$SCP" "$port_debian" -a "$L/big" "$user@127.0.0.1:$R/up-partial" && [ $rc = 0 ] && cmp "$L/big" "$R/up-partial" || return 1
+    run_scp "$SCP" "$port_debian" -a "$L/big" "$user@127.0.0.1:$R/up-partial" && [ $rc = 0 ] && cmp "$L/big" "$R/up-partial" ||
+        { echo "   upload: status $rc"; cat "$T/err"; return 1; }
     # A partial copy that is not a prefix of the source (one byte changed
     # near its end, one near the start remotely) is sent again whole.
     head -c 1000000 "$L/big" >"$T/stale" && printf 'X' | dd of="$T/stale" bs=1 seek=999000 conv=notrunc 2>/dev/null
     run_scp "$SCP" "$port_debian" -a "$user@127.0.0.1:$R/big" "$T/stale" && [ $rc = 0 ] && cmp "$L/big" "$T/stale" &&
-        grep -q 'does not match' "$T/err" || { cat "$T/err"; return 1; }
+        grep -q 'does not match' "$T/err" || { echo "   download over a stale copy: status $rc"; cat "$T/err"; return 1; }
     head -c 2000000 "$L/big" >"$R/up-stale" && printf 'X' | dd of="$R/up-stale" bs=1 seek=10 conv=notrunc 2>/dev/null
     chown "$user" "$R/up-stale"
-    run_scp "$SCP" "$port_debian" -a "$L/big" "$user@127.0.0.1:$R/up-stale" && [ $rc = 0 ] && cmp "$L/big" "$R/up-stale"
+    run_scp "$SCP" "$port_debian" -a "$L/big" "$user@127.0.0.1:$R/up-stale" && [ $rc = 0 ] && cmp "$L/big" "$R/up-stale" ||
+        { echo "   upload over a stale copy: status $rc"; cat "$T/err"; return 1; }
 }
 lh_check "-a resumes a partial download and upload, and resends a copy whose prefix differs" check_resume
 flip_byte() { # FILE OFFSET: a different byte there
