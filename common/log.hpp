@@ -17,6 +17,11 @@ enum class log_level { quiet, fatal, error, info, verbose, debug1, debug2, debug
 std::optional<log_level> parse_log_level(std::string_view name);
 std::string_view log_level_name(log_level l);
 
+// Receives what a library would log (errors, warnings, debug lines), one
+// message per call without a newline; the program prints what its log
+// level lets through. May be empty.
+using log_sink = std::function<void(log_level, std::string_view)>;
+
 class logger {
 public:
     explicit logger(std::string program, log_level level = log_level::info);

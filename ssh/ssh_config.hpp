@@ -22,10 +22,8 @@
 
 namespace longhaul {
 
-// Receives what OpenSSH would log while reading the configuration (errors,
-// warnings, debug lines), one message per call without a newline; the ssh
-// program prints what its log level lets through. May be empty.
-using log_sink = std::function<void(log_level, std::string_view)>;
+// Reading the configuration logs through a log_sink (common/log.hpp):
+// what OpenSSH would log (errors, warnings, debug lines).
 
 class ssh_config_error : public std::runtime_error {
 public:
