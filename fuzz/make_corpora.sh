@@ -169,6 +169,12 @@ EOF
             printf 'cert-authority,principals="alice,carol",from="192.0.2.0/24" %s\n' "$ca" | seed "$out"
             printf 'restrict,pty alice\nbob\n' | seed "$out"
             ;;
+        rhosts_fuzz)
+            printf 'client.example\n' | seed "$out"
+            printf '# equiv\n\n192.0.2.7 alice\n-other.example\n+client.example +alice\n' | seed "$out"
+            printf 'NO_PLUS\n-client.example\nclient.example -bob\nclient.example alice extra\n+\n' | seed "$out"
+            printf '@hosts @users\nCLIENT.EXAMPLE\n' | seed "$out"
+            ;;
         keygen_import_fuzz)
             for f in "$data"/keys/*_plain_key.pub "$data"/certs/*-cert.pub; do
                 [ -f "$f" ] && ssh-keygen -e -f "$f" 2>/dev/null | seed "$out"

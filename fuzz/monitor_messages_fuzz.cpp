@@ -46,6 +46,7 @@ void decode_request(byte_span in)
     case monitor_type::sign: round_trip(decode_sign_request(in), in); break;
     case monitor_type::lookup_user: round_trip(decode_lookup_user_request(in), in); break;
     case monitor_type::key_allowed: round_trip(decode_key_allowed_request(in), in); break;
+    case monitor_type::host_allowed: round_trip(decode_host_allowed_request(in), in); break;
     case monitor_type::verify_pubkey: round_trip(decode_verify_pubkey_request(in), in); break;
     case monitor_type::password: round_trip(decode_password_request(in), in); break;
     case monitor_type::kbdint_start: round_trip(decode_kbdint_start_request(in), in); break;
@@ -75,7 +76,8 @@ void decode_replies(byte_span in)
             const bytes again = encode_kbdint_reply(t, *r);
             check(again.size() == in.size() && std::equal(again.begin(), again.end(), in.begin()));
         }
-    for (auto t : {monitor_type::verify_pubkey, monitor_type::password, monitor_type::authenticated, monitor_type::log})
+    for (auto t : {monitor_type::verify_pubkey, monitor_type::password, monitor_type::authenticated, monitor_type::log,
+                   monitor_type::host_allowed})
         if (auto r = decode_verdict(t, in)) {
             const bytes again = encode_verdict(t, *r);
             check(again.size() == in.size() && std::equal(again.begin(), again.end(), in.begin()));
@@ -91,6 +93,7 @@ void write_seeds(const std::string& dir)
     put(encode(sign_request{text("\0\0\0\x0bssh-ed25519"), "ssh-ed25519", bytes(32, 0xab)}));
     put(encode(lookup_user_request{"alice"}));
     put(encode(key_allowed_request{text("blob"), true}));
+    put(encode(host_allowed_request{text("blob"), "client.example.", "alice"}));
     put(encode(verify_pubkey_request{text("blob"), "rsa-sha2-512", bytes(200, 1), bytes(271, 2)}));
     password_request p;
     p.password = secret_bytes(as_bytes("secret"));

@@ -68,6 +68,9 @@ server_auth_settings settings_from(std::uint8_t s)
     static const permit_root_login roots[] = {permit_root_login::yes, permit_root_login::prohibit_password,
                                               permit_root_login::forced_commands_only, permit_root_login::no};
     st.root_login = roots[(s >> 3) & 3];
+    // Hostbased is on: its requests are parsed and refused or (key A from
+    // client.example.'s alice, which the fuzzer cannot sign) allowed.
+    st.hostbased_authentication = true;
     st.authentication_methods = method_choices()[(s >> 5) & 3];
     if (s & 0x80) {
         st.max_auth_tries = 2;
@@ -173,6 +176,9 @@ void run(std::uint8_t settings_byte, std::uint8_t answers, byte_span messages)
         }
         return d;
     };
+    policy.host_allowed = [](std::string_view u, const public_key& k, std::string_view host, std::string_view cuser) {
+        return u == "alice" && k == key_a().public_part() && host == "client.example." && cuser == "alice";
+    };
     policy.account_check = [](std::string_view u) {
         account_decision d;
         d.allowed = u != "dave";
@@ -234,6 +240,8 @@ void run(std::uint8_t settings_byte, std::uint8_t answers, byte_span messages)
                         else
                             check(*m.key == key_a().public_part() ||
                                   (ev.user == "carol" && *m.key == key_b().public_part()));
+                    } else if (m.method == "hostbased") {
+                        check(ev.user == "alice" && m.key && *m.key == key_a().public_part());
                     } else if (m.method == "password" || m.method == "keyboard-interactive") {
                         if (ev.user == "root")
                             check(global.root_login == permit_root_login::yes);

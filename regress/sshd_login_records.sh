@@ -20,11 +20,8 @@
 # The machine's own records are never touched: the script runs in a mount
 # namespace of its own, with empty utmp, wtmp and lastlog on tmpfs over
 # /run and /var/log. Needs root (test users, mounts).
-if [ "${LH_LOGIN_RECORDS_NS:-}" != 1 ]; then
-    [ "$(id -u)" = 0 ] || { echo "SKIP: login records need root (mount namespace, test users)"; exit 77; }
-    command -v unshare >/dev/null || { echo "SKIP: unshare not found (util-linux)"; exit 77; }
-    LH_LOGIN_RECORDS_NS=1 exec unshare --mount --propagation private -- "$0" "$@"
-fi
+source "$(dirname "$0")/mount_namespace.sh"
+lh_enter_mount_namespace "login records (and test users)" "$@"
 source "$(dirname "$0")/lib.sh"
 
 BUILD=${LONGHAUL_BUILD_DIR:?LONGHAUL_BUILD_DIR must point at the build directory}

@@ -2,6 +2,7 @@
 
 #include "common/text.hpp"
 #include "sshd/authorized_keys_command.hpp"
+#include "sshd/hostbased_auth.hpp"
 #include "sshd/revoked_keys.hpp"
 #include "sshd/secure_path.hpp"
 #include "sshd/user_access.hpp"
@@ -53,6 +54,8 @@ server_auth_settings sshd_auth_policy::settings_for(const server_config& c) cons
     s.max_auth_tries = c.max_auth_tries;
     s.pubkey_accepted_algorithms = c.pubkey_accepted_algorithms;
     s.ca_signature_algorithms = c.ca_signature_algorithms;
+    s.hostbased_authentication = c.hostbased_authentication;
+    s.hostbased_accepted_algorithms = c.hostbased_accepted_algorithms;
     if (!c.banner.empty() && c.banner != "none") {
         std::ifstream f(c.banner);
         std::stringstream ss;
@@ -223,6 +226,28 @@ key_decision sshd_auth_policy::key_allowed(std::string_view, const public_key& k
     return decision_of(std::move(found));
 }
 
+bool sshd_auth_policy::host_allowed(const public_key& key, std::string_view client_host, std::string_view client_user)
+{
+    if (!account_)
+        return false;
+    const server_config& c = *user_config_;
+    if (!rsa_size_allowed(key, c.required_rsa_size)) {
+        log_.info("refusing " + std::string(key_type_short_name(key.type())) + " key: Invalid key length");
+        return false;
+    }
+    hostbased_query q;
+    q.user = &*account_;
+    q.groups = &groups_;
+    q.client_user = std::string(client_user);
+    q.client_host = std::string(client_host);
+    q.remote_address = facts_.remote_address;
+    q.remote_host = facts_.remote_host;
+    q.key = &key;
+    auto v = hostbased_key_allowed(c, q);
+    log_all(v.log);
+    return v.allowed;
+}
+
 key_decision sshd_auth_policy::decision_of(std::optional<authorized_key_match> found) const
 {
     key_decision d;
@@ -246,6 +271,9 @@ server_auth_policy sshd_auth_policy::make_policy()
     };
     p.certificate_allowed = [this](std::string_view user, const certificate& cert, bool sig) {
         return certificate_allowed(user, cert, sig);
+    };
+    p.host_allowed = [this](std::string_view, const public_key& key, std::string_view host, std::string_view user) {
+        return host_allowed(key, host, user);
     };
     return p;
 }

@@ -30,7 +30,7 @@ void monitor_verdicts::child_line(log_level level, std::string_view text)
 
 void monitor_verdicts::attempt(std::string_view verdict, std::string_view method, std::string_view submethod,
                                const public_key* key, bool authenticated, const server_auth_settings& s,
-                               const certificate* cert)
+                               const certificate* cert, std::string_view note)
 {
     auth_attempt_record a;
     a.verdict = verdict;
@@ -42,6 +42,7 @@ void monitor_verdicts::attempt(std::string_view verdict, std::string_view method
     a.remote_port = remote_port_;
     a.key = key;
     a.cert = cert;
+    a.note = note;
     out_(to_log_level(auth_attempt_level(a, authenticated, failures_, s.max_auth_tries)), auth_attempt_line(a));
     if (verdict != "Failed")
         return;
@@ -51,9 +52,9 @@ void monitor_verdicts::attempt(std::string_view verdict, std::string_view method
 }
 
 void monitor_verdicts::failed(std::string_view method, std::string_view submethod, const public_key* key,
-                              const server_auth_settings& s, const certificate* cert)
+                              const server_auth_settings& s, const certificate* cert, std::string_view note)
 {
-    attempt("Failed", method, submethod, key, false, s, cert);
+    attempt("Failed", method, submethod, key, false, s, cert, note);
 }
 
 void monitor_verdicts::succeeded(std::string_view method, std::string_view submethod, const public_key* key,

@@ -32,9 +32,10 @@ public:
     void child_line(log_level level, std::string_view text);
     // An attempt the monitor refused (a key not allowed, a bad signature or
     // password, a failed conversation).
-    // A certificate, when given, is named in place of `key` (its certified key).
+    // A certificate, when given, is named in place of `key` (its certified
+    // key); `note` follows the key (hostbased's client user and host).
     void failed(std::string_view method, std::string_view submethod, const public_key* key,
-                const server_auth_settings& s, const certificate* cert = nullptr);
+                const server_auth_settings& s, const certificate* cert = nullptr, std::string_view note = {});
     // An attempt the monitor verified, judged as the child's machine judges
     // it: PermitRootLogin (`root_permitted`, for root), then
     // AuthenticationMethods (`methods_complete`), then with UsePAM the
@@ -58,7 +59,8 @@ public:
 
 private:
     void attempt(std::string_view verdict, std::string_view method, std::string_view submethod, const public_key* key,
-                 bool authenticated, const server_auth_settings& s, const certificate* cert = nullptr);
+                 bool authenticated, const server_auth_settings& s, const certificate* cert = nullptr,
+                 std::string_view note = {});
 
     std::string remote_ip_;
     int remote_port_;

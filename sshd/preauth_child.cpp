@@ -123,6 +123,14 @@ server_auth_policy preauth_child::make_policy()
             monitor_failed();
         return key_decision{r->allowed, r->forced_command, nullptr};
     };
+    // The monitor parses the key again and reads every file itself.
+    p.host_allowed = [this](std::string_view, const public_key& key, std::string_view host, std::string_view user) {
+        auto r = decode_verdict(monitor_type::host_allowed,
+                                call(encode(host_allowed_request{key.blob(), std::string(host), std::string(user)})));
+        if (!r)
+            monitor_failed();
+        return *r;
+    };
     p.account_check = [this](std::string_view) {
         auto r = decode_account_reply(call(encode_empty(monitor_type::account_check)));
         if (!r)

@@ -31,9 +31,6 @@ using namespace privsep;
 
 namespace {
 
-monitor_answer reply(bytes b) { return {monitor_answer::kind::reply, std::move(b)}; }
-monitor_answer violation() { return {monitor_answer::kind::violation, {}}; }
-
 // Names longer than any account's are invalid users without a lookup.
 constexpr std::size_t max_account_name = 256;
 // The largest banner sent (a USERAUTH_BANNER must fit one packet).
@@ -59,6 +56,7 @@ const server_connection::monitor_handler* server_connection::find_monitor_handle
         {monitor_type::lookup_user, true, false, &server_connection::monitor_lookup_user},
         {monitor_type::key_allowed, true, true, &server_connection::monitor_key_allowed},
         {monitor_type::verify_pubkey, true, true, &server_connection::monitor_verify_pubkey},
+        {monitor_type::host_allowed, true, true, &server_connection::monitor_host_allowed},
         {monitor_type::password, true, true, &server_connection::monitor_password},
         {monitor_type::kbdint_start, true, true, &server_connection::monitor_kbdint_start},
         {monitor_type::kbdint_respond, true, true, &server_connection::monitor_kbdint_respond},
@@ -338,6 +336,8 @@ monitor_answer server_connection::monitor_verify_pubkey(byte_span msg)
     auto q = decode_verify_pubkey_request(msg);
     if (!q)
         return violation();
+    if (signed_method(q->signed_data) == method_hostbased)
+        return monitor_verify_hostbased(*q);
     const monitor_state::allowed_key* allowed = nullptr;
     for (const auto& k : mon_.allowed_keys)
         if (k.blob == q->key_blob)
@@ -481,12 +481,14 @@ monitor_answer server_connection::monitor_max_tries(byte_span msg)
     return {};
 }
 
-bool server_connection::root_login_permitted(permit_root_login rule, bool pubkey, bool forced_command) noexcept
+bool server_connection::root_login_permitted(permit_root_login rule, std::string_view method, bool forced_command) noexcept
 {
+    // prohibit-password and forced-commands-only take the key-based methods.
+    const bool key_based = method == method_publickey || method == method_hostbased;
     switch (rule) {
     case permit_root_login::yes: return true;
-    case permit_root_login::prohibit_password: return pubkey;
-    case permit_root_login::forced_commands_only: return pubkey && forced_command;
+    case permit_root_login::prohibit_password: return key_based;
+    case permit_root_login::forced_commands_only: return key_based && forced_command;
     case permit_root_login::no: return false;
     }
     return false;
@@ -495,6 +497,7 @@ bool server_connection::root_login_permitted(permit_root_login rule, bool pubkey
 bool server_connection::method_enabled(const server_auth_settings& s, std::string_view method) noexcept
 {
     return (method == method_publickey && s.pubkey_authentication) ||
+           (method == method_hostbased && s.hostbased_authentication) ||
            (method == method_password && s.password_authentication) ||
            (method == method_kbdint && s.kbd_interactive_authentication);
 }
@@ -522,7 +525,7 @@ void server_connection::monitor_log_success(std::string_view shown_method)
     const server_auth_settings s = policy_.settings_for(policy_.user_config());
     mon_.verdicts->succeeded(shown_method.empty() ? std::string_view(m.method) : shown_method, m.submethod,
                              m.key ? &*m.key : nullptr, mon_.lookup.is_root, s.root_login,
-                             root_login_permitted(s.root_login, m.method == method_publickey, mon_.forced_command.back()),
+                             root_login_permitted(s.root_login, m.method, mon_.forced_command.back()),
                              monitor_methods(s) != methods_state::incomplete, s, m.cert ? &*m.cert : nullptr);
 }
 
@@ -535,7 +538,7 @@ bool server_connection::monitor_login_complete()
         return false;
     const server_auth_settings s = policy_.settings_for(policy_.user_config());
     for (std::size_t i = 0; i < mon_.successes.size(); ++i)
-        if (mon_.lookup.is_root && !root_login_permitted(s.root_login, mon_.successes[i].method == method_publickey,
+        if (mon_.lookup.is_root && !root_login_permitted(s.root_login, mon_.successes[i].method,
                                                          mon_.forced_command[i]))
             return false;
     const methods_state methods = monitor_methods(s);

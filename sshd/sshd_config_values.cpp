@@ -144,8 +144,6 @@ std::vector<std::string> unsupported_settings(const server_config& c)
     auto note = [&](const std::string& setting, const char* effect) {
         out.push_back(setting + ": not supported yet, " + effect);
     };
-    if (c.hostbased_authentication)
-        note("HostbasedAuthentication yes", "treated as no");
     if (c.gssapi_authentication || c.gssapi_key_exchange)
         note("GSSAPIAuthentication/GSSAPIKeyExchange yes", "treated as no");
     if (c.kerberos_authentication)

@@ -98,7 +98,19 @@ std::string auth_attempt_line(const auth_attempt_record& a)
         line += ": " + describe_certificate(*a.cert);
     else if (a.key != nullptr)
         line += ": " + describe_key(*a.key);
+    if (!a.note.empty()) {
+        line += ", ";
+        line += a.note;
+    }
     return line;
+}
+
+std::string hostbased_failure_note(std::string_view client_user, std::string_view client_host)
+{
+    if (!client_host.empty() && client_host.back() == '.')
+        client_host.remove_suffix(1);
+    return "client user \"" + sanitize_peer_text(truncated(client_user, 100), false) + "\", client host \"" +
+           sanitize_peer_text(truncated(client_host, 100), false) + "\"";
 }
 
 std::string invalid_user_line(std::string_view user, std::string_view remote_ip, int remote_port)

@@ -60,11 +60,18 @@ struct auth_attempt_record {
     int remote_port = 0;
     const public_key* key = nullptr;
     const certificate* cert = nullptr; // when set, named instead of `key`
+    std::string_view note;             // after the key: ", client user ..."
 };
 std::string auth_attempt_line(const auth_attempt_record& a);
 // sshd raises the line from VERBOSE to INFO for a success, an invalid user,
 // a password, or once half of MaxAuthTries have failed.
 auth_log_level auth_attempt_level(const auth_attempt_record& a, bool authenticated, int failures, int max_auth_tries);
+
+// What a failed hostbased attempt's line adds after the key, as OpenSSH's
+// monitor records it: 'client user "alice", client host "client.example"'
+// (the host without its trailing dot; both made printable, at most 100
+// bytes).
+std::string hostbased_failure_note(std::string_view client_user, std::string_view client_host);
 
 // "Invalid user bob from 192.0.2.1 port 50000"
 std::string invalid_user_line(std::string_view user, std::string_view remote_ip, int remote_port);

@@ -78,6 +78,10 @@ void encode_request(const userauth_request& req, wire_writer& w, bool with_signa
                     w.string(d.new_password.span());
             } else if constexpr (std::is_same_v<T, userauth_kbdint_data>) {
                 w.string(d.language).string(d.submethods);
+            } else if constexpr (std::is_same_v<T, userauth_hostbased_data>) {
+                w.string(d.algorithm).string(d.key_blob).string(d.client_host).string(d.client_user);
+                if (with_signature)
+                    w.string(d.signature);
             } else if constexpr (std::is_same_v<T, userauth_other_data>) {
                 w.raw(d.data);
             }
@@ -97,6 +101,9 @@ std::size_t request_size_bound(const userauth_request& req)
                 n += d.password.size() + d.new_password.size() + 16;
             else if constexpr (std::is_same_v<T, userauth_kbdint_data>)
                 n += d.language.size() + d.submethods.size() + 8;
+            else if constexpr (std::is_same_v<T, userauth_hostbased_data>)
+                n += d.algorithm.size() + d.key_blob.size() + d.client_host.size() + d.client_user.size() +
+                     d.signature.size() + 20;
             else if constexpr (std::is_same_v<T, userauth_other_data>)
                 n += d.data.size();
         },
@@ -198,6 +205,14 @@ result<userauth_request> userauth_request::decode(byte_span payload)
         userauth_kbdint_data d;
         d.language = read_text(r, max_auth_name);
         d.submethods = read_text(r, max_auth_name);
+        m.data = std::move(d);
+    } else if (m.method == method_hostbased) {
+        userauth_hostbased_data d;
+        d.algorithm = read_text(r, max_auth_name);
+        d.key_blob = to_bytes(r.string());
+        d.client_host = read_text(r, max_auth_name);
+        d.client_user = read_text(r, max_auth_name);
+        d.signature = to_bytes(r.string());
         m.data = std::move(d);
     } else {
         m.data = userauth_other_data{to_bytes(r.rest())};

@@ -40,6 +40,7 @@ inline constexpr std::string_view method_publickey = "publickey";
 inline constexpr std::string_view method_publickey_hostbound = "publickey-hostbound-v00@openssh.com";
 inline constexpr std::string_view method_password = "password";
 inline constexpr std::string_view method_kbdint = "keyboard-interactive";
+inline constexpr std::string_view method_hostbased = "hostbased";
 
 // Keyboard-interactive prompts or responses in one message: OpenSSH's
 // server refuses more than 100 responses, and no PAM stack asks for more.
@@ -47,6 +48,9 @@ inline constexpr std::size_t max_kbdint_prompts = 100;
 // Name fields (user, service, method, algorithm): generous, but far below
 // a packet so a hostile peer cannot make us keep megabytes per field.
 inline constexpr std::size_t max_auth_name = 8192;
+// A hostbased request's client host and user names: a DNS name has at most
+// 253 bytes and a login name far fewer; longer ones are refused.
+inline constexpr std::size_t max_hostbased_name = 1024;
 
 // SSH_MSG_SERVICE_REQUEST (5).
 struct service_request {
@@ -86,14 +90,24 @@ struct userauth_kbdint_data {
     std::string submethods; // comma-separated hints, usually empty
 };
 
-// A method this library does not parse (hostbased, gssapi-with-mic, ...):
+// RFC 4252 §9: the client host's key signs for its user. OpenSSH's client
+// sends its own name with a trailing dot ("client.example.").
+struct userauth_hostbased_data {
+    std::string algorithm;
+    bytes key_blob;
+    std::string client_host;
+    std::string client_user;
+    bytes signature;
+};
+
+// A method this library does not parse (gssapi-with-mic, ...):
 // the raw method-specific bytes, so the server can still answer FAILURE.
 struct userauth_other_data {
     bytes data;
 };
 
 using userauth_method_data = std::variant<userauth_none_data, userauth_publickey_data, userauth_password_data,
-                                          userauth_kbdint_data, userauth_other_data>;
+                                          userauth_kbdint_data, userauth_hostbased_data, userauth_other_data>;
 
 struct userauth_request {
     std::string user;
@@ -106,13 +120,15 @@ struct userauth_request {
     bytes encode() const;
     secret_bytes encode_secret() const;
     // The method's fields are decoded for none, publickey (both names),
-    // password and keyboard-interactive; other methods keep their bytes.
+    // password, keyboard-interactive and hostbased; other methods keep
+    // their bytes.
     static result<userauth_request> decode(byte_span payload);
 };
 
-// What a publickey signature covers: string session_id, then the request
-// up to and excluding the signature (RFC 4252 §7; the hostbound variant also
-// covers the host key). `request.data` must hold publickey data.
+// What a publickey or hostbased signature covers: string session_id, then
+// the request up to and excluding the signature (RFC 4252 §7 and §9; the
+// hostbound variant also covers the host key). `request.data` must hold
+// publickey or hostbased data.
 bytes publickey_signed_data(byte_span session_id, const userauth_request& request);
 
 // SSH_MSG_USERAUTH_FAILURE (51).

@@ -254,7 +254,9 @@ bool server_auth::method_enabled(std::string_view method) const
         return settings_.password_authentication;
     if (method == method_kbdint)
         return settings_.kbd_interactive_authentication;
-    return false; // hostbased, gssapi-with-mic: not implemented
+    if (method == method_hostbased)
+        return settings_.hostbased_authentication;
+    return false; // gssapi-with-mic: not implemented
 }
 
 void server_auth::handle_request(byte_span payload)
@@ -310,6 +312,8 @@ void server_auth::handle_request(byte_span payload)
             result = run_password(*req, current_);
         else if (current_.method == method_kbdint)
             result = run_kbdint(*req, current_);
+        else if (current_.method == method_hostbased)
+            result = run_hostbased(*req, current_);
     }
     switch (result) {
     case outcome::pending: return; // the program answers
@@ -326,7 +330,7 @@ bool server_auth::root_allowed(std::string_view method, bool forced_command)
     switch (settings_.root_login) {
     case permit_root_login::yes: return true;
     case permit_root_login::prohibit_password:
-        if (method == method_publickey)
+        if (method == method_publickey || method == method_hostbased)
             return true;
         break;
     case permit_root_login::forced_commands_only:
@@ -338,8 +342,10 @@ bool server_auth::root_allowed(std::string_view method, bool forced_command)
         break;
     case permit_root_login::no: break;
     }
-    if (!config_.verdicts_logged_by_monitor)
-        log(auth_log_level::info, root_refused_line(config_.remote_ip, config_.remote_port));
+    // sshd's unprivileged child says it too, as OpenSSH's does (the
+    // monitor's own line is the verdict).
+    log(auth_log_level::info, root_refused_line(config_.remote_ip, config_.remote_port) +
+                                  (config_.verdicts_logged_by_monitor ? " [preauth]" : ""));
     return false;
 }
 
@@ -361,6 +367,8 @@ void server_auth::log_attempt(const char* verdict, bool authenticated)
     a.remote_port = config_.remote_port;
     a.key = current_.key ? &*current_.key : nullptr;
     a.cert = current_.cert ? &*current_.cert : nullptr;
+    if (std::string_view(verdict) == "Failed")
+        a.note = current_.failure_note;
     std::string line = auth_attempt_line(a);
     // Postponed attempts are logged by sshd's unprivileged child.
     if (postponed)

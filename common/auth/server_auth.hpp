@@ -54,6 +54,9 @@ struct server_auth_settings {
     // CASignatureAlgorithms: what a user certificate's CA may have signed
     // it with (OpenSSH's default, restricted to the key types this build
     // implements, leaves out ssh-rsa).
+    // HostbasedAuthentication and HostbasedAcceptedAlgorithms.
+    bool hostbased_authentication = false;
+    std::string hostbased_accepted_algorithms = default_pubkey_accepted_algorithms();
     std::string ca_signature_algorithms =
         "ssh-ed25519,ecdsa-sha2-nistp256,ecdsa-sha2-nistp384,ecdsa-sha2-nistp521,rsa-sha2-512,rsa-sha2-256";
     // Banner file contents (the program reads the file); empty: no banner.
@@ -107,9 +110,16 @@ struct server_auth_policy {
     // certificates are refused.
     std::function<key_decision(std::string_view user, const certificate& cert, bool with_signature)>
         certificate_allowed;
+    // Whether the client host's `key` may log `user` in for `client_user`
+    // there (sshd/hostbased_auth: equiv and rhosts files, known_hosts).
+    // `client_host` is as the client sent it. Called only for valid users.
+    // Unset: hostbased requests are refused.
+    std::function<bool(std::string_view user, const public_key& key, std::string_view client_host,
+                       std::string_view client_user)>
+        host_allowed;
     // Optional: account checks after a method succeeded (PAM account).
     std::function<account_decision(std::string_view user)> account_check;
-    // Optional: checks a publickey signature in place of the machine, for
+    // Optional: checks a publickey or hostbased signature in place of the machine, for
     // sshd's privilege separation, where the privileged monitor verifies
     // it itself so that a compromised pre-authentication child cannot
     // claim a login. `key_blob` is the key or certificate as the client
@@ -239,6 +249,7 @@ private:
         std::optional<public_key> key;
         std::optional<certificate> cert; // when `key` came in a certificate
         key_decision decision;
+        std::string failure_note; // after the key in a "Failed" line (hostbased's client user and host)
     };
 
     void process(byte_span payload, std::uint32_t seq);
@@ -250,6 +261,7 @@ private:
     // A certificate's checks before any policy is asked (parse, type, CA
     // signature, CASignatureAlgorithms); nullopt, logged, when refused.
     std::optional<certificate> presented_certificate(const userauth_publickey_data& d);
+    outcome run_hostbased(const userauth_request& req, attempt& a);
     outcome run_password(const userauth_request& req, attempt& a);
     outcome run_kbdint(const userauth_request& req, attempt& a);
     void handle_info_response(byte_span payload, std::uint32_t seq);

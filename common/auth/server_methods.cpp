@@ -1,7 +1,7 @@
 // The server's authentication methods: none, publickey (query, signature,
-// hostbound), password (through the program's backend) and
-// keyboard-interactive (a device driven by events), each deciding as
-// sshd's auth2-*.c do and leaving the reply to finish().
+// hostbound), password (through the program's backend),
+// keyboard-interactive (a device driven by events) and hostbased, each
+// deciding as sshd's auth2-*.c do and leaving the reply to finish().
 #include "common/auth/server_auth.hpp"
 
 #include "common/name_list.hpp"
@@ -234,6 +234,71 @@ server_auth::outcome server_auth::run_publickey(const userauth_request& req, att
     // AuthenticationMethods ("publickey,publickey" needs two keys).
     used_keys_.push_back(presented);
     a.decision = std::move(decision);
+    return outcome::succeeded;
+}
+
+// RFC 4252 §9, as OpenSSH's userauth_hostbased(): the key and the names
+// are checked by the policy (sshd's monitor), then the signature over the
+// request by the key of the client's host.
+server_auth::outcome server_auth::run_hostbased(const userauth_request& req, attempt& a)
+{
+    const auto& d = std::get<userauth_hostbased_data>(req.data);
+    log(auth_log_level::debug1, "userauth_hostbased: cuser " + sanitize_peer_text(truncated(d.client_user, 100), false) +
+                                    " chost " + sanitize_peer_text(truncated(d.client_host, 100), false) + " pkalg " +
+                                    d.algorithm + " slen " + std::to_string(d.signature.size()) + " [preauth]");
+    if (d.client_host.size() > max_hostbased_name || d.client_user.size() > max_hostbased_name) {
+        log(auth_log_level::info, "userauth_hostbased: client host or user name too long [preauth]");
+        return outcome::failed;
+    }
+    if (is_certificate_algorithm(d.algorithm)) {
+        log(auth_log_level::info, "userauth_hostbased: host certificates are not supported yet: " + d.algorithm +
+                                      " [preauth]");
+        return outcome::failed;
+    }
+    auto alg_type = key_type_for_signature_algorithm(d.algorithm);
+    if (!alg_type) {
+        log(auth_log_level::info, "userauth_hostbased: unsupported public key algorithm: " + d.algorithm + " [preauth]");
+        return outcome::failed;
+    }
+    auto key = public_key::from_blob(d.key_blob);
+    if (!key) {
+        log(auth_log_level::error, "userauth_hostbased: key_from_blob: invalid format [preauth]");
+        return outcome::failed;
+    }
+    if (key->type() != *alg_type) {
+        log(auth_log_level::error, "userauth_hostbased: type mismatch for decoded key (received " +
+                                       std::string(key->type_name()) + ", expected " + d.algorithm + ") [preauth]");
+        return outcome::failed;
+    }
+    if (!name_list_contains(settings_.hostbased_accepted_algorithms, d.algorithm)) {
+        log(auth_log_level::info, "userauth_hostbased: signature algorithm " + d.algorithm +
+                                      " not in HostbasedAcceptedAlgorithms [preauth]");
+        return outcome::failed;
+    }
+    if (!valid_) {
+        log(auth_log_level::debug2, "userauth_hostbased: disabled because of invalid user [preauth]");
+        return outcome::failed;
+    }
+    // A host key that proved itself may not count twice either.
+    for (const auto& used : used_keys_) {
+        if (used == key->blob()) {
+            log(auth_log_level::info, "refusing previously-used " + std::string(key_type_short_name(key->type())) +
+                                          " key [preauth]");
+            return outcome::failed;
+        }
+    }
+    a.log = true;
+    a.key = *key;
+    a.failure_note = hostbased_failure_note(d.client_user, d.client_host);
+    if (!policy_.host_allowed || !policy_.host_allowed(user_, *key, d.client_host, d.client_user))
+        return outcome::failed;
+    const bytes signed_data = publickey_signed_data(config_.session_id, req);
+    const bool verified = policy_.verify_signature
+                              ? policy_.verify_signature(d.key_blob, d.algorithm, signed_data, d.signature)
+                              : static_cast<bool>(key->verify(d.algorithm, signed_data, d.signature));
+    if (!verified)
+        return outcome::failed;
+    used_keys_.push_back(key->blob());
     return outcome::succeeded;
 }
 

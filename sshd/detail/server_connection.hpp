@@ -50,6 +50,13 @@ struct monitor_answer {
     bytes reply;
 };
 
+inline monitor_answer reply(bytes b) { return {monitor_answer::kind::reply, std::move(b)}; }
+inline monitor_answer violation() { return {monitor_answer::kind::violation, {}}; }
+
+// The method a signed USERAUTH_REQUEST names (after string session_id,
+// byte 50, string user, string service); empty when it is not one.
+std::string_view signed_method(byte_span signed_data);
+
 // What the monitor saw during authentication; only this decides a login.
 struct monitor_state {
     bytes session_id;   // the exchange hash of the one signature made
@@ -65,6 +72,11 @@ struct monitor_state {
         sk_requirements security_key;
     };
     std::vector<allowed_key> allowed_keys; // allowed for a signed request
+    struct allowed_host {
+        bytes blob;
+        std::string client_host, client_user; // as the client sent them
+    };
+    std::vector<allowed_host> allowed_hosts; // hostbased: allowed for a signed request
     std::vector<bytes> used_keys;          // proved: may not count twice
     std::vector<authenticated_method> successes;
     std::vector<bool> forced_command; // of each success
@@ -115,6 +127,10 @@ private:
     monitor_answer monitor_lookup_user(byte_span msg);
     monitor_answer monitor_key_allowed(byte_span msg);
     monitor_answer monitor_verify_pubkey(byte_span msg);
+    // Hostbased (server_connection_hostbased.cpp): the key and names, then
+    // the signature over a request that must name them.
+    monitor_answer monitor_host_allowed(byte_span msg);
+    monitor_answer monitor_verify_hostbased(const privsep::verify_pubkey_request& q);
     monitor_answer monitor_password(byte_span msg);
     monitor_answer monitor_kbdint_start(byte_span msg);
     monitor_answer monitor_kbdint_respond(byte_span msg);
@@ -125,7 +141,7 @@ private:
     monitor_answer kbdint_answer(privsep::monitor_type request, const kbdint_reply& r);
     bool monitor_login_complete();
     bool monitor_attempt(bool failed);
-    static bool root_login_permitted(permit_root_login rule, bool pubkey, bool forced_command) noexcept;
+    static bool root_login_permitted(permit_root_login rule, std::string_view method, bool forced_command) noexcept;
     static bool method_enabled(const server_auth_settings& s, std::string_view method) noexcept;
     // What the successes so far make of AuthenticationMethods.
     enum class methods_state { unconstrained, complete, incomplete };

@@ -92,7 +92,9 @@ void put_settings(wire_writer& w, const server_auth_settings& s)
         .string(s.pubkey_accepted_algorithms)
         .string(s.ca_signature_algorithms)
         .string(s.banner)
-        .string(s.kbdint_device);
+        .string(s.kbdint_device)
+        .boolean(s.hostbased_authentication)
+        .string(s.hostbased_accepted_algorithms);
 }
 
 server_auth_settings get_settings(wire_reader& r)
@@ -120,6 +122,8 @@ server_auth_settings get_settings(wire_reader& r)
     s.ca_signature_algorithms = std::string(r.text(max_setting_text));
     s.banner = std::string(r.text(max_banner_text));
     s.kbdint_device = std::string(r.text(max_name));
+    s.hostbased_authentication = flag(r);
+    s.hostbased_accepted_algorithms = std::string(r.text(max_setting_text));
     return s;
 }
 
@@ -133,7 +137,7 @@ std::optional<monitor_type> message_type(byte_span msg, bool reply) noexcept
     if (((t & reply_flag) != 0) != reply)
         return std::nullopt;
     t &= static_cast<std::uint8_t>(~reply_flag);
-    if (t < static_cast<std::uint8_t>(monitor_type::sign) || t > static_cast<std::uint8_t>(monitor_type::pty_release))
+    if (t < static_cast<std::uint8_t>(monitor_type::sign) || t > static_cast<std::uint8_t>(monitor_type::host_allowed))
         return std::nullopt;
     return static_cast<monitor_type>(t);
 }
@@ -277,6 +281,23 @@ result<key_allowed_reply> decode_key_allowed_reply(byte_span msg)
     m.allowed = flag(r);
     m.forced_command = flag(r);
     return finished(r, m);
+}
+
+bytes encode(const host_allowed_request& m)
+{
+    bytes out = start(monitor_type::host_allowed);
+    wire_writer(out).string(m.key_blob).string(m.client_host).string(m.client_user);
+    return out;
+}
+
+result<host_allowed_request> decode_host_allowed_request(byte_span msg)
+{
+    auto r = fields(msg, monitor_type::host_allowed);
+    host_allowed_request m;
+    m.key_blob = copy(r.string(max_key_blob));
+    m.client_host = clean_text(r, max_hostbased_name);
+    m.client_user = clean_text(r, max_hostbased_name);
+    return finished(r, std::move(m));
 }
 
 bytes encode(const verify_pubkey_request& m)

@@ -45,6 +45,8 @@ enum class monitor_type : std::uint8_t {
     // After authentication, from the user's process to its root parent:
     pty, // a pseudo-terminal opened outside any chroot, given to the user (fds attached)
     pty_release, // one-way: a session's pty is closed (its logout is recorded)
+    // Before authentication again (numbered last to keep the others):
+    host_allowed, // hostbased: the client host's key, name and user (equiv files, known_hosts)
 };
 inline constexpr std::uint8_t reply_flag = 0x80;
 
@@ -82,6 +84,14 @@ struct key_allowed_request {
 struct key_allowed_reply {
     bool allowed = false;
     bool forced_command = false;
+};
+
+// A hostbased request's key and names, as the client sent them; the reply
+// is a verdict (encode_verdict).
+struct host_allowed_request {
+    bytes key_blob;
+    std::string client_host;
+    std::string client_user;
 };
 
 struct verify_pubkey_request {
@@ -165,6 +175,8 @@ result<lookup_user_request> decode_lookup_user_request(byte_span msg);
 result<lookup_user_reply> decode_lookup_user_reply(byte_span msg);
 result<key_allowed_request> decode_key_allowed_request(byte_span msg);
 result<key_allowed_reply> decode_key_allowed_reply(byte_span msg);
+bytes encode(const host_allowed_request& m);
+result<host_allowed_request> decode_host_allowed_request(byte_span msg);
 result<verify_pubkey_request> decode_verify_pubkey_request(byte_span msg);
 result<password_request> decode_password_request(byte_span msg);
 result<kbdint_start_request> decode_kbdint_start_request(byte_span msg);

@@ -55,9 +55,16 @@ inline client_identity agent_identity(const std::shared_ptr<const private_key>& 
     return id;
 }
 
+// A client host's key allowed to log a user in from `host` as `user` there.
+struct test_host_grant {
+    public_key key;
+    std::string host, user;
+};
+
 struct test_user {
     std::string password;
     std::vector<public_key> authorized;
+    std::vector<test_host_grant> hosts; // hostbased
     bool is_root = false;
     std::optional<server_auth_settings> settings;
     bool forced_command = false;
@@ -96,6 +103,15 @@ inline server_auth_policy user_table_policy(const std::map<std::string, test_use
         d.forced_command = it->second.forced_command;
         d.security_key = it->second.security_key;
         return d;
+    };
+    policy.host_allowed = [&users](std::string_view user, const public_key& key, std::string_view host,
+                                   std::string_view client_user) {
+        auto it = users.find(std::string(user));
+        if (it == users.end())
+            return false;
+        return std::any_of(it->second.hosts.begin(), it->second.hosts.end(), [&](const test_host_grant& g) {
+            return g.key == key && g.host == host && g.user == client_user;
+        });
     };
     return policy;
 }

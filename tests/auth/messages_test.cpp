@@ -163,11 +163,56 @@ TEST_CASE("userauth request: keyboard-interactive and unknown methods")
     check_truncation_and_trailing(e, userauth_request::decode);
 
     // Unknown methods keep their bytes (no trailing-data check possible).
-    userauth_request other{"alice", "ssh-connection", "hostbased", userauth_other_data{{1, 2, 3}}};
+    userauth_request other{"alice", "ssh-connection", "gssapi-with-mic", userauth_other_data{{1, 2, 3}}};
     auto eo = other.encode();
     auto dof = userauth_request::decode(eo);
     REQUIRE(dof.has_value());
     CHECK(std::get<userauth_other_data>(dof->data).data == bytes{1, 2, 3});
+}
+
+TEST_CASE("userauth request: hostbased, and what its signature covers")
+{
+    userauth_hostbased_data hd{"ssh-ed25519", {9, 9, 9}, "client.example.", "alice", {7, 7}};
+    userauth_request req{"bob", "ssh-connection", "hostbased", hd};
+    auto e = req.encode();
+    auto d = userauth_request::decode(e);
+    REQUIRE(d.has_value());
+    auto* h = std::get_if<userauth_hostbased_data>(&d->data);
+    REQUIRE(h != nullptr);
+    CHECK(h->algorithm == "ssh-ed25519");
+    CHECK(h->key_blob == bytes{9, 9, 9});
+    CHECK(h->client_host == "client.example.");
+    CHECK(h->client_user == "alice");
+    CHECK(h->signature == bytes{7, 7});
+    check_truncation_and_trailing(e, userauth_request::decode);
+
+    // RFC 4252 section 9: session id, then the request up to the signature.
+    bytes want;
+    wire_writer(want)
+        .string(bytes{1, 2})
+        .u8(50)
+        .string("bob")
+        .string("ssh-connection")
+        .string("hostbased")
+        .string("ssh-ed25519")
+        .string(bytes{9, 9, 9})
+        .string("client.example.")
+        .string("alice");
+    CHECK(publickey_signed_data(bytes{1, 2}, req) == want);
+
+    // A NUL in the client's names is refused, as OpenSSH reads C strings.
+    bytes nul;
+    wire_writer(nul)
+        .u8(50)
+        .string("bob")
+        .string("ssh-connection")
+        .string("hostbased")
+        .string("ssh-ed25519")
+        .string(bytes{9})
+        .string(std::string_view("cl\0ient", 7))
+        .string("alice")
+        .string(bytes{7});
+    CHECK(!userauth_request::decode(nul).has_value());
 }
 
 TEST_CASE("NUL bytes in text fields are rejected")

@@ -54,6 +54,8 @@ TEST_CASE("monitor messages: each request and reply decodes to what was encoded,
     u.settings->root_login = permit_root_login::forced_commands_only;
     u.settings->banner = "hello\n";
     u.settings->max_auth_tries = 3;
+    u.settings->hostbased_authentication = true;
+    u.settings->hostbased_accepted_algorithms = "ssh-ed25519";
     auto u2 = decode_lookup_user_reply(encode(u));
     REQUIRE(u2);
     CHECK(u2->status == user_status::valid);
@@ -64,12 +66,18 @@ TEST_CASE("monitor messages: each request and reply decodes to what was encoded,
     CHECK(u2->settings->root_login == permit_root_login::forced_commands_only);
     CHECK(u2->settings->banner == "hello\n");
     CHECK(u2->settings->max_auth_tries == 3);
+    CHECK(u2->settings->hostbased_authentication == u.settings->hostbased_authentication);
+    CHECK(u2->settings->hostbased_accepted_algorithms == u.settings->hostbased_accepted_algorithms);
     check_exact(encode(u), decode_lookup_user_reply);
     check_exact(encode(lookup_user_reply{}), decode_lookup_user_reply);
     check_exact(encode(lookup_user_request{"alice"}), decode_lookup_user_request);
 
     check_exact(encode(key_allowed_request{text_bytes("k"), true}), decode_key_allowed_request);
     check_exact(encode(key_allowed_reply{true, true}), decode_key_allowed_reply);
+    check_exact(encode(host_allowed_request{text_bytes("k"), "client.example.", "alice"}),
+                decode_host_allowed_request);
+    check_exact(encode_verdict(monitor_type::host_allowed, true),
+                [](byte_span m) { return decode_verdict(monitor_type::host_allowed, m); });
     check_exact(encode(verify_pubkey_request{text_bytes("k"), "ssh-ed25519", bytes(100, 1), bytes(83, 2)}),
                 decode_verify_pubkey_request);
 
@@ -133,7 +141,8 @@ TEST_CASE("monitor messages: types, replies and bounds from a hostile child are 
     CHECK_FALSE(message_type(bytes{0}, false));
     CHECK(message_type(encode_empty(monitor_type::pty), false) == monitor_type::pty);
     CHECK(message_type(encode(pty_release_request{"/dev/pts/1"}), false) == monitor_type::pty_release);
-    CHECK_FALSE(message_type(bytes{15}, false));
+    CHECK(message_type(encode(host_allowed_request{text_bytes("k"), "h", "u"}), false) == monitor_type::host_allowed);
+    CHECK_FALSE(message_type(bytes{16}, false));
     CHECK_FALSE(message_type(bytes{0xff}, true));
 
     // A request decoded as the wrong type.
@@ -151,6 +160,13 @@ TEST_CASE("monitor messages: types, replies and bounds from a hostile child are 
     CHECK(decode_key_allowed_request(encode(key_allowed_request{bytes(max_certificate_blob, 1), false})));
     CHECK_FALSE(decode_key_allowed_request(encode(key_allowed_request{bytes(max_certificate_blob + 1, 1), false})));
     CHECK_FALSE(decode_log_request(encode(log_request{log_level::info, std::string(8193, 'x')})));
+    // A hostbased request's names: as long as the machine lets through, no
+    // longer, and no NUL.
+    CHECK(decode_host_allowed_request(
+        encode(host_allowed_request{text_bytes("k"), std::string(max_hostbased_name, 'h'), "alice"})));
+    CHECK_FALSE(decode_host_allowed_request(
+        encode(host_allowed_request{text_bytes("k"), std::string(max_hostbased_name + 1, 'h'), "alice"})));
+    CHECK_FALSE(decode_host_allowed_request(encode(host_allowed_request{text_bytes("k"), "h", std::string("a\0b", 3)})));
     // Levels and enums out of range.
     bytes quiet = encode(log_request{log_level::info, "x"});
     quiet[1] = static_cast<std::uint8_t>(log_level::quiet);
