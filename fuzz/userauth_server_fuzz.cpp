@@ -176,7 +176,10 @@ void run(std::uint8_t settings_byte, std::uint8_t answers, byte_span messages)
         }
         return d;
     };
-    policy.host_allowed = [](std::string_view u, const public_key& k, std::string_view host, std::string_view cuser) {
+    policy.host_allowed = [](std::string_view u, const public_key& k, const certificate* cert, std::string_view host,
+                             std::string_view cuser) {
+        if (cert != nullptr)
+            return false;
         return u == "alice" && k == key_a().public_part() && host == "client.example." && cuser == "alice";
     };
     policy.account_check = [](std::string_view u) {

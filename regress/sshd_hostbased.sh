@@ -16,9 +16,10 @@
 #  - ~/.ssh/known_hosts, and IgnoreUserKnownHosts refusing it;
 #  - HostbasedUsesNameFromPacketOnly (the client's own name, "localhost");
 #  - HostbasedAcceptedAlgorithms without the key's algorithm;
-#  - AuthenticationMethods hostbased,password-less chains ("hostbased"
-#    then nothing else), and PermitRootLogin for a hostbased root login
-#    (prohibit-password allows it, no refuses it).
+#  - AuthenticationMethods hostbased, and PermitRootLogin for a hostbased
+#    root login (prohibit-password allows it, no refuses it);
+#  - a host certificate, its CA @cert-authority in ssh_known_hosts, and
+#    one for another name.
 # Debian's ssh-keysign reads /etc/ssh (its ssh_config and host keys) and
 # both servers read /etc/ssh/shosts.equiv and ssh_known_hosts: the script
 # runs in a mount namespace of its own with a directory of the test's bound
@@ -208,5 +209,24 @@ check_root() {
     try refused root
 }
 lh_check "root: system files ignored, ~/.shosts accepted under prohibit-password, refused under no" check_root
+
+# --- a host certificate (last: the client offers it from here on) -----------
+serve
+"$LH_SSH_KEYGEN" -q -t ed25519 -N '' -f "$T/host_ca"
+certify() { # PRINCIPALS: the client host's key certified by host_ca for them
+    rm -f "$E/ssh_host_ed25519_key-cert.pub"
+    "$LH_SSH_KEYGEN" -q -s "$T/host_ca" -h -I "client host" -n "$1" "$E/ssh_host_ed25519_key.pub" 2>/dev/null &&
+        chmod 644 "$E/ssh_host_ed25519_key-cert.pub"
+}
+check_host_cert() {
+    reset_user && equiv 127.0.0.1 && certify 127.0.0.1 &&
+        echo "@cert-authority 127.0.0.1 $(cut -d' ' -f1,2 "$T/host_ca.pub")" >"$E/ssh_known_hosts" && try ok &&
+        grep -q "Accepted certificate ID \"client host\" signed by ED25519 CA .* from $user@127.0.0.1" \
+            "$T/srv-longhaul/sshd.log"
+}
+lh_check "a host certificate whose CA is @cert-authority for the client: accepted, logged as Debian's sshd logs it" check_host_cert
+check_host_cert_name() { certify otherhost && try refused && grep -q 'Certificate invalid: name is not a listed principal' "$T/srv-longhaul/sshd.log"; }
+lh_check "a host certificate for another name: refused with OpenSSH's reason" check_host_cert_name
+rm -f "$E/ssh_host_ed25519_key-cert.pub"
 
 lh_summary

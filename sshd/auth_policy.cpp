@@ -226,7 +226,8 @@ key_decision sshd_auth_policy::key_allowed(std::string_view, const public_key& k
     return decision_of(std::move(found));
 }
 
-bool sshd_auth_policy::host_allowed(const public_key& key, std::string_view client_host, std::string_view client_user)
+bool sshd_auth_policy::host_allowed(const public_key& key, const certificate* cert, std::string_view client_host,
+                                    std::string_view client_user)
 {
     if (!account_)
         return false;
@@ -243,6 +244,7 @@ bool sshd_auth_policy::host_allowed(const public_key& key, std::string_view clie
     q.remote_address = facts_.remote_address;
     q.remote_host = facts_.remote_host;
     q.key = &key;
+    q.cert = cert;
     auto v = hostbased_key_allowed(c, q);
     log_all(v.log);
     return v.allowed;
@@ -272,9 +274,8 @@ server_auth_policy sshd_auth_policy::make_policy()
     p.certificate_allowed = [this](std::string_view user, const certificate& cert, bool sig) {
         return certificate_allowed(user, cert, sig);
     };
-    p.host_allowed = [this](std::string_view, const public_key& key, std::string_view host, std::string_view user) {
-        return host_allowed(key, host, user);
-    };
+    p.host_allowed = [this](std::string_view, const public_key& key, const certificate* cert, std::string_view host,
+                            std::string_view user) { return host_allowed(key, cert, host, user); };
     return p;
 }
 

@@ -53,7 +53,8 @@ private:
     key_decision certificate_allowed(std::string_view user, const certificate& cert, bool with_signature);
     std::optional<authorized_key_match> trusted_ca_match(const certificate& cert, const authorized_keys_context& ctx);
     // Hostbased: RequiredRSASize, then sshd/hostbased_auth's checks.
-    bool host_allowed(const public_key& key, std::string_view client_host, std::string_view client_user);
+    bool host_allowed(const public_key& key, const certificate* cert, std::string_view client_host,
+                      std::string_view client_user);
     authorized_keys_context keys_context() const;
     // The first match in the user's AuthorizedKeysFile files, read as the
     // user, each file's contents given to `check` (a plain key's or a

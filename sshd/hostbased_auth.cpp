@@ -15,6 +15,7 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <optional>
 
 namespace longhaul {
@@ -177,7 +178,7 @@ host_key_status key_in_host_files(const server_config& c, const hostbased_query&
         }
     }
     const known_host_entry* found = nullptr;
-    const host_key_status status = known.check(*q.key, &found);
+    const host_key_status status = q.cert ? known.check_certificate(*q.cert, &found) : known.check(*q.key, &found);
     if (status == host_key_status::revoked)
         note(v, syslog_level::error, "WARNING: revoked key for " + host + " attempted authentication");
     else if (status == host_key_status::ok)
@@ -269,8 +270,12 @@ hostbased_verdict hostbased_key_allowed(const server_config& c, const hostbased_
 {
     hostbased_verdict v;
     const public_key& key = *q.key;
+    // RevokedKeys (a certificate by its serial, key ID or key, then its CA).
     if (!c.revoked_keys.empty()) {
-        auto revoked = check_revoked_key(c.revoked_keys, key, c.fingerprint);
+        auto revoked = q.cert ? check_revoked_certificate(c.revoked_keys, *q.cert, c.fingerprint)
+                              : check_revoked_key(c.revoked_keys, key, c.fingerprint);
+        if (q.cert && !revoked.refused)
+            revoked = check_revoked_key(c.revoked_keys, q.cert->signature_key(), c.fingerprint);
         v.log = std::move(revoked.log);
         if (revoked.refused)
             return v;
@@ -308,6 +313,12 @@ hostbased_verdict hostbased_key_allowed(const server_config& c, const hostbased_
         lookup = resolved;
     }
     note(v, syslog_level::debug2, "hostbased_key_allowed: access allowed by auth_rhosts2");
+    if (q.cert) {
+        if (auto reason = check_authority(*q.cert, true, false, static_cast<std::uint64_t>(std::time(nullptr)), lookup)) {
+            note(v, syslog_level::error, *reason);
+            return v;
+        }
+    }
     const char* user_file = c.ignore_user_known_hosts ? nullptr : ".ssh/known_hosts";
     host_key_status status = key_in_host_files(c, q, lookup, files.system_known_hosts, user_file, v);
     // The older file names, when neither file knows the host at all.
@@ -316,9 +327,17 @@ hostbased_verdict hostbased_key_allowed(const server_config& c, const hostbased_
                                    c.ignore_user_known_hosts ? nullptr : ".ssh/known_hosts2", v);
     if (status != host_key_status::ok)
         return v;
-    note(v, syslog_level::verbose,
-         "Accepted " + std::string(key_type_short_name(key.type())) + " public key " + key_fingerprint(key, c.fingerprint) +
-             " from " + q.client_user + "@" + lookup);
+    if (q.cert) {
+        const public_key& ca = q.cert->signature_key();
+        note(v, syslog_level::verbose,
+             "Accepted certificate ID \"" + sanitize_peer_text(q.cert->key_id(), false) + "\" signed by " +
+                 std::string(key_type_short_name(ca.type())) + " CA " + key_fingerprint(ca, c.fingerprint) + " from " +
+                 q.client_user + "@" + lookup);
+    } else {
+        note(v, syslog_level::verbose,
+             "Accepted " + std::string(key_type_short_name(key.type())) + " public key " +
+                 key_fingerprint(key, c.fingerprint) + " from " + q.client_user + "@" + lookup);
+    }
     v.allowed = true;
     return v;
 }

@@ -7,6 +7,7 @@
 // The signature over the request is the caller's to check.
 #pragma once
 
+#include "common/keys/certificate.hpp"
 #include "common/keys/public_key.hpp"
 #include "sshd/privileges.hpp"
 #include "sshd/sshd_config.hpp"
@@ -45,6 +46,7 @@ struct hostbased_query {
     std::string remote_address; // the connection's peer
     std::string remote_host;    // its canonical name with UseDNS, else the address
     const public_key* key = nullptr;
+    const certificate* cert = nullptr; // a host certificate for `key` (its CA signature checked)
 };
 
 struct hostbased_verdict {
@@ -56,7 +58,8 @@ struct hostbased_verdict {
 // hostbased_key_allowed(): the host's name is the client's own with
 // HostbasedUsesNameFromPacketOnly, else the connection's (a difference is
 // logged as OpenSSH does); that name and the address must be allowed by an
-// equiv or rhosts file, and the key must be known for the name.
+// equiv or rhosts file, and the key must be known for the name (a host
+// certificate: valid now, for that name, its CA @cert-authority for it).
 hostbased_verdict hostbased_key_allowed(const server_config& c, const hostbased_query& q,
                                         const hostbased_files& files = {});
 

@@ -124,9 +124,11 @@ server_auth_policy preauth_child::make_policy()
         return key_decision{r->allowed, r->forced_command, nullptr};
     };
     // The monitor parses the key again and reads every file itself.
-    p.host_allowed = [this](std::string_view, const public_key& key, std::string_view host, std::string_view user) {
+    p.host_allowed = [this](std::string_view, const public_key& key, const certificate* cert, std::string_view host,
+                            std::string_view user) {
+        const bytes blob = cert ? cert->blob() : key.blob();
         auto r = decode_verdict(monitor_type::host_allowed,
-                                call(encode(host_allowed_request{key.blob(), std::string(host), std::string(user)})));
+                                call(encode(host_allowed_request{blob, std::string(host), std::string(user)})));
         if (!r)
             monitor_failed();
         return *r;

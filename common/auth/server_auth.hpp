@@ -110,12 +110,13 @@ struct server_auth_policy {
     // certificates are refused.
     std::function<key_decision(std::string_view user, const certificate& cert, bool with_signature)>
         certificate_allowed;
-    // Whether the client host's `key` may log `user` in for `client_user`
-    // there (sshd/hostbased_auth: equiv and rhosts files, known_hosts).
-    // `client_host` is as the client sent it. Called only for valid users.
-    // Unset: hostbased requests are refused.
-    std::function<bool(std::string_view user, const public_key& key, std::string_view client_host,
-                       std::string_view client_user)>
+    // Whether the client host's `key` (certified by `cert` when it came in
+    // a host certificate, whose CA signature the machine checked) may log
+    // `user` in for `client_user` there (sshd/hostbased_auth: equiv and
+    // rhosts files, known_hosts). `client_host` is as the client sent it.
+    // Called only for valid users. Unset: hostbased requests are refused.
+    std::function<bool(std::string_view user, const public_key& key, const certificate* cert,
+                       std::string_view client_host, std::string_view client_user)>
         host_allowed;
     // Optional: account checks after a method succeeded (PAM account).
     std::function<account_decision(std::string_view user)> account_check;

@@ -250,24 +250,44 @@ server_auth::outcome server_auth::run_hostbased(const userauth_request& req, att
         log(auth_log_level::info, "userauth_hostbased: client host or user name too long [preauth]");
         return outcome::failed;
     }
-    if (is_certificate_algorithm(d.algorithm)) {
-        log(auth_log_level::info, "userauth_hostbased: host certificates are not supported yet: " + d.algorithm +
-                                      " [preauth]");
-        return outcome::failed;
-    }
-    auto alg_type = key_type_for_signature_algorithm(d.algorithm);
+    // A host certificate signs with its key's plain algorithm.
+    const bool is_cert = is_certificate_algorithm(d.algorithm);
+    const auto plain_alg =
+        is_cert ? certificate_signature_algorithm(d.algorithm) : std::optional(std::string_view(d.algorithm));
+    auto alg_type = plain_alg ? key_type_for_signature_algorithm(*plain_alg) : result<key_type>(errc::unsupported);
     if (!alg_type) {
         log(auth_log_level::info, "userauth_hostbased: unsupported public key algorithm: " + d.algorithm + " [preauth]");
         return outcome::failed;
     }
-    auto key = public_key::from_blob(d.key_blob);
-    if (!key) {
+    std::optional<certificate> cert;
+    std::optional<public_key> key;
+    if (is_cert) {
+        // Parsed here, in the sandboxed child, with the CA's signature
+        // (as OpenSSH's key parser) and CASignatureAlgorithms checked.
+        auto c = d.key_blob.size() <= max_certificate_blob ? certificate::from_blob(d.key_blob)
+                                                           : result<certificate>(errc::too_large);
+        if (!c || !c->verify_signature({c->signature_algorithm()})) {
+            log(auth_log_level::error, std::string("userauth_hostbased: key_from_blob: ") +
+                                           (c ? "incorrect signature" : "invalid format") + " [preauth]");
+            return outcome::failed;
+        }
+        if (!name_list_contains(settings_.ca_signature_algorithms, c->signature_algorithm())) {
+            log(auth_log_level::info, "userauth_hostbased: certificate signature algorithm " + c->signature_algorithm() +
+                                          ": signature algorithm not supported [preauth]");
+            return outcome::failed;
+        }
+        key = c->key();
+        cert = std::move(*c);
+    } else if (auto k = public_key::from_blob(d.key_blob)) {
+        key = std::move(*k);
+    } else {
         log(auth_log_level::error, "userauth_hostbased: key_from_blob: invalid format [preauth]");
         return outcome::failed;
     }
     if (key->type() != *alg_type) {
         log(auth_log_level::error, "userauth_hostbased: type mismatch for decoded key (received " +
-                                       std::string(key->type_name()) + ", expected " + d.algorithm + ") [preauth]");
+                                       std::string(is_cert ? cert->type_name() : key->type_name()) + ", expected " +
+                                       d.algorithm + ") [preauth]");
         return outcome::failed;
     }
     if (!name_list_contains(settings_.hostbased_accepted_algorithms, d.algorithm)) {
@@ -280,25 +300,28 @@ server_auth::outcome server_auth::run_hostbased(const userauth_request& req, att
         return outcome::failed;
     }
     // A host key that proved itself may not count twice either.
+    const bytes& presented = is_cert ? cert->blob() : key->blob();
     for (const auto& used : used_keys_) {
-        if (used == key->blob()) {
+        if (used == presented) {
             log(auth_log_level::info, "refusing previously-used " + std::string(key_type_short_name(key->type())) +
-                                          " key [preauth]");
+                                          (is_cert ? "-CERT" : "") + " key [preauth]");
             return outcome::failed;
         }
     }
     a.log = true;
     a.key = *key;
+    a.cert = cert;
     a.failure_note = hostbased_failure_note(d.client_user, d.client_host);
-    if (!policy_.host_allowed || !policy_.host_allowed(user_, *key, d.client_host, d.client_user))
+    if (!policy_.host_allowed ||
+        !policy_.host_allowed(user_, *key, cert ? &*cert : nullptr, d.client_host, d.client_user))
         return outcome::failed;
     const bytes signed_data = publickey_signed_data(config_.session_id, req);
     const bool verified = policy_.verify_signature
                               ? policy_.verify_signature(d.key_blob, d.algorithm, signed_data, d.signature)
-                              : static_cast<bool>(key->verify(d.algorithm, signed_data, d.signature));
+                              : static_cast<bool>(key->verify(*plain_alg, signed_data, d.signature));
     if (!verified)
         return outcome::failed;
-    used_keys_.push_back(key->blob());
+    used_keys_.push_back(presented);
     return outcome::succeeded;
 }
 

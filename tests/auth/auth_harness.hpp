@@ -104,8 +104,8 @@ inline server_auth_policy user_table_policy(const std::map<std::string, test_use
         d.security_key = it->second.security_key;
         return d;
     };
-    policy.host_allowed = [&users](std::string_view user, const public_key& key, std::string_view host,
-                                   std::string_view client_user) {
+    policy.host_allowed = [&users](std::string_view user, const public_key& key, const certificate*,
+                                   std::string_view host, std::string_view client_user) {
         auto it = users.find(std::string(user));
         if (it == users.end())
             return false;

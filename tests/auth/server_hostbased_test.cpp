@@ -4,9 +4,12 @@
 // key, and the log lines sshd writes.
 #include "common/auth/server_auth.hpp"
 
+#include "common/keys/key_file.hpp"
+#include "common/keys/key_lines.hpp"
 #include "common/keys/private_key.hpp"
 #include "tests/auth/auth_harness.hpp"
 #include "tests/auth/server_driver.hpp"
+#include "tests/file_text.hpp"
 
 using namespace longhaul;
 using namespace longhaul::test;
@@ -137,10 +140,10 @@ TEST_CASE("hostbased: refusals")
         CHECK(d2.logged("userauth_hostbased: unsupported public key algorithm: ssh-foo [preauth]"));
         d2.feed(c.request("alice", "client.example.", "al", {1, 2, 3, 4}, "rsa-sha2-256"));
         CHECK_FALSE(d2.authenticated);
+        // A certificate algorithm over a plain key's blob.
         d2.feed(c.request("alice", "client.example.", "al", {1, 2, 3, 4},
                           "ssh-ed25519-cert-v01@openssh.com"));
-        CHECK(d2.logged("userauth_hostbased: host certificates are not supported yet: "
-                        "ssh-ed25519-cert-v01@openssh.com [preauth]"));
+        CHECK(d2.logged("userauth_hostbased: key_from_blob: invalid format [preauth]"));
         CHECK_FALSE(d2.authenticated);
     }
     SUBCASE("an invalid user is refused without asking the policy")
@@ -169,6 +172,55 @@ TEST_CASE("hostbased: refusals")
         d.feed(r);
         CHECK(d.disconnect);
     }
+}
+
+TEST_CASE("hostbased: a host certificate")
+{
+    // tests/data/certs: host_ed25519 certified by ca_ed25519 for
+    // host.example and 127.0.0.1.
+    const std::string certs = std::string(LONGHAUL_TEST_DATA) + "/certs/";
+    auto priv = load_private_key_file(certs + "host_ed25519", std::nullopt);
+    REQUIRE(priv);
+    auto cert = parse_certificate_line(read_whole_file(certs + "host_ed25519-cert.pub"));
+    REQUIRE(cert);
+    const bytes cert_blob = cert->blob();
+    auto request = [&](std::string alg, const bytes& blob) {
+        userauth_hostbased_data d{std::move(alg), blob, "host.example.", "al", {}};
+        userauth_request req{"alice", "ssh-connection", "hostbased", d};
+        auto sig = priv->sign("ssh-ed25519", publickey_signed_data(bytes{1, 2, 3, 4}, req));
+        REQUIRE(sig);
+        std::get<userauth_hostbased_data>(req.data).signature = *sig;
+        return req.encode();
+    };
+    std::map<std::string, test_user> users{{"alice", {}}};
+    users["alice"].hosts.push_back({cert->key(), "host.example.", "al"});
+    auto with_certs = hostbased_on();
+    with_certs.hostbased_accepted_algorithms = "ssh-ed25519-cert-v01@openssh.com,ssh-ed25519";
+    server_driver d(with_certs, users);
+    d.feed(service_request{"ssh-userauth"}.encode());
+    // The certificate's blob with the plain algorithm is a type mismatch.
+    d.feed(request("ssh-ed25519", cert_blob));
+    CHECK_FALSE(d.authenticated);
+    d.feed(request("ssh-ed25519-cert-v01@openssh.com", cert_blob));
+    CHECK(d.authenticated);
+    CHECK(d.logged("Accepted hostbased for alice from 192.0.2.7 port 40022 ssh2: " + describe_certificate(*cert)));
+    // CASignatureAlgorithms without the CA's algorithm refuses it.
+    auto s = with_certs;
+    s.ca_signature_algorithms = "rsa-sha2-512";
+    server_driver d2(s, users);
+    d2.feed(service_request{"ssh-userauth"}.encode());
+    d2.feed(request("ssh-ed25519-cert-v01@openssh.com", cert_blob));
+    CHECK_FALSE(d2.authenticated);
+    CHECK(d2.logged("userauth_hostbased: certificate signature algorithm ssh-ed25519: signature algorithm not "
+                    "supported [preauth]"));
+    // A certificate whose CA signature does not hold.
+    bytes broken = cert_blob;
+    broken[broken.size() - 1] ^= 1;
+    server_driver d3(with_certs, users);
+    d3.feed(service_request{"ssh-userauth"}.encode());
+    d3.feed(request("ssh-ed25519-cert-v01@openssh.com", broken));
+    CHECK_FALSE(d3.authenticated);
+    CHECK(d3.logged("userauth_hostbased: key_from_blob: incorrect signature [preauth]"));
 }
 
 TEST_CASE("hostbased: root under PermitRootLogin")
