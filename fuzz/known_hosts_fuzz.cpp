@@ -62,7 +62,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     static const std::vector<public_key> keys = fixed_keys();
     const std::string_view text(reinterpret_cast<const char*>(data), size);
     for (std::string_view name : {"host.example", "[host.example]:2222", "10.0.0.1", "a", "*"}) {
-        host_keys known;
+        known_host_keys known;
         known.load_text(name, text, "fuzz");
         for (const auto& key : keys) {
             const known_host_entry* found = nullptr;

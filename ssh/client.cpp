@@ -88,7 +88,7 @@ transport_config ssh_client::make_transport_config()
         tc.host_key_algorithms = *cfg_.host_key_algorithms;
     } else {
         // As OpenSSH: prefer the algorithms whose keys we already know for this host.
-        host_keys known;
+        known_host_keys known;
         const std::string name = known_hosts_name(host_, port_, cfg_.host_key_alias);
         for (const auto& f : cfg_.user_known_hosts_files)
             known.load_file(name, f, sink_);

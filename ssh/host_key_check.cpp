@@ -109,7 +109,7 @@ private:
             cfg_.check_host_ip = false;
         const bool check_ip = *cfg_.check_host_ip;
 
-        host_keys host_known, ip_known;
+        known_host_keys host_known, ip_known;
         for (const auto& f : cfg_.user_known_hosts_files)
             host_known.load_file(host, f, log_);
         for (const auto& f : cfg_.global_known_hosts_files)
@@ -301,7 +301,7 @@ private:
     }
 
     // Keys of other types known for the host (logged before the prompt).
-    bool show_other_keys(const host_keys& known)
+    bool show_other_keys(const known_host_keys& known)
     {
         bool any = false;
         for (auto t : {key_type::rsa, key_type::ecdsa_p256, key_type::ecdsa_p384, key_type::ecdsa_p521, key_type::ed25519}) {

@@ -3,7 +3,7 @@
 // check_host_cert, and sshkey_check_revoked for a certificate): what the
 // checker in host_key_check.cpp needs when the server presented a host
 // certificate. Whether a CA is trusted for the host is the known_hosts
-// @cert-authority lookup (host_keys::check_certificate).
+// @cert-authority lookup (known_host_keys::check_certificate).
 #pragma once
 
 #include "common/keys/certificate.hpp"

@@ -17,7 +17,7 @@
 
 namespace longhaul {
 
-std::string order_host_key_algorithms(std::string_view algorithms, const host_keys& known)
+std::string order_host_key_algorithms(std::string_view algorithms, const known_host_keys& known)
 {
     std::vector<std::string_view> algs;
     for (std::size_t start = 0; start <= algorithms.size();) {

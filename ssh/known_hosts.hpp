@@ -20,7 +20,7 @@ namespace longhaul {
 // every certificate algorithm when a @cert-authority line matches the host
 // (all of `algorithms` unchanged when the first one's plain key type is
 // known).
-std::string order_host_key_algorithms(std::string_view algorithms, const host_keys& known);
+std::string order_host_key_algorithms(std::string_view algorithms, const known_host_keys& known);
 
 // "SHA256:..." / "MD5:aa:bb:.." and the other FingerprintHash digests.
 std::string key_fingerprint_text(const public_key& key, key_fingerprint_hash hash);

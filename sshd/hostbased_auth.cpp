@@ -164,7 +164,7 @@ host_key_status key_in_host_files(const server_config& c, const hostbased_query&
     const log_sink sink = [&v](log_level l, std::string_view text) {
         note(v, static_cast<syslog_level>(l), std::string(text));
     };
-    host_keys known;
+    known_host_keys known;
     known.load_file(host, system_file, sink);
     if (user_file != nullptr) {
         const std::string path = q.user->home + "/" + user_file;

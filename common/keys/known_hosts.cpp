@@ -34,7 +34,7 @@ std::optional<std::string> read_whole_file(const std::string& path, int& err)
 
 // Calls fn(linenum, line) for every line of `text`, without the newline.
 template <class Fn>
-void for_each_line(std::string_view text, Fn&& fn)
+void for_each_known_hosts_line(std::string_view text, Fn&& fn)
 {
     unsigned long linenum = 0;
     while (!text.empty()) {
@@ -99,7 +99,7 @@ bool known_hosts_field_matches(std::string_view field, std::string_view name)
     return match_hostname(name, field) == list_match::positive;
 }
 
-void host_keys::load_file(std::string_view name, const std::string& path, const log_sink& log)
+void known_host_keys::load_file(std::string_view name, const std::string& path, const log_sink& log)
 {
     int err = 0;
     auto text = read_whole_file(path, err);
@@ -111,10 +111,10 @@ void host_keys::load_file(std::string_view name, const std::string& path, const 
     load_text(name, *text, path, log);
 }
 
-void host_keys::load_text(std::string_view name, std::string_view text, std::string_view path, const log_sink& log)
+void known_host_keys::load_text(std::string_view name, std::string_view text, std::string_view path, const log_sink& log)
 {
     std::size_t loaded = 0;
-    for_each_line(text, [&](unsigned long linenum, std::string_view line) {
+    for_each_known_hosts_line(text, [&](unsigned long linenum, std::string_view line) {
         const auto field = host_field(line);
         if (field.empty() || !known_hosts_field_matches(field, name))
             return;
@@ -147,7 +147,7 @@ void host_keys::load_text(std::string_view name, std::string_view text, std::str
         log(log_level::debug3, "load_hostkeys_file: loaded " + std::to_string(loaded) + " keys from " + std::string(name));
 }
 
-host_key_status host_keys::check(const public_key& key, const known_host_entry** found) const
+host_key_status known_host_keys::check(const public_key& key, const known_host_entry** found) const
 {
     host_key_status status = host_key_status::not_found;
     const known_host_entry* hit = nullptr;
@@ -175,7 +175,7 @@ host_key_status host_keys::check(const public_key& key, const known_host_entry**
     return status;
 }
 
-host_key_status host_keys::check_certificate(const certificate& cert, const known_host_entry** found) const
+host_key_status known_host_keys::check_certificate(const certificate& cert, const known_host_entry** found) const
 {
     host_key_status status = host_key_status::not_found;
     const known_host_entry* hit = nullptr;
@@ -198,7 +198,7 @@ host_key_status host_keys::check_certificate(const certificate& cert, const know
     return status;
 }
 
-const known_host_entry* host_keys::find_type(key_type type) const
+const known_host_entry* known_host_keys::find_type(key_type type) const
 {
     for (const auto& e : entries_)
         if (e.marker == known_hosts_marker::none && e.key.type() == type)
@@ -206,7 +206,7 @@ const known_host_entry* host_keys::find_type(key_type type) const
     return nullptr;
 }
 
-bool host_keys::has_cert_authority() const
+bool known_host_keys::has_cert_authority() const
 {
     for (const auto& e : entries_)
         if (e.marker == known_hosts_marker::cert_authority)
@@ -227,7 +227,7 @@ std::vector<std::string> other_names_for_key(const public_key& key, std::string_
                 log(log_level::debug1, "hostkeys_find_by_key_hostfile: hostkeys file " + path + " does not exist");
             continue;
         }
-        for_each_line(*text, [&](unsigned long linenum, std::string_view line) {
+        for_each_known_hosts_line(*text, [&](unsigned long linenum, std::string_view line) {
             const auto field = host_field(line);
             if (field.empty() || known_hosts_field_matches(field, host_name))
                 return;

@@ -44,7 +44,7 @@ std::string known_hosts_name(std::string_view host, int port, const std::optiona
 bool known_hosts_field_matches(std::string_view field, std::string_view name);
 
 // The keys known for one name (OpenSSH's struct hostkeys).
-class host_keys {
+class known_host_keys {
 public:
     // Adds the entries of `path` matching `name`. A missing file adds
     // nothing; unreadable lines are skipped (logged at debug level).

@@ -45,7 +45,7 @@ agent::destination_hop resolve_hop(const std::string& spec, const std::vector<st
                                      "\": does not specify user or host");
         return hop;
     }
-    host_keys known;
+    known_host_keys known;
     for (const auto& f : files)
         known.load_file(host, expand_tilde(f, home));
     hop.hostname = host;

@@ -284,19 +284,19 @@ TEST_CASE("host certificate: known_hosts ordering prefers certificates under a @
 {
     const std::string defaults = "ssh-ed25519-cert-v01@openssh.com,rsa-sha2-512-cert-v01@openssh.com,ssh-ed25519,"
                                  "rsa-sha2-512";
-    host_keys none;
+    known_host_keys none;
     CHECK(order_host_key_algorithms(defaults, none) == defaults);
-    host_keys with_ca;
+    known_host_keys with_ca;
     with_ca.load_text("h", "@cert-authority h " + format_public_key(ca().public_part()) + "\n", "kh");
     CHECK(order_host_key_algorithms("ssh-ed25519,ssh-ed25519-cert-v01@openssh.com,rsa-sha2-512", with_ca) ==
           "ssh-ed25519-cert-v01@openssh.com,ssh-ed25519,rsa-sha2-512");
-    host_keys with_rsa;
+    known_host_keys with_rsa;
     auto rsa = rsa_ca().public_part();
     with_rsa.load_text("h", "h " + format_public_key(rsa) + "\n", "kh");
     // The best algorithm's plain type is not known: the RSA ones (certificate included) go first.
     CHECK(order_host_key_algorithms(defaults, with_rsa) ==
           "rsa-sha2-512-cert-v01@openssh.com,rsa-sha2-512,ssh-ed25519-cert-v01@openssh.com,ssh-ed25519");
-    host_keys with_ed;
+    known_host_keys with_ed;
     with_ed.load_text("h", "h " + format_public_key(host_key().public_part()) + "\n", "kh");
     CHECK(order_host_key_algorithms(defaults, with_ed) == defaults);
 }

@@ -67,7 +67,7 @@ TEST_CASE("known_hosts: lookups and status")
                              "changed.example " + key_text(rsa) + "\n";
 
     auto lookup = [&](std::string_view name) {
-        host_keys k;
+        known_host_keys k;
         k.load_text(name, text, "/kh");
         return k;
     };
@@ -123,7 +123,7 @@ TEST_CASE("known_hosts: files, other names and algorithm order")
     const auto f2 = dir.write("kh2", hash_known_host("alias3", rng) + " " + key_text(ed) + "\n@revoked other " +
                                          key_text(ed) + "\n");
 
-    host_keys k;
+    known_host_keys k;
     k.load_file("target", f1);
     k.load_file("target", f2);
     k.load_file("target", dir / "missing");
@@ -139,7 +139,7 @@ TEST_CASE("known_hosts: files, other names and algorithm order")
     CHECK(order_host_key_algorithms("ssh-ed25519,ecdsa-sha2-nistp256,rsa-sha2-512,rsa-sha2-256", k) ==
           "rsa-sha2-512,rsa-sha2-256,ssh-ed25519,ecdsa-sha2-nistp256");
     CHECK(order_host_key_algorithms("rsa-sha2-512,ssh-ed25519", k) == "rsa-sha2-512,ssh-ed25519");
-    host_keys none;
+    known_host_keys none;
     CHECK(order_host_key_algorithms("ssh-ed25519,rsa-sha2-512", none) == "ssh-ed25519,rsa-sha2-512");
 }
 
@@ -182,7 +182,7 @@ TEST_CASE("known_hosts: adding keys")
              {"host2", host_key_status::changed}}) {
         const auto& host = name; // clang 14 cannot capture a structured binding in CAPTURE's lambda
         CAPTURE(host);
-        host_keys k;
+        known_host_keys k;
         k.load_file(name, kh);
         CHECK(k.check(ed) == want);
     }
