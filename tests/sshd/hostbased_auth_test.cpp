@@ -14,26 +14,13 @@
 #include <algorithm>
 
 using namespace longhaul;
+using longhaul::test::fixture_key;
+using longhaul::test::fixture_key_line;
 using longhaul::test::read_file;
 using longhaul::test::temp_dir;
 using longhaul::test::write_file;
 
 namespace {
-
-const std::string key_data = std::string(LONGHAUL_TEST_DATA) + "/keys/";
-
-std::string pub_line(const std::string& name)
-{
-    const std::string text = read_file(key_data + name);
-    return text.substr(0, text.find('\n'));
-}
-
-public_key pub(const std::string& name)
-{
-    auto line = parse_public_key_line(pub_line(name));
-    REQUIRE(line.has_value());
-    return line->key;
-}
 
 bool allows(std::string_view text, std::string_view client_user = "alice", std::string_view server_user = "alice",
             std::vector<std::string>* notes = nullptr)
@@ -107,8 +94,8 @@ TEST_CASE("hostbased: the files, the users they count for, and known_hosts")
     ::mkdir(u.home.c_str(), 0755);
     user_groups g;
     g.ids = {u.gid};
-    const public_key key = pub("ed25519_plain_key.pub");
-    const std::string key_text = pub_line("ed25519_plain_key.pub");
+    const public_key key = fixture_key("ed25519_plain_key.pub");
+    const std::string key_text = fixture_key_line("ed25519_plain_key.pub");
 
     hostbased_files files;
     files.hosts_equiv = d.file("hosts.equiv");
@@ -154,7 +141,7 @@ TEST_CASE("hostbased: the files, the users they count for, and known_hosts")
         write_file(files.system_known_hosts2, "192.0.2.7 " + key_text + "\n");
         CHECK(hostbased_key_allowed(c, q, files).allowed);
         // A different key known for the host is not a fallback case.
-        write_file(files.system_known_hosts, "192.0.2.7 " + pub_line("ecdsa256_plain_key.pub") + "\n");
+        write_file(files.system_known_hosts, "192.0.2.7 " + fixture_key_line("ecdsa256_plain_key.pub") + "\n");
         CHECK_FALSE(hostbased_key_allowed(c, q, files).allowed);
         // @revoked wins.
         write_file(files.system_known_hosts, "192.0.2.7 " + key_text + "\n@revoked * " + key_text + "\n");

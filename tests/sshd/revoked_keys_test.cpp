@@ -8,6 +8,8 @@
 #include <filesystem>
 
 using namespace longhaul;
+using longhaul::test::fixture_key;
+using longhaul::test::fixture_key_line;
 using longhaul::test::read_file;
 using longhaul::test::temp_dir;
 using longhaul::test::write_file;
@@ -15,19 +17,6 @@ using longhaul::test::write_file;
 namespace {
 
 const std::string key_data = std::string(LONGHAUL_TEST_DATA) + "/keys/";
-
-public_key pub(const std::string& name)
-{
-    auto line = parse_public_key_line(read_file(key_data + name));
-    REQUIRE(line.has_value());
-    return line->key;
-}
-
-std::string pub_line(const std::string& name)
-{
-    const std::string text = read_file(key_data + name);
-    return text.substr(0, text.find('\n'));
-}
 
 sshd_config parse_config(const std::string& text)
 {
@@ -42,8 +31,8 @@ TEST_CASE("RevokedKeys: a listed key is refused with OpenSSH's log line")
 {
     temp_dir dir;
     const std::string list = dir.file("revoked_keys");
-    write_file(list, "# revoked\n" + pub_line("ed25519_plain_key.pub") + "\n");
-    const auto ed = pub("ed25519_plain_key.pub");
+    write_file(list, "# revoked\n" + fixture_key_line("ed25519_plain_key.pub") + "\n");
+    const auto ed = fixture_key("ed25519_plain_key.pub");
 
     auto r = check_revoked_key(list, ed, fingerprint_hash::sha256);
     CHECK(r.refused);
@@ -57,7 +46,7 @@ TEST_CASE("RevokedKeys: a listed key is refused with OpenSSH's log line")
     CHECK(md5.log[0].text == "Authentication key ED25519 " + ed.fingerprint_md5() + " revoked by file " + list);
 
     // Other keys pass without a word.
-    auto other = check_revoked_key(list, pub("rsa2048_plain_key.pub"), fingerprint_hash::sha256);
+    auto other = check_revoked_key(list, fixture_key("rsa2048_plain_key.pub"), fingerprint_hash::sha256);
     CHECK_FALSE(other.refused);
     CHECK(other.log.empty());
 }
@@ -65,13 +54,13 @@ TEST_CASE("RevokedKeys: a listed key is refused with OpenSSH's log line")
 TEST_CASE("RevokedKeys: a KRL made by ssh-keygen -k")
 {
     const std::string krl = key_data + "krl/keys.krl";
-    const auto ecdsa = pub("ecdsa256_plain_key.pub"); // revoked by SHA1 hash
+    const auto ecdsa = fixture_key("ecdsa256_plain_key.pub"); // revoked by SHA1 hash
     auto r = check_revoked_key(krl, ecdsa, fingerprint_hash::sha256);
     CHECK(r.refused);
     REQUIRE(r.log.size() == 1);
     CHECK(r.log[0].text == "Authentication key ECDSA " + ecdsa.fingerprint_sha256() + " revoked by file " + krl);
-    CHECK_FALSE(check_revoked_key(krl, pub("ecdsa521_plain_key.pub"), fingerprint_hash::sha256).refused);
-    auto rsa = check_revoked_key(krl, pub("rsa2048_plain_key.pub"), fingerprint_hash::sha256);
+    CHECK_FALSE(check_revoked_key(krl, fixture_key("ecdsa521_plain_key.pub"), fingerprint_hash::sha256).refused);
+    auto rsa = check_revoked_key(krl, fixture_key("rsa2048_plain_key.pub"), fingerprint_hash::sha256);
     REQUIRE(rsa.log.size() == 1);
     CHECK(rsa.log[0].text.rfind("Authentication key RSA SHA256:", 0) == 0);
 }
@@ -79,7 +68,7 @@ TEST_CASE("RevokedKeys: a KRL made by ssh-keygen -k")
 TEST_CASE("RevokedKeys: a file that cannot be read or parsed refuses every key")
 {
     temp_dir dir;
-    const auto ed = pub("ed25519_plain_key.pub");
+    const auto ed = fixture_key("ed25519_plain_key.pub");
     const std::string fp = ed.fingerprint_sha256();
 
     const std::string missing = dir.file("none-such");
@@ -91,7 +80,7 @@ TEST_CASE("RevokedKeys: a file that cannot be read or parsed refuses every key")
                                ": No such file or directory");
 
     const std::string garbage = dir.file("garbage");
-    write_file(garbage, pub_line("rsa2048_plain_key.pub") + "\nthis is not a key\n");
+    write_file(garbage, fixture_key_line("rsa2048_plain_key.pub") + "\nthis is not a key\n");
     r = check_revoked_key(garbage, ed, fingerprint_hash::sha256);
     CHECK(r.refused);
     REQUIRE(r.log.size() == 1);

@@ -2,7 +2,10 @@
 // OpenSSH's tools for comparison.
 #pragma once
 
+#include "common/keys/key_lines.hpp"
 #include "tests/file_text.hpp"
+
+#include <doctest/doctest.h>
 
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -54,6 +57,20 @@ inline void write_file(const std::string& path, const std::string& text, mode_t 
 inline std::string read_file(const std::string& path)
 {
     return read_whole_file(path);
+}
+
+// A .pub fixture of tests/data/keys: its first line, and its key.
+inline std::string fixture_key_line(const std::string& name)
+{
+    const std::string text = read_whole_file(std::string(LONGHAUL_TEST_DATA) + "/keys/" + name);
+    return text.substr(0, text.find('\n'));
+}
+
+inline public_key fixture_key(const std::string& name)
+{
+    auto line = parse_public_key_line(fixture_key_line(name));
+    REQUIRE(line.has_value());
+    return line->key;
 }
 
 struct command_result {
