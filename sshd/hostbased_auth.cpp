@@ -53,7 +53,13 @@ bool in_netgroup(std::string_view group, const char* host, const char* user)
     return ::innetgr(g.c_str(), host, user, nullptr) == 1;
 }
 
-void note(hostbased_verdict& v, syslog_level level, std::string text) { v.log.push_back({level, std::move(text)}); }
+// Every line is made printable: the client's host and user names (and so
+// the name looked up with HostbasedUsesNameFromPacketOnly) are its own
+// text, and must not start a line of their own in the log.
+void note(hostbased_verdict& v, syslog_level level, std::string_view text)
+{
+    v.log.push_back({level, sanitize_peer_text(text, false)});
+}
 
 // check_rhosts_file(): the file must open without blocking and be a
 // regular file; unreadable or missing, it allows nothing.
@@ -289,7 +295,6 @@ hostbased_verdict hostbased_key_allowed(const server_config& c, const hostbased_
         note(v, syslog_level::debug3, "stripping trailing dot from chost " + chost);
         chost.pop_back();
     }
-    v.client_host = chost;
     std::string lookup;
     if (c.hostbased_uses_name_from_packet_only) {
         if (!auth_rhosts2(c, q, chost, chost, files, v)) {
@@ -330,7 +335,7 @@ hostbased_verdict hostbased_key_allowed(const server_config& c, const hostbased_
     if (q.cert) {
         const public_key& ca = q.cert->signature_key();
         note(v, syslog_level::verbose,
-             "Accepted certificate ID \"" + sanitize_peer_text(q.cert->key_id(), false) + "\" signed by " +
+             "Accepted certificate ID \"" + q.cert->key_id() + "\" signed by " +
                  std::string(key_type_short_name(ca.type())) + " CA " + key_fingerprint(ca, c.fingerprint) + " from " +
                  q.client_user + "@" + lookup);
     } else {

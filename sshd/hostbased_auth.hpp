@@ -51,8 +51,7 @@ struct hostbased_query {
 
 struct hostbased_verdict {
     bool allowed = false;
-    std::string client_host;      // without its trailing dot, for the log lines
-    std::vector<log_message> log; // what OpenSSH logs on the way
+    std::vector<log_message> log; // what OpenSSH logs on the way, printable
 };
 
 // hostbased_key_allowed(): the host's name is the client's own with

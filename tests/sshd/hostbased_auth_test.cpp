@@ -119,10 +119,21 @@ TEST_CASE("hostbased: the files, the users they count for, and known_hosts")
         write_file(files.system_known_hosts, "192.0.2.7 " + key_text + "\n");
         const auto v = hostbased_key_allowed(c, q, files);
         CHECK_FALSE(v.allowed);
-        CHECK(v.client_host == "client.example");
         CHECK(logged(v, "auth_rhosts2: no hosts access files exist"));
         CHECK(logged(v, "userauth_hostbased mismatch: client sends client.example, but we resolve 192.0.2.7 to "
                         "192.0.2.7"));
+    }
+    SUBCASE("the client's names cannot start a log line of their own")
+    {
+        c.hostbased_uses_name_from_packet_only = true;
+        q.client_user = "alice\nAccepted publickey for root";
+        q.client_host = "client.example\r\nAccepted publickey for root";
+        write_file(files.shosts_equiv, "client.example\n");
+        const auto v = hostbased_key_allowed(c, q, files);
+        CHECK_FALSE(v.allowed);
+        REQUIRE_FALSE(v.log.empty());
+        for (const auto& m : v.log)
+            CHECK(m.text.find_first_of("\r\n") == std::string::npos);
     }
     SUBCASE("hosts.equiv by address, the key known for the address")
     {
