@@ -483,8 +483,7 @@ monitor_answer server_connection::monitor_max_tries(byte_span msg)
 
 bool server_connection::root_login_permitted(permit_root_login rule, std::string_view method, bool forced_command) noexcept
 {
-    // prohibit-password and forced-commands-only take the key-based methods.
-    const bool key_based = method == method_publickey || method == method_hostbased;
+    const bool key_based = key_based_method(method);
     switch (rule) {
     case permit_root_login::yes: return true;
     case permit_root_login::prohibit_password: return key_based;

@@ -1,5 +1,6 @@
 #include "common/auth/auth_common.hpp"
 
+#include "common/auth/messages.hpp"
 #include "common/name_list.hpp"
 
 namespace longhaul {
@@ -103,6 +104,11 @@ std::string auth_attempt_line(const auth_attempt_record& a)
         line += a.note;
     }
     return line;
+}
+
+bool key_based_method(std::string_view method) noexcept
+{
+    return method == method_publickey || method == method_hostbased;
 }
 
 std::string hostbased_failure_note(std::string_view client_user, std::string_view client_host)

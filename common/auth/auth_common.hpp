@@ -73,6 +73,10 @@ auth_log_level auth_attempt_level(const auth_attempt_record& a, bool authenticat
 // bytes).
 std::string hostbased_failure_note(std::string_view client_user, std::string_view client_host);
 
+// The methods PermitRootLogin prohibit-password and forced-commands-only
+// take (publickey, hostbased), as OpenSSH's auth_root_allowed().
+bool key_based_method(std::string_view method) noexcept;
+
 // "Invalid user bob from 192.0.2.1 port 50000"
 std::string invalid_user_line(std::string_view user, std::string_view remote_ip, int remote_port);
 // "ROOT LOGIN REFUSED FROM 192.0.2.1 port 50000"

@@ -330,7 +330,7 @@ bool server_auth::root_allowed(std::string_view method, bool forced_command)
     switch (settings_.root_login) {
     case permit_root_login::yes: return true;
     case permit_root_login::prohibit_password:
-        if (method == method_publickey || method == method_hostbased)
+        if (key_based_method(method))
             return true;
         break;
     case permit_root_login::forced_commands_only:

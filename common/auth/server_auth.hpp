@@ -51,12 +51,12 @@ struct server_auth_settings {
     std::vector<std::string> authentication_methods;
     int max_auth_tries = 6;
     std::string pubkey_accepted_algorithms = default_pubkey_accepted_algorithms();
-    // CASignatureAlgorithms: what a user certificate's CA may have signed
-    // it with (OpenSSH's default, restricted to the key types this build
-    // implements, leaves out ssh-rsa).
     // HostbasedAuthentication and HostbasedAcceptedAlgorithms.
     bool hostbased_authentication = false;
     std::string hostbased_accepted_algorithms = default_pubkey_accepted_algorithms();
+    // CASignatureAlgorithms: what a user or host certificate's CA may have
+    // signed it with (OpenSSH's default, restricted to the key types this
+    // build implements, leaves out ssh-rsa).
     std::string ca_signature_algorithms =
         "ssh-ed25519,ecdsa-sha2-nistp256,ecdsa-sha2-nistp384,ecdsa-sha2-nistp521,rsa-sha2-512,rsa-sha2-256";
     // Banner file contents (the program reads the file); empty: no banner.
@@ -259,9 +259,10 @@ private:
     bool setup_user(const std::string& user, const std::string& service);
     outcome run_none(attempt& a);
     outcome run_publickey(const userauth_request& req, attempt& a);
-    // A certificate's checks before any policy is asked (parse, type, CA
-    // signature, CASignatureAlgorithms); nullopt, logged, when refused.
-    std::optional<certificate> presented_certificate(const userauth_publickey_data& d);
+    // A certificate's checks before any policy is asked (parse and the CA's
+    // signature); nullopt, logged after `failure` ("userauth_pubkey: parse
+    // key: " and the reason), when refused.
+    std::optional<certificate> presented_certificate(byte_span blob, std::string_view failure);
     outcome run_hostbased(const userauth_request& req, attempt& a);
     outcome run_password(const userauth_request& req, attempt& a);
     outcome run_kbdint(const userauth_request& req, attempt& a);

@@ -94,23 +94,20 @@ void server_auth::answer_password(bool ok)
     drain_queue();
 }
 
-std::optional<certificate> server_auth::presented_certificate(const userauth_publickey_data& d)
+std::optional<certificate> server_auth::presented_certificate(byte_span blob, std::string_view failure)
 {
     // Parsed here, in sshd's sandboxed child, before anything privileged
     // sees the blob; the monitor parses it again itself.
-    if (d.key_blob.size() > max_certificate_blob) {
-        log(auth_log_level::error, "userauth_pubkey: parse key: invalid format [preauth]");
-        return std::nullopt;
-    }
-    auto cert = certificate::from_blob(d.key_blob);
+    auto cert = blob.size() <= max_certificate_blob ? certificate::from_blob(blob) : result<certificate>(errc::too_large);
     if (!cert) {
-        log(auth_log_level::error, "userauth_pubkey: parse key: invalid format [preauth]");
+        log(auth_log_level::error, std::string(failure) + "invalid format [preauth]");
         return std::nullopt;
     }
-    // The CA's signature, whatever its algorithm (as OpenSSH's parser), then
-    // the algorithm against CASignatureAlgorithms (sshkey_check_cert_sigtype).
+    // The CA's signature, whatever its algorithm (as OpenSSH's parser); the
+    // caller checks the algorithm against CASignatureAlgorithms
+    // (sshkey_check_cert_sigtype).
     if (!cert->verify_signature({cert->signature_algorithm()})) {
-        log(auth_log_level::error, "userauth_pubkey: parse key: incorrect signature [preauth]");
+        log(auth_log_level::error, std::string(failure) + "incorrect signature [preauth]");
         return std::nullopt;
     }
     return std::move(*cert);
@@ -147,7 +144,7 @@ server_auth::outcome server_auth::run_publickey(const userauth_request& req, att
     std::optional<certificate> cert;
     std::optional<public_key> key;
     if (is_cert) {
-        cert = presented_certificate(d);
+        cert = presented_certificate(d.key_blob, "userauth_pubkey: parse key: ");
         if (!cert)
             return outcome::failed;
         key = cert->key();
@@ -262,15 +259,9 @@ server_auth::outcome server_auth::run_hostbased(const userauth_request& req, att
     std::optional<certificate> cert;
     std::optional<public_key> key;
     if (is_cert) {
-        // Parsed here, in the sandboxed child, with the CA's signature
-        // (as OpenSSH's key parser) and CASignatureAlgorithms checked.
-        auto c = d.key_blob.size() <= max_certificate_blob ? certificate::from_blob(d.key_blob)
-                                                           : result<certificate>(errc::too_large);
-        if (!c || !c->verify_signature({c->signature_algorithm()})) {
-            log(auth_log_level::error, std::string("userauth_hostbased: key_from_blob: ") +
-                                           (c ? "incorrect signature" : "invalid format") + " [preauth]");
+        auto c = presented_certificate(d.key_blob, "userauth_hostbased: key_from_blob: ");
+        if (!c)
             return outcome::failed;
-        }
         if (!name_list_contains(settings_.ca_signature_algorithms, c->signature_algorithm())) {
             log(auth_log_level::info, "userauth_hostbased: certificate signature algorithm " + c->signature_algorithm() +
                                           ": signature algorithm not supported [preauth]");
