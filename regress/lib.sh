@@ -31,15 +31,16 @@ export UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}log_path=$LH_SAN_DIR/ubsa
 # removed by the cleanup trap, whatever the test's outcome.
 LH_CLEANUP_FILES=()
 
-# SIGTERM to every process the test recorded (LH_PIDS), then up to 5 s for
-# them to exit before SIGKILL: a server stuck in its shutdown must not hold
-# the test until ctest's timeout.
-lh_stop_started() {
+# lh_stop_pids PID...: SIGTERM to each process (the script's own children),
+# then up to 5 s for each to exit before SIGKILL: a server stuck in its
+# shutdown must not hold the test until ctest's timeout. The cleanup trap
+# stops LH_PIDS with it.
+lh_stop_pids() {
     local pid i
-    for pid in "${LH_PIDS[@]:-}"; do
+    for pid in "$@"; do
         [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
     done
-    for pid in "${LH_PIDS[@]:-}"; do
+    for pid in "$@"; do
         [ -n "$pid" ] || continue
         for i in $(seq 1 100); do
             kill -0 "$pid" 2>/dev/null || break
@@ -99,7 +100,7 @@ lh_cleanup() {
     for f in "${LH_CLEANUP_FILES[@]:-}"; do
         [ -n "$f" ] && rm -f -- "$f"
     done
-    lh_stop_started
+    lh_stop_pids "${LH_PIDS[@]:-}"
     lh_stop_output_holders
     # Sanitizer reports from anything the test ran (read after the servers
     # have exited, so their leak checks are in). One line is not a finding:

@@ -76,10 +76,7 @@ chmod 644 "$T/client.conf"
 # taking hostbased logins with LINES first; the last pair is stopped.
 SERVED=()
 serve() {
-    local pid
-    for pid in "${SERVED[@]:-}"; do
-        [ -n "$pid" ] && { kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; }
-    done
+    lh_stop_pids "${SERVED[@]:-}"
     SERVED=()
     local lines=("$@" "HostbasedAuthentication yes" "PubkeyAuthentication no" "PasswordAuthentication no"
                  "KbdInteractiveAuthentication no")

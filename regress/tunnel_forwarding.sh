@@ -46,13 +46,8 @@ for ((u = BASE; u < BASE + 16; u++)); do
 done
 TUN_PIDS=()
 tun_cleanup() {
-    local pid u
-    for pid in "${TUN_PIDS[@]:-}"; do
-        [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
-    done
-    for pid in "${TUN_PIDS[@]:-}"; do
-        [ -n "$pid" ] && wait "$pid" 2>/dev/null || true
-    done
+    local u
+    lh_stop_pids "${TUN_PIDS[@]:-}"
     ip netns pids "$NS_A" 2>/dev/null | xargs -r kill 2>/dev/null || true
     ip netns pids "$NS_B" 2>/dev/null | xargs -r kill 2>/dev/null || true
     ip netns del "$NS_A" 2>/dev/null || true
