@@ -194,7 +194,8 @@ lh_check "bad usages: messages and exit statuses as Debian's" check_errors
 
 # The window each sizes for bits= and memory= (the default: 3072 bits),
 # from the lines printed before sieving; each is stopped once it prints the
-# "Sieve next" line, or after a second; the lines are compared up to that
+# "Sieve next" line (or after 10 s: a loaded machine may take seconds to
+# get there); the lines are compared up to that
 # one (the sieve itself is not compared).
 sieving() { grep -q 'Sieve next' "$1"; }
 first_lines() { # PROGRAM OUT ARGS...: PROGRAM -M generate ARGS, its lines up to the sieve in OUT
@@ -202,7 +203,7 @@ first_lines() { # PROGRAM OUT ARGS...: PROGRAM -M generate ARGS, its lines up to
     shift 2
     "$prog" -M generate "$@" w.out 2>"$out" &
     pid=$!
-    lh_wait_until 1 sieving "$out" || true
+    lh_wait_until 10 sieving "$out" || true
     kill "$pid" 2>/dev/null || true
     wait "$pid" 2>/dev/null || true
 }
