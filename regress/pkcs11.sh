@@ -134,7 +134,7 @@ lh_check "a. ssh-keygen -D lists the token's keys as Debian's" both_keygen list 
 lh_check "a. ... six of them, each with its label, the certificate's its subject" eval \
     '[ "$(grep -c " rsa key$\| ec key [0-9]*$\| rsa 3072$\| /C=DE/O=Longhaul Test/CN=alice$" "$T/list.longhaul.out")" = 6 ]'
 lh_check "a. the Ed25519 certificate skipped in Debian's words" eval \
-    'tr -d "\\r" <"$T/list.longhaul.err" | grep -qx "unknown certificate key type"'
+    'tr -d "\\r" <"$T/list.longhaul.err" | lh_matches -x "unknown certificate key type"'
 imported_listed() {
     local k
     for k in rsa ec256 ec384 ec521 rsa3072 cert_alice; do
@@ -385,7 +385,7 @@ cert_login() { # SERVER: Debian's ssh logs in with Longhaul's certificate signed
     cp "$T/user" "$T/certuser" && cp "$T/ca_ec384.longhaul-cert.pub" "$T/certuser-cert.pub"
     "$D_SSH" -F /dev/null -p "${!port_var}" -o UserKnownHostsFile="$T/srv-$1/known_hosts.${!port_var}" \
         -o StrictHostKeyChecking=yes -o IdentityAgent=none -o PasswordAuthentication=no -o IdentitiesOnly=yes \
-        -i "$T/certuser" 127.0.0.1 echo logged-in </dev/null 2>"$T/certlogin.$1.err" | grep -qx logged-in &&
+        -i "$T/certuser" 127.0.0.1 echo logged-in </dev/null 2>"$T/certlogin.$1.err" | lh_matches -x logged-in &&
         grep -q "Accepted publickey for $ME .*ED25519-CERT .*ID key id (serial 7) CA ECDSA" "$log" || {
         sed 's/^/   /' "$T/certlogin.$1.err" | head -5
         tail -n 3 "$log" | sed 's/^/   /'

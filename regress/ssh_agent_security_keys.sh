@@ -564,7 +564,7 @@ debian_resident_sane() {
         "err: Lifetime set to 60 seconds" \
         "err: Unable to load resident keys: incorrect passphrase supplied to decrypt private key" \
         "out: 256 $(fp "$K/rk2.pub")  (ECDSA-SK)"; do
-        tr -d '\r' <"$f" | grep -qxF -- "$l" || { echo "  Debian's -K session lacks: $l"; ok=1; }
+        tr -d '\r' <"$f" | lh_matches -xF -- "$l" || { echo "  Debian's -K session lacks: $l"; ok=1; }
     done
     [ "$ok" = 0 ] || sed 's/^/    /' "$f" | head -n 120
     return "$ok"

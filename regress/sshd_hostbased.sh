@@ -94,7 +94,7 @@ hostbased_lines() {
         sed -E 's/port [0-9]+/port N/g' || true
 }
 # Whether a server logged the end of a connection after line $2.
-connection_ended() { tail -n +"$(($2 + 1))" "$1" | grep -qE 'Connection closed|Disconnected from'; }
+connection_ended() { tail -n +"$(($2 + 1))" "$1" | lh_matches -E 'Connection closed|Disconnected from'; }
 
 # try WANT [LOGIN_AS]: Debian's ssh as the test user (or as root, logging
 # in as LOGIN_AS) to both servers; WANT is "ok" or "refused". Both must
@@ -121,7 +121,7 @@ try() {
         <(hostbased_lines "$T/srv-longhaul/sshd.log" "${from[longhaul]}") >"$T/diff" ||
         { echo "   log lines differ (< Debian, > Longhaul):"; sed 's/^/   /' "$T/diff"; return 1; }
     if [ "$want" = ok ]; then
-        hostbased_lines "$T/srv-longhaul/sshd.log" "${from[longhaul]}" | grep -q 'Accepted hostbased for' ||
+        hostbased_lines "$T/srv-longhaul/sshd.log" "${from[longhaul]}" | lh_matches 'Accepted hostbased for' ||
             { echo "   no Accepted line"; return 1; }
     fi
 }

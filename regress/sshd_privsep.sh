@@ -148,7 +148,7 @@ layout() {
 }
 # two_connections LISTENER: the PIDs of its two connection processes.
 two_connections() { [ "$(pgrep -P "$1" | wc -l)" -ge 2 ] && pgrep -P "$1" | head -2; }
-login_works() { lh_ssh_to "$T" "$1" "$T/id_user" -l "$user" 127.0.0.1 'echo logged-in' 2>/dev/null | grep -qx logged-in; }
+login_works() { lh_ssh_to "$T" "$1" "$T/id_user" -l "$user" 127.0.0.1 'echo logged-in' 2>/dev/null | lh_matches -x logged-in; }
 
 # check_server NAME SSHD: the checks against one server.
 check_server() {
