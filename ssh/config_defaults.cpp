@@ -147,7 +147,8 @@ void fill_default_options(client_config& c)
     assemble(c.macs, default_client_macs(), all_macs(), openssh_mac_names(), fill_error("macs"));
     assemble(c.kex_algorithms, default_client_kex_algorithms(), all_kex_algorithms(), openssh_kex_names(),
              fill_error("kex_algorithms"));
-    assemble(c.hostbased_accepted_algorithms, default_client_key_algorithms(), all_key_algorithms(),
+    // Hostbased offers host certificates too: the same lists as publickey.
+    assemble(c.hostbased_accepted_algorithms, default_client_pubkey_algorithms(), all_pubkey_algorithms(),
              openssh_key_algorithm_names(), fill_error("hostbased_accepted_algos"));
     assemble(c.pubkey_accepted_algorithms, default_client_pubkey_algorithms(), all_pubkey_algorithms(),
              openssh_key_algorithm_names(), fill_error("pubkey_accepted_algos"));
@@ -184,8 +185,6 @@ std::vector<std::string> unsupported_settings(const client_config& c)
     const auto note = [&](const char* setting, const char* effect) {
         out.push_back(std::string(setting) + ": not supported yet, " + effect);
     };
-    if (c.hostbased_authentication.value_or(false))
-        note("HostbasedAuthentication yes", "not tried");
     if (c.gssapi_authentication.value_or(false) || c.gssapi_key_exchange.value_or(false))
         note("GSSAPIAuthentication/GSSAPIKeyExchange yes", "not tried");
     if (!c.log_verbose.empty())

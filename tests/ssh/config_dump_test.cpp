@@ -61,8 +61,8 @@ std::vector<std::string> comparable(const std::vector<std::string>& openssh)
             all = all_kex_algorithms();
             value = test::with_openssh99_kex_default(value);
         }
-        else if (kw == "pubkeyacceptedalgorithms")
-            all = all_pubkey_algorithms(); // user certificates too
+        else if (kw == "pubkeyacceptedalgorithms" || kw == "hostbasedacceptedalgorithms")
+            all = all_pubkey_algorithms(); // certificates too
         else if (kw == "hostkeyalgorithms")
             all = all_host_key_algorithms(); // host certificates too
         else if (kw == "hostkeyalgorithms" || kw == "hostbasedacceptedalgorithms" || kw == "pubkeyacceptedalgorithms" ||
