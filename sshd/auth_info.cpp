@@ -1,5 +1,6 @@
 #include "sshd/auth_info.hpp"
 
+#include "common/fd_io.hpp"
 #include "common/keys/base64.hpp"
 #include "common/keys/key_lines.hpp"
 
@@ -55,19 +56,6 @@ std::string random_name(std::string_view prefix, random_source& rng)
     return name;
 }
 
-bool write_all(int fd, std::string_view text)
-{
-    while (!text.empty()) {
-        const ssize_t n = ::write(fd, text.data(), text.size());
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return false;
-        text.remove_prefix(static_cast<std::size_t>(n));
-    }
-    return true;
-}
-
 } // namespace
 
 result<std::string> write_auth_info_file(std::string_view text, random_source& rng, std::string& error,
@@ -82,7 +70,7 @@ result<std::string> write_auth_info_file(std::string_view text, random_source& r
             error = std::string("mkstemp: ") + std::strerror(errno);
             return errc::io_error;
         }
-        if (!write_all(fd, text)) {
+        if (!write_all(fd, as_bytes(text))) {
             error = std::string("write: ") + std::strerror(errno);
             ::close(fd);
             ::unlink(path.c_str());
