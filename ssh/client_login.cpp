@@ -6,6 +6,7 @@
 
 #include "common/auth/client_certificates.hpp"
 #include "common/keys/key_file.hpp"
+#include "common/local_name.hpp"
 #include "common/text.hpp"
 #include "ssh/client_agent_forwarding.hpp"
 #include "ssh/prompt/prompt.hpp"
@@ -226,6 +227,14 @@ void ssh_client::on_first_kex()
     if (cfg_.pubkey_accepted_algorithms)
         ac.pubkey_accepted_algorithms = *cfg_.pubkey_accepted_algorithms;
     ac.identities = collect_identities();
+    ac.hostbased_authentication = cfg_.hostbased_authentication.value_or(false);
+    if (ac.hostbased_authentication) {
+        if (cfg_.hostbased_accepted_algorithms)
+            ac.hostbased_accepted_algorithms = *cfg_.hostbased_accepted_algorithms;
+        ac.host_keys = hostbased_keys();
+        ac.local_host = local_host_name(stream_.fd);
+        ac.local_user = inv_.env->local_user;
+    }
     layer_->start_client_auth(std::move(ac));
 }
 
@@ -239,6 +248,7 @@ void ssh_client::on_auth_event(const client_auth_event& ev)
         }
         break;
     case client_auth_event_type::prompt: answer_prompt(ev); break;
+    case client_auth_event_type::keysign: sign_with_keysign(ev); break;
     case client_auth_event_type::sign:
         if (ev.security_key)
             sign_with_security_key(ev);

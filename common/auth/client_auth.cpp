@@ -1,6 +1,7 @@
 // The client machine's message loop and method selection (OpenSSH's
 // userauth() and authmethod_get()). publickey is in client_pubkey.cpp,
-// password and keyboard-interactive in client_interactive.cpp.
+// hostbased in client_hostbased.cpp, password and keyboard-interactive in
+// client_interactive.cpp.
 #include "common/auth/client_auth.hpp"
 
 #include "common/name_list.hpp"
@@ -11,10 +12,10 @@ namespace longhaul {
 namespace {
 
 // The methods this client implements; others in PreferredAuthentications
-// (gssapi-with-mic, hostbased) are passed over.
+// (gssapi-with-mic) are passed over.
 bool implemented(std::string_view m)
 {
-    return m == method_publickey || m == method_password || m == method_kbdint;
+    return m == method_publickey || m == method_hostbased || m == method_password || m == method_kbdint;
 }
 
 } // namespace
@@ -42,6 +43,7 @@ client_auth::client_auth(client_auth_config config, client_auth_session session)
     for (auto m : split_name_list(config_.preferred_authentications))
         preferred_.emplace_back(m);
     ids_.resize(config_.identities.size());
+    host_key_tried_.resize(config_.host_keys.size());
 }
 
 client_auth_event client_auth::poll()
@@ -112,7 +114,7 @@ void client_auth::handle(byte_span payload, std::uint32_t seq)
 {
     if (phase_ == phase::closed || phase_ == phase::success)
         return;
-    if (phase_ == phase::asking || phase_ == phase::signing) {
+    if (phase_ == phase::asking || phase_ == phase::signing || phase_ == phase::host_signing) {
         if (queued_.size() >= max_queued_auth_messages) {
             disconnect("too many messages while authenticating");
             return;
@@ -243,6 +245,8 @@ bool client_auth::method_enabled(std::string_view m) const
         return false;
     if (m == method_publickey)
         return config_.pubkey_authentication;
+    if (m == method_hostbased)
+        return config_.hostbased_authentication;
     if (m == method_password)
         return config_.password_authentication && !config_.batch_mode;
     if (m == method_kbdint)
@@ -305,6 +309,8 @@ client_auth::started client_auth::run_method(std::string_view m)
 {
     if (m == method_publickey)
         return run_publickey();
+    if (m == method_hostbased)
+        return run_hostbased();
     if (m == method_password)
         return run_password();
     if (m == method_kbdint)

@@ -5,7 +5,8 @@
 // only when the server accepts the public one), RSA signatures with
 // rsa-sha2-512/256, user certificates (client_certificates.hpp: offered
 // with their *-cert-v01@openssh.com algorithm, signed by the identity that
-// holds their key), password and keyboard-interactive prompts, partial
+// holds their key), hostbased with the host's keys signed by ssh-keysign,
+// password and keyboard-interactive prompts, partial
 // success, and -v output in OpenSSH's words.
 //
 // The machine owns no terminal, socket or agent connection: prompts,
@@ -23,6 +24,7 @@
 //     prompt        -> ask on /dev/tty or SSH_ASKPASS; auth.answer_prompt(...) / cancel_prompt()
 //     sign          -> agent SIGN_REQUEST, or the security key's middleware (ev.security_key);
 //                      auth.answer_signature(sig) / signature_failed(why)
+//     keysign       -> run ssh-keysign on ev.data; auth.answer_host_signature(sig) / host_signature_failed()
 //     authenticated -> transport.user_authenticated(); open channels
 //     failed        -> print ev.text ("alice@host: Permission denied (publickey)."), close, exit 255
 //     disconnect    -> transport.disconnect(ev.reason, ev.text); print, exit 255
@@ -103,6 +105,16 @@ client_identity identity_from_agent(const agent::identity& id);
 // default_pubkey_accepted_algorithms().)
 std::string default_client_pubkey_accepted_algorithms();
 
+// One of the client host's keys for hostbased authentication (ssh reads
+// the public halves from /etc/ssh; ssh-keysign holds the private ones).
+struct client_host_key {
+    std::string path; // the file it came from, for -v output
+    public_key key;   // the plain key (a certificate's certified key)
+    std::shared_ptr<const certificate> cert;
+    const bytes& blob() const;        // what the request carries: the certificate or the key
+    std::string_view type_name() const; // "ssh-ed25519" or "ssh-ed25519-cert-v01@openssh.com"
+};
+
 // ssh_config keywords that drive authentication, and who we are talking to.
 struct client_auth_config {
     std::string user; // the remote user name
@@ -114,7 +126,7 @@ struct client_auth_config {
     int remote_port = 22;
     bool via_proxy = false; // ProxyCommand/ProxyJump: "Authenticated to host (via proxy) ..."
     std::string service = std::string(connection_service);
-    std::string preferred_authentications = "gssapi-with-mic,publickey,keyboard-interactive,password";
+    std::string preferred_authentications = "gssapi-with-mic,hostbased,publickey,keyboard-interactive,password";
     bool pubkey_authentication = true;
     bool password_authentication = true;
     bool kbd_interactive_authentication = true;
@@ -125,6 +137,16 @@ struct client_auth_config {
     // Use publickey-hostbound-v00@openssh.com when the server offers it.
     bool hostbound = true;
     std::vector<client_identity> identities;
+    // HostbasedAuthentication (RFC 4252 §9): the host keys are tried in
+    // HostbasedAcceptedAlgorithms order, each at most once, and signed by
+    // ssh-keysign through `keysign` events. local_host is the name the
+    // helper finds for the connection (OpenSSH's get_local_name), sent with
+    // a trailing dot; local_user is the account running ssh.
+    bool hostbased_authentication = false;
+    std::string hostbased_accepted_algorithms = default_client_pubkey_accepted_algorithms();
+    std::vector<client_host_key> host_keys; // certificates first, as OpenSSH loads them
+    std::string local_host;
+    std::string local_user;
 };
 
 // What the transport learned that authentication needs.
@@ -148,6 +170,8 @@ enum class client_auth_event_type {
     prompt,        // kind, prompts (+ name/instruction): answer_prompt() or cancel_prompt()
     sign,          // agent or security key: identity, algorithm, data, agent_flags or security_key:
                    // answer_signature()/signature_failed()
+    keysign,       // hostbased: host_key, algorithm, data for ssh-keysign:
+                   // answer_host_signature()/host_signature_failed()
     authenticated, // method
     failed,        // text: no method left
     disconnect,    // reason, text: a protocol error by the server
@@ -182,6 +206,8 @@ struct client_auth_event {
     // A security key from a file (not the agent): what the authenticator
     // signs with. Null for agent identities.
     std::shared_ptr<const openssh_security_key> security_key;
+    // keysign: the host key (valid while the machine lives)
+    const client_host_key* host_key = nullptr;
     // authenticated
     std::string method;
 };
@@ -206,6 +232,11 @@ public:
     // string signature, and for security keys byte flags, uint32 counter).
     void answer_signature(byte_span signature_blob);
     void signature_failed(std::string_view why);
+    // ssh-keysign's signature blob for the last keysign event, or its
+    // failure (already logged by the program): hostbased is then given up,
+    // as OpenSSH gives it up.
+    void answer_host_signature(byte_span signature_blob);
+    void host_signature_failed();
 
     bool authenticated() const noexcept { return phase_ == phase::success; }
     // Authenticated, failed or disconnected.
@@ -219,6 +250,7 @@ private:
         waiting,      // a request is out, waiting for the server
         asking,       // a prompt event is out
         signing,      // a sign event is out
+        host_signing, // a keysign event is out
         success,
         closed,
     };
@@ -250,6 +282,10 @@ private:
     started load_signer();
     started try_load(std::optional<std::string_view> passphrase);
     void resume(started s);
+    // hostbased (client_hostbased.cpp)
+    started run_hostbased();
+    std::optional<std::size_t> next_host_key();
+
     // password and keyboard-interactive (client_interactive.cpp)
     started run_password();
     started run_kbdint();
@@ -305,6 +341,14 @@ private:
     std::string sign_alg_;
     userauth_request signed_request_;
     bool retried_sigtype_ = false;
+
+    // hostbased: the algorithm list being worked through (OpenSSH's
+    // ktypes and active_ktype), the keys already tried, the request out
+    std::optional<std::vector<std::string>> host_algorithms_;
+    std::size_t host_algorithm_ = 0;
+    std::vector<bool> host_key_tried_;
+    std::size_t host_key_ = 0;
+    userauth_request host_request_;
 
     // password and keyboard-interactive
     int password_attempts_ = 0;

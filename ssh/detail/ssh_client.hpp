@@ -81,6 +81,10 @@ private:
     void sign_with_security_key(const client_auth_event& ev);
     void sign_with_token(const client_auth_event& ev);
     std::vector<client_identity> token_identities();
+    // hostbased (client_hostbased.cpp): the host's public keys, and
+    // ssh-keysign's signature for a keysign event.
+    std::vector<client_host_key> hostbased_keys();
+    void sign_with_keysign(const client_auth_event& ev);
     void on_authenticated();
     void start_session();
     // -W, -L, -D: false when the client is finishing (ExitOnForwardFailure).

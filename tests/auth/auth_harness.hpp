@@ -7,6 +7,9 @@
 
 #include "common/auth/client_auth.hpp"
 #include "common/auth/server_auth.hpp"
+#include "common/keys/key_file.hpp"
+#include "common/keys/key_lines.hpp"
+#include "tests/file_text.hpp"
 #include "tests/secret_text.hpp"
 
 #include <doctest/doctest.h>
@@ -53,6 +56,22 @@ inline client_identity agent_identity(const std::shared_ptr<const private_key>& 
     id.agent = true;
     id.key = k->public_part();
     return id;
+}
+
+// tests/data/certs: host_ed25519 and its certificate, signed by ca_ed25519
+// for host.example and 127.0.0.1.
+struct host_certificate_fixture {
+    std::shared_ptr<const private_key> key;
+    std::shared_ptr<const certificate> cert;
+};
+inline host_certificate_fixture load_host_certificate_fixture()
+{
+    const std::string certs = std::string(LONGHAUL_TEST_DATA) + "/certs/";
+    auto priv = load_private_key_file(certs + "host_ed25519", std::nullopt);
+    REQUIRE(priv);
+    auto cert = parse_certificate_line(read_whole_file(certs + "host_ed25519-cert.pub"));
+    REQUIRE(cert);
+    return {std::make_shared<const private_key>(std::move(*priv)), std::make_shared<const certificate>(*cert)};
 }
 
 // A client host's key allowed to log a user in from `host` as `user` there.
@@ -134,6 +153,10 @@ public:
     std::function<kbdint_reply(const server_auth_event&)> on_kbdint;
     std::map<bytes, std::shared_ptr<const private_key>> agent_keys;
     std::function<std::optional<bytes>(const client_auth_event&)> on_sign;
+    // ssh-keysign: the client host's private keys, by plain key blob; a
+    // key not here fails the signature. Each keysign event is recorded.
+    std::map<bytes, std::shared_ptr<const private_key>> host_private_keys;
+    std::vector<client_auth_event> keysigns;
     // Rounds to wait before answering asynchronous questions.
     int answer_delay = 0;
 
@@ -298,6 +321,22 @@ private:
                         client->answer_signature(*sig);
                     else
                         client->signature_failed("agent refused operation");
+                });
+                break;
+            }
+            case client_auth_event_type::keysign: {
+                keysigns.push_back(ev);
+                std::optional<bytes> sig;
+                if (auto it = host_private_keys.find(ev.host_key->key.blob()); it != host_private_keys.end()) {
+                    const auto plain = certificate_signature_algorithm(ev.algorithm);
+                    if (auto s = it->second->sign(plain ? *plain : std::string_view(ev.algorithm), ev.data))
+                        sig = *s;
+                }
+                later([this, sig] {
+                    if (sig)
+                        client->answer_host_signature(*sig);
+                    else
+                        client->host_signature_failed();
                 });
                 break;
             }

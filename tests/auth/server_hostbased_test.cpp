@@ -176,13 +176,10 @@ TEST_CASE("hostbased: refusals")
 
 TEST_CASE("hostbased: a host certificate")
 {
-    // tests/data/certs: host_ed25519 certified by ca_ed25519 for
-    // host.example and 127.0.0.1.
-    const std::string certs = std::string(LONGHAUL_TEST_DATA) + "/certs/";
-    auto priv = load_private_key_file(certs + "host_ed25519", std::nullopt);
-    REQUIRE(priv);
-    auto cert = parse_certificate_line(read_whole_file(certs + "host_ed25519-cert.pub"));
-    REQUIRE(cert);
+    // Certified by ca_ed25519 for host.example and 127.0.0.1.
+    const auto fixture = load_host_certificate_fixture();
+    const auto& priv = fixture.key;
+    const auto& cert = fixture.cert;
     const bytes cert_blob = cert->blob();
     auto request = [&](std::string alg, const bytes& blob) {
         userauth_hostbased_data d{std::move(alg), blob, "host.example.", "al", {}};
