@@ -36,6 +36,7 @@ std::string_view to_string(errc e) noexcept
     case errc::io_error: return "I/O error";
     case errc::bad_permissions: return "bad permissions";
     case errc::security_key_unsupported: return "security keys are not supported yet";
+    case errc::key_length: return "Invalid key length";
     }
     return "unknown error";
 }

@@ -38,6 +38,7 @@ enum class errc {
     io_error,
     bad_permissions,       // a private file others can read
     security_key_unsupported, // a FIDO security-key private key: signing with one is not implemented yet
+    key_length,            // an RSA key shorter than RequiredRSASize (OpenSSH's SSH_ERR_KEY_LENGTH)
 };
 
 const std::error_category& longhaul_category() noexcept;

@@ -360,4 +360,28 @@ old=$(cat "$T/fake_badversion.port")
 lh_check "bad input: protocol 1 server" one_line_255 "Bad remote protocol version identification\|Protocol major versions differ" \
     "$SSH" "${noport[@]}" -p "$old" 127.0.0.1 true
 
+# ---------------------------------------------------------------- RequiredRSASize
+# The server's RSA host key (2048 bits) under RequiredRSASize 4096: both
+# ssh programs die with OpenSSH's line before any look-up; an RSA identity
+# of 2048 bits is dropped, with OpenSSH's error line, and never offered.
+rsa_refusals() { # SSH: stderr and status of both refusals
+    local rc=0
+    "$1" "${base[@]}" "${key[@]}" -o HostKeyAlgorithms=rsa-sha2-512 -o RequiredRSASize=4096 "$me@127.0.0.1" true \
+        </dev/null 2>&1 || rc=$?
+    echo "status $rc"
+    rc=0
+    "$1" "${base[@]}" -i "$T/id_agent" -o RequiredRSASize=4096 -o PreferredAuthentications=publickey \
+        "$me@127.0.0.1" true </dev/null 2>&1 || rc=$?
+    echo "status $rc"
+}
+check_required_rsa_size() {
+    rsa_refusals ssh | tr -d '\r' >"$T/rsa.debian"
+    rsa_refusals "$SSH" | tr -d '\r' >"$T/rsa.longhaul"
+    grep -qx 'Bad server host key: Invalid key length' "$T/rsa.debian" &&
+        grep -q 'Invalid key length' <(sed 1,2d "$T/rsa.debian") &&
+        diff "$T/rsa.debian" "$T/rsa.longhaul" >"$T/rsa.diff" ||
+        { echo "   (< Debian's ssh, > Longhaul's)"; sed 's/^/   /' "$T/rsa.diff" "$T/rsa.debian"; return 1; }
+}
+lh_check "RequiredRSASize: a short RSA host key and identity refused in OpenSSH's words" check_required_rsa_size
+
 lh_summary

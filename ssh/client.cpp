@@ -339,6 +339,13 @@ void ssh_client::report_disconnect(const transport_event& ev)
 
 void ssh_client::on_host_key(const public_key& key)
 {
+    if (auto refusal = host_key_length_refusal(cfg_, key)) {
+        log_.error(*refusal);
+        core_->reject_host_key(*refusal);
+        driver_->flush();
+        finish(255);
+        return;
+    }
     // verify_host_key logs "Server host key: ..." (or "Server host
     // certificate: ..."), once, as OpenSSH does.
     const auto& server_cert = core_->server_host_certificate();

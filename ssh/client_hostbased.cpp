@@ -59,8 +59,8 @@ std::vector<client_host_key> ssh_client::hostbased_keys()
     std::vector<client_host_key> keys;
     const int required_rsa = cfg_.required_rsa_size.value_or(1024);
     const auto usable = [&](const public_key& k, const std::string& path, const char* what) {
-        if (k.type() == key_type::rsa && k.bits() < required_rsa) {
-            log_.error(std::string("load ") + what + " \"" + path + "\": Invalid key length");
+        if (!rsa_size_allowed(k, required_rsa)) {
+            log_.error(std::string("load ") + what + " \"" + path + "\": " + std::string(to_string(errc::key_length)));
             return false;
         }
         return true;

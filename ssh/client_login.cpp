@@ -107,6 +107,7 @@ std::vector<client_identity> ssh_client::collect_identities()
             return std::nullopt;
         }
     };
+    const int required_rsa = cfg_.required_rsa_size.value_or(1024);
     std::vector<client_identity> certs;
     for (const auto& f : cfg_.certificate_files) {
         const auto path = expand(f.path);
@@ -124,15 +125,25 @@ std::vector<client_identity> ssh_client::collect_identities()
             continue;
         const std::string& path = *expanded;
         client_identity id = identity_from_key_file(path, f.user_provided);
+        // RequiredRSASize: a public key too short is dropped, loudly (so the
+        // private key is tried, and skipped, as OpenSSH does).
+        if (id.key && !rsa_size_allowed(*id.key, required_rsa)) {
+            log_.error("load pubkey \"" + path + "\": " + std::string(to_string(errc::key_length)));
+            id.key.reset();
+        }
         // As ssh: a private key others can read is refused, loudly.
-        id.load = [inner = id.load, path, this](std::optional<std::string_view> passphrase) -> result<private_key> {
+        id.load = [inner = id.load, path, required_rsa,
+                   this](std::optional<std::string_view> passphrase) -> result<private_key> {
             auto warning = private_key_permission_warning(path);
             if (!warning.empty()) {
                 for (const auto& line : warning)
                     log_.error(line);
                 return errc::bad_permissions;
             }
-            return inner(passphrase);
+            auto key = inner(passphrase);
+            if (key && !rsa_size_allowed(key->public_part(), required_rsa))
+                return errc::key_length;
+            return key;
         };
         id.load_security_key = [inner = id.load_security_key, path,
                                  this](std::optional<std::string_view> passphrase) -> result<openssh_security_key> {
@@ -181,6 +192,12 @@ std::vector<client_identity> ssh_client::collect_identities()
                         ci = identity_from_agent_certificate(id);
                     if (!ci)
                         continue;
+                    if (ci->key && !rsa_size_allowed(*ci->key, required_rsa)) {
+                        log_.debug("pubkey_prepare: ignoring " +
+                                   std::string(ci->cert ? ci->cert->type_name() : ci->key->type_name()) +
+                                   " agent key: " + std::string(to_string(errc::key_length)));
+                        continue;
+                    }
                     // A certificate matches only itself, a key only the
                     // plain key (OpenSSH's sshkey_equal).
                     auto match = std::find_if(files.begin(), files.end(), [&](const client_identity& f) {

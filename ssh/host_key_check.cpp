@@ -377,6 +377,13 @@ private:
 
 } // namespace
 
+std::optional<std::string> host_key_length_refusal(const client_config& cfg, const public_key& key)
+{
+    if (rsa_size_allowed(key, cfg.required_rsa_size.value_or(1024)))
+        return std::nullopt;
+    return "Bad server host key: " + std::string(to_string(errc::key_length));
+}
+
 host_key_verdict verify_host_key(client_config& cfg, const host_key_target& target, const public_key& key,
                                  const config_environment& env, const host_key_prompter& ui, random_source& rng,
                                  const log_sink& log)

@@ -23,6 +23,11 @@ namespace longhaul {
 // ssh prints this (fatal) when verify_host_key() refuses the key.
 inline constexpr std::string_view host_key_verification_failed = "Host key verification failed.";
 
+// RequiredRSASize for the server's host key (a certificate's certified
+// key too): OpenSSH's ssh dies with "Bad server host key: Invalid key
+// length" before it looks the key up anywhere. nullopt: the size is fine.
+std::optional<std::string> host_key_length_refusal(const client_config& cfg, const public_key& key);
+
 // The host being verified.
 struct host_key_target {
     std::string hostname;               // cfg.hostname: the host connected to

@@ -15,11 +15,6 @@
 
 namespace longhaul {
 
-bool rsa_size_allowed(const public_key& key, int required_bits) noexcept
-{
-    return key.type() != key_type::rsa || key.bits() >= required_bits;
-}
-
 log_level to_log_level(syslog_level l) noexcept
 {
     return static_cast<log_level>(static_cast<int>(l));

@@ -89,8 +89,4 @@ private:
 
 log_level to_log_level(syslog_level l) noexcept;
 
-// RequiredRSASize: false for an RSA key with a shorter modulus (other key
-// types are not affected).
-bool rsa_size_allowed(const public_key& key, int required_bits) noexcept;
-
 } // namespace longhaul

@@ -506,6 +506,9 @@ client_auth::started client_auth::try_load(std::optional<std::string_view> passp
         prompt(prompt_kind::passphrase,
                {{"Enter passphrase for key '" + std::string(truncated(id.name, 100)) + "': ", false}}, ask::passphrase);
         return started::waiting;
+    case errc::key_length: // RequiredRSASize (the program's loader checks it)
+        log(auth_log_level::debug1, "load_identity_file: Skipping key " + id.name + ": Invalid key length");
+        return started::not_sent;
     case errc::io_error:
         log(id.user_provided ? auth_log_level::info : auth_log_level::debug3,
             "no such identity: " + id.name + ": No such file or directory");

@@ -237,6 +237,12 @@ result<public_key> public_key::from_evp(EVP_PKEY* pkey)
     return errc::unsupported;
 }
 
+bool rsa_size_allowed(const public_key& key, int required_bits) noexcept
+{
+    constexpr int openssh_minimum = 1024; // SSH_RSA_MINIMUM_MODULUS_SIZE
+    return key.type() != key_type::rsa || (key.bits() >= openssh_minimum && key.bits() >= required_bits);
+}
+
 int public_key::bits() const noexcept
 {
     switch (type_) {

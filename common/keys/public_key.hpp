@@ -131,4 +131,9 @@ private:
     std::string application_;
 };
 
+// OpenSSH's sshkey_check_rsa_length (RequiredRSASize, in ssh and sshd):
+// false for an RSA key shorter than 1024 bits or than required_bits; other
+// key types are not affected.
+bool rsa_size_allowed(const public_key& key, int required_bits) noexcept;
+
 } // namespace longhaul

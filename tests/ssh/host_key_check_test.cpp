@@ -343,3 +343,20 @@ TEST_CASE("host key: a RevokedHostKeys file that cannot be read refuses every ho
     cfg = f.config({"RevokedHostKeys=none"});
     CHECK(f.verify(cfg, f.ed).accepted);
 }
+
+TEST_CASE("host key: RequiredRSASize refuses a short RSA host key before anything else")
+{
+    auto rsa1024 = private_key::generate(key_type::rsa, 1024);
+    auto ed = private_key::generate(key_type::ed25519);
+    REQUIRE(rsa1024);
+    REQUIRE(ed);
+    client_config cfg;
+    // OpenSSH's default (1024) takes it; 2048 does not, in OpenSSH's words.
+    CHECK_FALSE(host_key_length_refusal(cfg, rsa1024->public_part()));
+    cfg.required_rsa_size = 2048;
+    CHECK(host_key_length_refusal(cfg, rsa1024->public_part()) == "Bad server host key: Invalid key length");
+    CHECK_FALSE(host_key_length_refusal(cfg, ed->public_part()));
+    // Below OpenSSH's floor of 1024 the setting cannot lower it.
+    CHECK(rsa_size_allowed(rsa1024->public_part(), 512));
+    CHECK_FALSE(rsa_size_allowed(rsa1024->public_part(), 1025));
+}
