@@ -170,6 +170,33 @@ login_checks() {
     done
     # The agent checked the host's session-bind signatures.
     lh_check "session-bind recorded" grep -q "process_ext_session_bind: recorded" "$T/ours.log"
+    # AddKeysToAgent: the key file a login used goes to the agent with the
+    # setting's constraints, as Debian's ssh adds it (Debian's agent logs
+    # what it got: the key, its comment, lifetime and confirm).
+    added_key() { # SSH SETTING: Debian's agent's add line after one login with id_ed25519's file
+        local ssh=$1 sock=$T/debian.sock from
+        SSH_AUTH_SOCK=$sock "$DEB_ADD" -D >/dev/null 2>&1
+        from=$(wc -l <"$T/debian.log")
+        SSH_AUTH_SOCK=$sock "$ssh" -F /dev/null -p "$port" -o "UserKnownHostsFile=$T/known_hosts.$port" \
+            -o StrictHostKeyChecking=yes -o BatchMode=yes -o "AddKeysToAgent=$2" -o IdentitiesOnly=yes \
+            -i "$T/id_ed25519" "$user@127.0.0.1" true </dev/null 2>/dev/null || echo "login failed"
+        tail -n +"$((from + 1))" "$T/debian.log" | grep 'add_identity\|process_add' || echo "nothing added"
+    }
+    check_add_keys() {
+        local setting out_deb out_lh
+        for setting in yes confirm 1h no; do
+            out_deb=$(added_key "$DEB_SSH" "$setting")
+            out_lh=$(added_key "$LH_SSH" "$setting")
+            if [ "$out_deb" != "$out_lh" ]; then
+                echo "   AddKeysToAgent $setting: Debian's ssh: $out_deb"
+                echo "   AddKeysToAgent $setting: Longhaul's:   $out_lh"
+                return 1
+            fi
+            [ "$setting" = no ] || [[ $out_deb == *ed25519-comment* ]] ||
+                { echo "   AddKeysToAgent $setting: Debian's ssh added nothing: $out_deb"; return 1; }
+        done
+    }
+    lh_check "AddKeysToAgent yes, confirm, a lifetime, no: the agent gets what Debian's ssh gives it" check_add_keys
     destination_checks "$port"
 }
 

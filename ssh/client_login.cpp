@@ -143,6 +143,8 @@ std::vector<client_identity> ssh_client::collect_identities()
             auto key = inner(passphrase);
             if (key && !rsa_size_allowed(key->public_part(), required_rsa))
                 return errc::key_length;
+            if (key)
+                maybe_add_key_to_agent(path, *key);
             return key;
         };
         id.load_security_key = [inner = id.load_security_key, path,
@@ -304,6 +306,35 @@ void ssh_client::answer_prompt(const client_auth_event& ev)
         answers.push_back(std::move(*a));
     }
     layer_->client_auth_machine()->answer_prompt(std::move(answers));
+}
+
+// OpenSSH's maybe_add_key_to_agent(): with AddKeysToAgent yes, confirm
+// (each use confirmed by the agent) or ask (askpass asks first), a key
+// loaded from its file goes to the agent, for AddKeysToAgent's lifetime.
+void ssh_client::maybe_add_key_to_agent(const std::string& path, const private_key& key)
+{
+    const auto mode = cfg_.add_keys_to_agent.value_or(add_keys_to_agent::no);
+    if (mode == add_keys_to_agent::no)
+        return;
+    const std::string sock = agent_socket_path(cfg_);
+    auto agent = sock.empty() ? result<agent_client>(errc::io_error) : agent_client::connect(sock);
+    if (!agent) {
+        log_.debug3("no authentication agent, not adding key");
+        return;
+    }
+    const std::string comment = key.comment().empty() ? path : key.comment();
+    if (mode == add_keys_to_agent::ask && !ask_permission("Add key " + path + " (" + comment + ") to agent?")) {
+        log_.debug3("user denied adding this key");
+        return;
+    }
+    agent::key_constraints c;
+    if (cfg_.add_keys_to_agent_lifespan > 0)
+        c.lifetime_seconds = static_cast<std::uint32_t>(cfg_.add_keys_to_agent_lifespan);
+    c.confirm = mode == add_keys_to_agent::confirm;
+    if (auto r = agent->add_identity(key, nullptr, comment, c); r)
+        log_.debug("identity added to agent: " + path);
+    else
+        log_.debug("could not add identity to agent: " + path + " (" + std::string(to_string(r.error())) + ")");
 }
 
 void ssh_client::sign_with_agent(const client_auth_event& ev)

@@ -78,6 +78,9 @@ private:
     void pump_session();
     void answer_prompt(const client_auth_event& ev);
     void sign_with_agent(const client_auth_event& ev);
+    // AddKeysToAgent: a key just loaded from `path` handed to the agent.
+    void maybe_add_key_to_agent(const std::string& path, const private_key& key);
+    void set_ip_qos(bool interactive);
     void sign_with_security_key(const client_auth_event& ev);
     void sign_with_token(const client_auth_event& ev);
     std::vector<client_identity> token_identities();
