@@ -384,4 +384,32 @@ check_required_rsa_size() {
 }
 lh_check "RequiredRSASize: a short RSA host key and identity refused in OpenSSH's words" check_required_rsa_size
 
+# ---------------------------------------------------------------- IPQoS
+# The TOS byte on ssh's socket once its session runs (ss --tos): the
+# interactive value with a tty, the bulk one without, as Debian's ssh
+# sets them (Debian's defaults lowdelay/throughput, af21, none).
+tos_of() { # SSH ARGS...: the TOS of ssh's connection while its remote command runs
+    local ssh=$1 pid
+    shift
+    : >"$T/tos.out"
+    "$ssh" "${base[@]}" "${key[@]}" "$@" "$me@127.0.0.1" 'echo ready; sleep 5' >"$T/tos.out" 2>/dev/null </dev/null &
+    pid=$!
+    lh_wait_until 10 grep -q ready "$T/tos.out" || echo "no session"
+    ss -Htn --tos state established "dst 127.0.0.1:$port" | grep -o 'tos:0x[0-9a-f]*' | sort -u | paste -sd, -
+    lh_stop_pids "$pid"
+}
+check_ipqos() {
+    local args a b
+    for args in "-T" "-tt" "-T -o IPQoS=af21" "-tt -o IPQoS=cs1" "-T -o IPQoS=none"; do
+        # shellcheck disable=SC2086
+        a=$(tos_of ssh $args)
+        # shellcheck disable=SC2086
+        b=$(tos_of "$SSH" $args)
+        # (ss prints no tos for 0: IPQoS none leaves it unset.)
+        { [ -n "$a" ] || [[ $args == *none* ]]; } && [ "$a" = "$b" ] ||
+            { echo "   $args: Debian's ssh '$a', Longhaul's '$b'"; return 1; }
+    done
+}
+lh_check "IPQoS: the socket's TOS with and without a tty, as Debian's ssh sets it" check_ipqos
+
 lh_summary

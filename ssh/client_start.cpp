@@ -2,6 +2,7 @@
 // listener, -f's fork into the background, the forwards (-L, -R, -D, -W)
 // and the session channel with its environment, terminal and streams.
 #include "common/match.hpp"
+#include "common/socket_tos.hpp"
 #include "common/text.hpp"
 #include "ssh/detail/ssh_client.hpp"
 
@@ -79,10 +80,13 @@ void ssh_client::on_authenticated()
         return;
     // The stdio forward (-W) is the session.
     if (!cfg_.stdio_forward_host) {
-        if (cfg_.session_type.value_or(session_type::normal) == session_type::none)
+        if (cfg_.session_type.value_or(session_type::normal) == session_type::none) {
             log_.debug("Not requesting a session (SessionType none / -N)");
-        else
+            // OpenSSH: interactive unless this is a ControlMaster.
+            set_ip_qos(cfg_.control_master.value_or(control_master::no) == control_master::no);
+        } else {
             start_session();
+        }
     }
     // As OpenSSH's fork_postauth: in the background, the terminal's (or a
     // calling script's) stdio is let go; the session and a -W forward hold
@@ -92,6 +96,20 @@ void ssh_client::on_authenticated()
     // As OpenSSH: once the forwards and the session are asked for.
     if (!finished_)
         run_configured_local_command();
+}
+
+// IPQoS (OpenSSH's ssh_packet_set_interactive): the interactive value for a
+// session with a tty, the bulk one otherwise; TCP connections only.
+void ssh_client::set_ip_qos(bool interactive)
+{
+    if (stream_.proxy_pid > 0)
+        return;
+    const int tos = interactive ? cfg_.ip_qos_interactive.value_or(0x10) : cfg_.ip_qos_bulk.value_or(0x08);
+    const auto r = set_socket_tos(stream_.fd, tos);
+    if (!r.done.empty())
+        log_.debug3(r.done);
+    if (r.error)
+        log_.error(*r.error);
 }
 
 void ssh_client::stdio_to_null()
@@ -181,6 +199,7 @@ void ssh_client::start_session()
         want = false;
     }
     sp.want_tty = want;
+    set_ip_qos(want);
     if (want) {
         const char* term = std::getenv("TERM");
         sp.term = term ? term : "";

@@ -1,6 +1,7 @@
 #include "sshd/server_connection.hpp"
 
 #include "common/physical_memory.hpp"
+#include "common/socket_tos.hpp"
 #include "common/text.hpp"
 #include "sshd/auth_info.hpp"
 #include "sshd/chroot_directory.hpp"
@@ -233,6 +234,13 @@ bool server_connection::prepare_session_settings()
         return false;
     }
     session_env_.channel_timeouts = std::move(*rules);
+    session_env_.set_qos = [this, interactive_tos = c.ipqos_interactive, bulk_tos = c.ipqos_bulk](bool interactive) {
+        const auto r = set_socket_tos(read_fd_, interactive ? interactive_tos : bulk_tos);
+        if (!r.done.empty())
+            log_.debug3(r.done);
+        if (r.error)
+            log_.error(*r.error);
+    };
     if (c.expose_auth_info) {
         system_random rng; // not rng_: fork copied its buffered bytes into the root parent
         std::string error;

@@ -224,6 +224,8 @@ bool server_session::start_program(std::string_view kind, std::string client_com
     else
         log.info("Starting session: " + std::string(pty_ ? "command on " + pty_->name().substr(5) : "command") + who);
 
+    if (env_.set_qos)
+        env_.set_qos(pty_ || x11_);
     session_spawn req;
     req.user = env_.user;
     req.command = command;

@@ -60,6 +60,10 @@ struct session_environment {
     // The tunnel interfaces this connection opened (ssh -w), comma-separated:
     // SSH_TUNNEL for the sessions started after them, as OpenSSH sets it.
     std::string tunnel_interfaces;
+    // IPQoS: the connection's TOS for a session that starts, interactive
+    // (a pty, or X11) or bulk (OpenSSH's do_exec_pty/do_exec_no_pty);
+    // unset: left alone.
+    std::function<void(bool interactive)> set_qos;
 };
 
 class server_session : public channel_handler, public std::enable_shared_from_this<server_session> {
