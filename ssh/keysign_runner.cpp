@@ -5,7 +5,6 @@
 #include "common/wire.hpp"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -30,37 +29,6 @@ namespace {
 
 // The descriptor ssh-keysign finds the connection on (STDERR_FILENO + 1).
 constexpr int helper_connection_fd = 3;
-
-// Reads exactly `size` bytes before `deadline`; false on EOF, an
-// error or the deadline (timed_out set).
-bool read_all(int fd, std::uint8_t* out, std::size_t size, std::chrono::steady_clock::time_point deadline,
-              bool& timed_out)
-{
-    std::size_t done = 0;
-    while (done < size) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline -
-                                                                                std::chrono::steady_clock::now());
-        if (left.count() <= 0) {
-            timed_out = true;
-            return false;
-        }
-        pollfd p{fd, POLLIN, 0};
-        const int r = ::poll(&p, 1, static_cast<int>(left.count()));
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            return false;
-        if (r == 0)
-            continue;
-        const ssize_t n = ::read(fd, out + done, size - done);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return false;
-        done += static_cast<std::size_t>(n);
-    }
-    return true;
-}
 
 // The helper's process: the pipes on stdin and stdout, the connection on
 // descriptor 3, nothing else open. Only async-signal-safe calls here.
@@ -150,17 +118,21 @@ std::optional<bytes> run_ssh_keysign(const std::string& program, int connection_
     ::close(to[1]);
     std::uint8_t header[4];
     bytes body;
-    bool timed_out = false;
     bool replied = false;
     const auto deadline = std::chrono::steady_clock::now() + timeout;
-    if (sent && read_all(from[0], header, sizeof header, deadline, timed_out)) {
+    // The reply: uint32 length (bounded), then the body, before the deadline.
+    bool read_failed = sent;
+    if (sent && read_exactly(from[0], header, sizeof header, deadline)) {
+        read_failed = false;
         if (auto n = keysign_frame_length(header)) {
             body.resize(*n);
-            replied = read_all(from[0], body.data(), body.size(), deadline, timed_out);
+            replied = read_exactly(from[0], body.data(), body.size(), deadline);
+            read_failed = !replied;
         } else {
             log.error("ssh_msg_recv: read: bad msg_len " + std::to_string(wire_reader(byte_span(header, 4)).u32()));
         }
     }
+    const bool timed_out = read_failed && errno == ETIMEDOUT;
     ::close(from[0]);
     if (timed_out) {
         log.error("ssh_keysign: no reply after " + std::to_string(timeout.count() / 1000) + " s; stopped");

@@ -1,5 +1,6 @@
 #include "common/keys/key_file.hpp"
 
+#include "common/fd_io.hpp"
 #include "common/keys/base64.hpp"
 
 #include <cerrno>
@@ -97,24 +98,23 @@ result<std::string> write_private_key(const private_key& key, private_key_format
 result<secret_bytes> read_key_file(const std::filesystem::path& path)
 {
     fd_guard fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
+    if (fd.get() < 0)
+        return errc::io_error;
+    return read_key_file(fd.get());
+}
+
+result<secret_bytes> read_key_file(int fd)
+{
     struct stat st {};
-    if (fd.get() < 0 || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
         return errc::io_error;
     if (static_cast<std::uint64_t>(st.st_size) > max_key_file_size)
         return errc::too_large;
     // One byte more than the size lets a file that grew be noticed.
     secret_bytes buf(static_cast<std::size_t>(st.st_size) + 1);
-    std::size_t got = 0;
-    while (got < buf.size()) {
-        const ssize_t n = ::read(fd.get(), buf.data() + got, buf.size() - got);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return errc::io_error;
-        if (n == 0)
-            break;
-        got += static_cast<std::size_t>(n);
-    }
+    const std::size_t got = read_full(fd, buf.data(), buf.size());
+    if (got < buf.size() && errno != 0)
+        return errc::io_error;
     if (got == buf.size())
         return errc::too_large;
     return secret_bytes(byte_span(buf.data(), got));

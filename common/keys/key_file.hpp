@@ -59,6 +59,9 @@ result<private_key> load_private_key_file(const std::filesystem::path& path,
 
 // Reads a key file's bytes into memory that is wiped afterwards.
 result<secret_bytes> read_key_file(const std::filesystem::path& path);
+// The same from a file already open (ssh-keysign opens the host keys as
+// root, reads them after giving root up); `fd` stays open.
+result<secret_bytes> read_key_file(int fd);
 
 // Creates or replaces `path` with mode 0600 (ssh refuses private keys that
 // others can read) and writes `contents`.

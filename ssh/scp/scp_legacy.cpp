@@ -24,37 +24,6 @@ using sftp::strprintf;
 
 namespace legacy_io {
 
-bool write_all(int fd, const void* p, std::size_t n)
-{
-    const char* c = static_cast<const char*>(p);
-    while (n > 0) {
-        const ssize_t w = ::write(fd, c, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return false;
-        c += w;
-        n -= std::size_t(w);
-    }
-    return true;
-}
-
-// Reads exactly n bytes (less only at EOF or an error).
-std::size_t read_all(int fd, void* p, std::size_t n)
-{
-    char* c = static_cast<char*>(p);
-    std::size_t got = 0;
-    while (got < n) {
-        const ssize_t r = ::read(fd, c + got, n - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        got += std::size_t(r);
-    }
-    return got;
-}
-
 // Control characters (a newline in a name) shown escaped, as OpenSSH's
 // strnvis(VIS_NL) and snmprintf do.
 std::string visible(const std::string& s, bool keep_newline_last)

@@ -2,6 +2,8 @@
 // (scp_legacy.cpp, scp_legacy_sink.cpp). Internal to ssh/scp.
 #pragma once
 
+#include "common/fd_io.hpp"
+
 #include <sys/stat.h>
 
 #include <cstddef>
@@ -15,9 +17,15 @@ constexpr mode_t file_mode_mask = S_ISUID | S_ISGID | S_IRWXU | S_IRWXG | S_IRWX
 constexpr std::size_t max_record = 2048;
 
 // Writes all n bytes (retrying on EINTR); false on an error or a closed fd.
-bool write_all(int fd, const void* p, std::size_t n);
+inline bool write_all(int fd, const void* p, std::size_t n)
+{
+    return longhaul::write_all(fd, byte_span(static_cast<const std::uint8_t*>(p), n));
+}
 // Reads exactly n bytes (less only at EOF or an error).
-std::size_t read_all(int fd, void* p, std::size_t n);
+inline std::size_t read_all(int fd, void* p, std::size_t n)
+{
+    return read_full(fd, static_cast<std::uint8_t*>(p), n);
+}
 // Control characters (a newline in a name) shown escaped, as OpenSSH's
 // strnvis(VIS_NL) and snmprintf do.
 std::string visible(const std::string& s, bool keep_newline_last = false);
