@@ -14,6 +14,7 @@
 #include "common/keys/certificate.hpp"
 #include "common/keys/public_key.hpp"
 #include "common/text_parse.hpp"
+#include "common/transport/host_key_algorithms.hpp"
 #include "common/wire.hpp"
 #include "fuzz/fuzz_common.hpp"
 
@@ -86,16 +87,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const auto chost = r.text();
     const auto luser = r.text();
     check(r.ok() && r.remaining() == 0 && iequals(chost, std::string(host) + ".") && luser == user);
-    const auto alg = keysign_signature_algorithm(ok->algorithm);
-    check(alg.has_value());
-    const auto type = key_type_for_signature_algorithm(*alg);
-    check(type.has_value());
-    if (is_certificate_algorithm(ok->algorithm)) {
+    // The key the helper will look for is the blob's (a certificate's
+    // certified key), of the algorithm's type.
+    const auto type = host_key_type_for_algorithm(ok->algorithm);
+    check(type.has_value() && ok->key.type() == *type && ok->certificate == is_certificate_algorithm(ok->algorithm));
+    if (ok->certificate) {
         auto c = certificate::from_blob(ok->key_blob);
-        check(c.has_value() && c->key().type() == *type);
+        check(c.has_value() && c->key() == ok->key);
     } else {
         auto k = public_key::from_blob(ok->key_blob);
-        check(k.has_value() && k->type() == *type);
+        check(k.has_value() && *k == ok->key);
     }
     return 0;
 }

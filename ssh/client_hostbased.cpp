@@ -5,6 +5,7 @@
 #include "ssh/detail/ssh_client.hpp"
 
 #include "common/auth/client_certificates.hpp"
+#include "common/auth/keysign_protocol.hpp"
 #include "common/keys/key_file.hpp"
 #include "common/keys/key_lines.hpp"
 #include "ssh/keysign_runner.hpp"
@@ -14,11 +15,6 @@
 namespace longhaul::detail {
 
 namespace {
-
-// OpenSSH's _PATH_HOST_*_KEY_FILE, in the order ssh loads them (DSA and
-// XMSS, which this build does not support, left out).
-constexpr const char* host_key_files[] = {"/etc/ssh/ssh_host_ecdsa_key", "/etc/ssh/ssh_host_ed25519_key",
-                                          "/etc/ssh/ssh_host_rsa_key"};
 
 bool exists(const std::string& path)
 {
@@ -41,9 +37,7 @@ std::optional<public_key> load_host_public_key(const std::string& path, logger& 
     if (!exists(path))
         return std::nullopt;
     auto text = read_key_file(path);
-    auto key = text ? private_key_file_public_key(std::string_view(reinterpret_cast<const char*>(text->data()),
-                                                                   text->size()))
-                    : result<public_key>(text.error());
+    auto key = text ? private_key_file_public_key(as_string_view(text->span())) : result<public_key>(text.error());
     if (!key) {
         log.error("load pubkey \"" + path + "\": " + std::string(to_string(key.error())));
         return std::nullopt;
@@ -66,7 +60,7 @@ std::vector<client_host_key> ssh_client::hostbased_keys()
         return true;
     };
     int slot = 0;
-    for (const char* path : host_key_files) {
+    for (const char* path : hostbased_key_files) {
         auto cert = load_certificate_file(std::string(path) + "-cert");
         if (cert && usable(cert->key(), path, "cert")) {
             log_.debug2("hostbased key " + std::to_string(slot) + ": " + std::string(cert->type_name()) +
@@ -79,7 +73,7 @@ std::vector<client_host_key> ssh_client::hostbased_keys()
         ++slot;
     }
     slot = 4;
-    for (const char* path : host_key_files) {
+    for (const char* path : hostbased_key_files) {
         if (auto key = load_host_public_key(path, log_); key && usable(*key, path, "pubkey")) {
             log_.debug2("hostbased key " + std::to_string(slot) + ": " + std::string(key->type_name()) +
                         " key from \"" + path + "\"");

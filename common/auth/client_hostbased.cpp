@@ -7,6 +7,7 @@
 
 #include "common/keys/certificate.hpp"
 #include "common/name_list.hpp"
+#include "common/transport/host_key_algorithms.hpp"
 
 namespace longhaul {
 
@@ -22,21 +23,13 @@ std::string_view client_host_key::type_name() const
 
 namespace {
 
-// OpenSSH's sshkey_match_keyname_to_sigalgs for one algorithm: an RSA key
-// (or certificate) goes with any of its signature algorithms, other keys
-// with their own name only.
+// OpenSSH's sshkey_match_keyname_to_sigalgs for one algorithm: a key goes
+// with the plain algorithms of its type, a certificate with the
+// certificate ones (an RSA key with any of ssh-rsa, rsa-sha2-256/512).
 bool fits(const client_host_key& k, std::string_view algorithm)
 {
-    if (k.key.type() != key_type::rsa)
-        return k.type_name() == algorithm;
-    static constexpr std::string_view plain[] = {"ssh-rsa", "rsa-sha2-256", "rsa-sha2-512"};
-    for (auto sig : plain) {
-        if (!k.cert && algorithm == sig)
-            return true;
-        if (k.cert && certificate_signature_algorithm(algorithm) == sig)
-            return true;
-    }
-    return false;
+    const auto type = host_key_type_for_algorithm(algorithm);
+    return type && *type == k.key.type() && is_certificate_algorithm(algorithm) == (k.cert != nullptr);
 }
 
 } // namespace

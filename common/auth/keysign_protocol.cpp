@@ -2,8 +2,8 @@
 
 #include "common/auth/messages.hpp"
 #include "common/keys/certificate.hpp"
-#include "common/keys/public_key.hpp"
 #include "common/text_parse.hpp"
+#include "common/transport/host_key_algorithms.hpp"
 #include "common/wire.hpp"
 
 namespace longhaul {
@@ -49,7 +49,7 @@ result<keysign_request> decode_keysign_request(byte_span body, std::string& erro
     }
     keysign_request req;
     req.fd = static_cast<std::int32_t>(r.u32());
-    if (r.ok() && (req.fd < 0 || req.fd <= 2)) {
+    if (r.ok() && req.fd <= 2) {
         error = "bad fd = " + std::to_string(req.fd);
         return errc::invalid_argument;
     }
@@ -62,34 +62,28 @@ result<keysign_request> decode_keysign_request(byte_span body, std::string& erro
     return req;
 }
 
-std::optional<std::string> keysign_signature_algorithm(std::string_view algorithm)
-{
-    std::string_view plain = algorithm;
-    if (auto p = certificate_signature_algorithm(algorithm))
-        plain = *p;
-    if (!key_type_for_signature_algorithm(plain))
-        return std::nullopt;
-    return std::string(plain);
-}
-
 namespace {
 
 // The request's key against its algorithm, as OpenSSH compares
 // sshkey_type_from_name(algorithm) with the parsed key's type: a
 // certificate algorithm wants a certificate of that key type, a plain one a
 // plain key. Certificates must also carry a good CA signature (OpenSSH's
-// sshkey_from_blob checks it).
-bool key_fits(std::string_view algorithm, byte_span blob)
+// sshkey_from_blob checks it). Fills req.key and req.certificate.
+bool key_fits(keysign_sign_request& req)
 {
-    if (auto plain = certificate_signature_algorithm(algorithm)) {
-        auto want = key_type_for_signature_algorithm(*plain);
-        auto cert = certificate::from_blob(blob);
-        return want && cert && cert->key().type() == *want &&
-               cert->verify_signature(certificate::any_signature_algorithm()).has_value();
+    const auto want = host_key_type_for_algorithm(req.algorithm);
+    req.certificate = is_certificate_algorithm(req.algorithm);
+    if (req.certificate) {
+        auto cert = certificate::from_blob(req.key_blob);
+        if (!cert || !cert->verify_signature(certificate::any_signature_algorithm()))
+            return false;
+        req.key = cert->key();
+    } else if (auto key = public_key::from_blob(req.key_blob)) {
+        req.key = std::move(*key);
+    } else {
+        return false;
     }
-    auto want = key_type_for_signature_algorithm(algorithm);
-    auto key = public_key::from_blob(blob);
-    return want && key && key->type() == *want;
+    return want && req.key.type() == *want;
 }
 
 } // namespace
@@ -138,7 +132,7 @@ result<keysign_sign_request> check_keysign_data(byte_span data, std::string_view
     if (!r.ok())
         return unreadable("parse pk");
     req.key_blob = to_bytes(blob);
-    fail += !key_fits(req.algorithm, blob);
+    fail += !key_fits(req);
     // The client host: this connection's local name with a trailing dot.
     const std::string chost = text();
     if (!r.ok())

@@ -10,6 +10,7 @@
 #pragma once
 
 #include "common/bytes.hpp"
+#include "common/keys/public_key.hpp"
 #include "common/result.hpp"
 
 #include <cstdint>
@@ -20,6 +21,13 @@
 namespace longhaul {
 
 inline constexpr std::uint8_t keysign_version = 2;
+
+// The host keys hostbased signs with: OpenSSH's _PATH_HOST_*_KEY_FILE in
+// the order ssh loads them (DSA and XMSS, which this build does not
+// support, left out). ssh reads their public halves, the helper the
+// private ones.
+inline constexpr const char* hostbased_key_files[] = {"/etc/ssh/ssh_host_ecdsa_key", "/etc/ssh/ssh_host_ed25519_key",
+                                                      "/etc/ssh/ssh_host_rsa_key"};
 // OpenSSH's ssh_msg_recv refuses a longer message.
 inline constexpr std::size_t max_keysign_message = 256 * 1024;
 
@@ -42,10 +50,15 @@ struct keysign_request {
 };
 result<keysign_request> decode_keysign_request(byte_span body, std::string& error);
 
-// What a hostbased signature request asks the helper to sign with.
+// What a hostbased signature request asks the helper to sign with: the
+// request's algorithm (signed with its plain form,
+// host_key_signature_algorithm), and the host key it names (a
+// certificate's certified key).
 struct keysign_sign_request {
-    std::string algorithm; // the request's algorithm: what the signature is made with
-    bytes key_blob;        // a plain key or a certificate, matching the algorithm's type
+    std::string algorithm;
+    bytes key_blob; // the key or certificate as the request carries it
+    public_key key;
+    bool certificate = false;
 };
 
 // OpenSSH's valid_request(): `data` must be string session_id (20, 32, 48
@@ -58,10 +71,5 @@ struct keysign_sign_request {
 // request that reads but does not hold fails with parse_error empty.
 result<keysign_sign_request> check_keysign_data(byte_span data, std::string_view local_host,
                                                 std::string_view local_user, std::string& parse_error);
-
-// The plain signature algorithm the helper signs with for a request's
-// algorithm ("ssh-ed25519-cert-v01@openssh.com" -> "ssh-ed25519",
-// "rsa-sha2-512" stays); nullopt for a name that is no key algorithm.
-std::optional<std::string> keysign_signature_algorithm(std::string_view algorithm);
 
 } // namespace longhaul

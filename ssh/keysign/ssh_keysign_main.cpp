@@ -8,9 +8,9 @@
 // in OpenSSH's words and end it with status 255.
 #include "common/auth/keysign_protocol.hpp"
 #include "common/fd_io.hpp"
-#include "common/keys/certificate.hpp"
 #include "common/keys/key_file.hpp"
 #include "common/local_name.hpp"
+#include "common/transport/host_key_algorithms.hpp"
 #include "common/wire.hpp"
 #include "ssh/keysign/keysign_config.hpp"
 
@@ -28,13 +28,6 @@
 using namespace longhaul;
 
 namespace {
-
-// OpenSSH's _PATH_HOST_*_KEY_FILE that this build reads (DSA and XMSS
-// are not supported).
-constexpr const char* host_key_files[] = {"/etc/ssh/ssh_host_ecdsa_key", "/etc/ssh/ssh_host_ed25519_key",
-                                          "/etc/ssh/ssh_host_rsa_key"};
-// A host key file is a few KiB; more is not one.
-constexpr std::size_t max_key_file = 64 * 1024;
 
 [[noreturn]] void fatal(const std::string& message)
 {
@@ -65,26 +58,6 @@ void give_up_root(const passwd& pw)
               std::to_string(::geteuid()) + " (should be " + std::to_string(pw.pw_uid) + ")");
 }
 
-// The whole of an open file, bounded; nullopt when it cannot be read.
-std::optional<secret_bytes> read_fd(int fd)
-{
-    secret_bytes buf(max_key_file);
-    std::size_t n = 0;
-    for (;;) {
-        const ssize_t r = ::read(fd, buf.data() + n, buf.size() - n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            return std::nullopt;
-        if (r == 0)
-            break;
-        n += static_cast<std::size_t>(r);
-        if (n == buf.size())
-            return std::nullopt;
-    }
-    return secret_bytes(byte_span(buf.data(), n));
-}
-
 // OpenSSH's ssh_msg_recv: uint32 length (at most 256 KiB), then the body.
 std::optional<bytes> receive_message()
 {
@@ -104,18 +77,6 @@ std::optional<bytes> receive_message()
     return body;
 }
 
-// The plain key a request names: a certificate's certified key.
-std::optional<public_key> requested_key(const keysign_sign_request& req, bool& is_cert)
-{
-    is_cert = is_certificate_algorithm(req.algorithm);
-    if (is_cert) {
-        auto c = certificate::from_blob(req.key_blob);
-        return c ? std::optional<public_key>(c->key()) : std::nullopt;
-    }
-    auto k = public_key::from_blob(req.key_blob);
-    return k ? std::optional<public_key>(*k) : std::nullopt;
-}
-
 } // namespace
 
 int main()
@@ -132,7 +93,7 @@ int main()
 
     // The host keys, opened while still root.
     std::vector<int> key_fds;
-    for (const char* path : host_key_files)
+    for (const char* path : hostbased_key_files)
         key_fds.push_back(::open(path, O_RDONLY | O_CLOEXEC));
 
     const passwd* found = ::getpwuid(::getuid());
@@ -166,13 +127,12 @@ int main()
     for (int fd : key_fds) {
         if (fd < 0)
             continue;
-        auto text = read_fd(fd);
+        auto text = read_key_file(fd);
         ::close(fd);
         if (!text)
             continue;
         // Host keys have no passphrase; one that has one is skipped.
-        auto key = parse_private_key(std::string_view(reinterpret_cast<const char*>(text->data()), text->size()),
-                                     std::nullopt);
+        auto key = parse_private_key(as_string_view(text->span()), std::nullopt);
         if (key)
             keys.push_back(std::move(*key));
     }
@@ -194,19 +154,15 @@ int main()
     if (!req)
         fatal(why.empty() ? std::string("ssh-keysign: not a valid request") : "valid_request: " + why);
 
-    bool is_cert = false;
-    const auto wanted = requested_key(*req, is_cert);
     const private_key* signer = nullptr;
     for (const auto& k : keys)
-        if (wanted && k.public_part() == *wanted)
+        if (k.public_part() == req->key)
             signer = &k;
     if (signer == nullptr)
-        fatal("ssh-keysign: no matching hostkey found for key " +
-              std::string(key_type_short_name(wanted ? wanted->type() : key_type::ed25519)) +
-              (is_cert ? "-CERT " : " ") + (wanted ? key_fingerprint(*wanted, settings.fingerprint) : ""));
+        fatal("ssh-keysign: no matching hostkey found for key " + std::string(key_type_short_name(req->key.type())) +
+              (req->certificate ? "-CERT " : " ") + key_fingerprint(req->key, settings.fingerprint));
 
-    const auto alg = keysign_signature_algorithm(req->algorithm);
-    auto sig = alg ? signer->sign(*alg, data) : result<bytes>(errc::invalid_argument);
+    auto sig = signer->sign(host_key_signature_algorithm(req->algorithm), data);
     if (!sig)
         fatal("ssh-keysign: sshkey_sign failed: " + std::string(to_string(sig.error())));
     if (!write_all(STDOUT_FILENO, encode_keysign_reply(*sig)))

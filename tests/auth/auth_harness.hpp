@@ -9,6 +9,7 @@
 #include "common/auth/server_auth.hpp"
 #include "common/keys/key_file.hpp"
 #include "common/keys/key_lines.hpp"
+#include "common/transport/host_key_algorithms.hpp"
 #include "tests/file_text.hpp"
 #include "tests/secret_text.hpp"
 
@@ -328,8 +329,7 @@ private:
                 keysigns.push_back(ev);
                 std::optional<bytes> sig;
                 if (auto it = host_private_keys.find(ev.host_key->key.blob()); it != host_private_keys.end()) {
-                    const auto plain = certificate_signature_algorithm(ev.algorithm);
-                    if (auto s = it->second->sign(plain ? *plain : std::string_view(ev.algorithm), ev.data))
+                    if (auto s = it->second->sign(host_key_signature_algorithm(ev.algorithm), ev.data))
                         sig = *s;
                 }
                 later([this, sig] {

@@ -3,6 +3,7 @@
 // algorithm, what ssh-keysign is asked to sign (checked as the helper
 // checks it), a helper that fails, and OpenSSH's -v lines.
 #include "common/auth/keysign_protocol.hpp"
+#include "common/transport/host_key_algorithms.hpp"
 #include "tests/auth/auth_harness.hpp"
 
 using namespace longhaul;
@@ -174,5 +175,7 @@ TEST_CASE("client hostbased: a host certificate goes first, with its algorithm")
     auto req = check_keysign_data(p.keysigns[0].data, "client.example", "al", why);
     REQUIRE(req);
     CHECK(req->key_blob == cert->blob());
-    CHECK(keysign_signature_algorithm(req->algorithm) == "ssh-ed25519");
+    CHECK(req->certificate);
+    CHECK(req->key == cert->key());
+    CHECK(host_key_signature_algorithm(req->algorithm) == "ssh-ed25519");
 }

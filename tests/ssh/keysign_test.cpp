@@ -4,6 +4,7 @@
 #include "common/auth/keysign_protocol.hpp"
 #include "common/auth/messages.hpp"
 #include "common/keys/private_key.hpp"
+#include "common/transport/host_key_algorithms.hpp"
 #include "common/wire.hpp"
 #include "ssh/keysign/keysign_config.hpp"
 #include "ssh/keysign_runner.hpp"
@@ -80,6 +81,8 @@ TEST_CASE("ssh-keysign signs only a hostbased request for its connection's name 
     REQUIRE(ok);
     CHECK(ok->algorithm == "ssh-ed25519");
     CHECK(ok->key_blob == key.blob());
+    CHECK(ok->key == key);
+    CHECK_FALSE(ok->certificate);
     // Each wrong field is refused without a parse error.
     const auto refused = [&](const bytes& data, const char* host = "client.example", const char* user = "al") {
         std::string reason = "unset";
@@ -126,9 +129,10 @@ TEST_CASE("keysign messages: frames, lengths, algorithms")
     CHECK_FALSE(keysign_frame_length(big));
     const std::uint8_t max[4] = {0, 4, 0, 0};
     CHECK(keysign_frame_length(max) == 256u * 1024);
-    CHECK(keysign_signature_algorithm("rsa-sha2-512-cert-v01@openssh.com") == "rsa-sha2-512");
-    CHECK(keysign_signature_algorithm("ssh-ed25519") == "ssh-ed25519");
-    CHECK_FALSE(keysign_signature_algorithm("none"));
+    // What the helper signs with, for a request's algorithm.
+    CHECK(host_key_signature_algorithm("rsa-sha2-512-cert-v01@openssh.com") == "rsa-sha2-512");
+    CHECK(host_key_signature_algorithm("ssh-ed25519") == "ssh-ed25519");
+    CHECK_FALSE(host_key_type_for_algorithm("none"));
 }
 
 TEST_CASE("ssh runs ssh-keysign: the reply, and each way it can fail")
