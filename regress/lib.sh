@@ -378,6 +378,22 @@ lh_matches() {
     [ "${n:-0}" -gt 0 ]
 }
 
+# lh_tos_while FILTER COMMAND...: runs COMMAND in the background (an ssh
+# whose remote command prints "ready", then waits) and, once "ready" has
+# come, prints the TOS byte of the established connections ss's FILTER
+# selects ("dst 127.0.0.1:PORT": a client's socket; "sport = :PORT": a
+# server's); then stops it. ss prints no tos for 0 (IPQoS none).
+lh_tos_while() {
+    local filter=$1 out=$LH_TMP/tos.out pid
+    shift
+    : >"$out"
+    "$@" >"$out" 2>/dev/null </dev/null &
+    pid=$!
+    lh_wait_until 10 grep -q ready "$out" || echo "no session"
+    ss -Htn --tos state established "$filter" | grep -o 'tos:0x[0-9a-f]*' | sort -u | paste -sd, -
+    lh_stop_pids "$pid"
+}
+
 lh_summary() {
     echo "$LH_CHECKS checks, $LH_FAILED failed, $LH_SKIPPED skipped"
     [ "$LH_FAILED" = 0 ]

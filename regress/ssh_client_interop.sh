@@ -389,14 +389,9 @@ lh_check "RequiredRSASize: a short RSA host key and identity refused in OpenSSH'
 # interactive value with a tty, the bulk one without, as Debian's ssh
 # sets them (Debian's defaults lowdelay/throughput, af21, none).
 tos_of() { # SSH ARGS...: the TOS of ssh's connection while its remote command runs
-    local ssh=$1 pid
+    local ssh=$1
     shift
-    : >"$T/tos.out"
-    "$ssh" "${base[@]}" "${key[@]}" "$@" "$me@127.0.0.1" 'echo ready; sleep 5' >"$T/tos.out" 2>/dev/null </dev/null &
-    pid=$!
-    lh_wait_until 10 grep -q ready "$T/tos.out" || echo "no session"
-    ss -Htn --tos state established "dst 127.0.0.1:$port" | grep -o 'tos:0x[0-9a-f]*' | sort -u | paste -sd, -
-    lh_stop_pids "$pid"
+    lh_tos_while "dst 127.0.0.1:$port" "$ssh" "${base[@]}" "${key[@]}" "$@" "$me@127.0.0.1" 'echo ready; sleep 5'
 }
 check_ipqos() {
     local args a b

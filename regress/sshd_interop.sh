@@ -342,15 +342,10 @@ cp "$T/id_ed25519.pub" "$T/id.pub"
 lh_start_named_sshd debian /usr/sbin/sshd "IPQoS af21 cs1"
 lh_start_named_sshd longhaul "$LH_SSHD" "IPQoS af21 cs1"
 server_tos() { # NAME -T|-tt: the server socket's TOS while a session runs
-    local p="port_$1" pid
-    : >"$T/tos.out"
-    ssh -F /dev/null -p "${!p}" -o "UserKnownHostsFile=$T/srv-$1/known_hosts.${!p}" -o StrictHostKeyChecking=yes \
-        -o BatchMode=yes -o IdentitiesOnly=yes -o IdentityAgent=none -i "$T/id_ed25519" "$2" 127.0.0.1 \
-        'echo ready; sleep 5' >"$T/tos.out" 2>/dev/null </dev/null &
-    pid=$!
-    lh_wait_until 10 grep -q ready "$T/tos.out" || echo "no session"
-    ss -Htn --tos state established "sport = :${!p}" | grep -o 'tos:0x[0-9a-f]*' | sort -u | paste -sd, -
-    lh_stop_pids "$pid"
+    local p="port_$1"
+    lh_tos_while "sport = :${!p}" ssh -F /dev/null -p "${!p}" -o "UserKnownHostsFile=$T/srv-$1/known_hosts.${!p}" \
+        -o StrictHostKeyChecking=yes -o BatchMode=yes -o IdentitiesOnly=yes -o IdentityAgent=none \
+        -i "$T/id_ed25519" "$2" 127.0.0.1 'echo ready; sleep 5'
 }
 check_server_ipqos() {
     local mode a b
