@@ -223,11 +223,14 @@ lh_write_sshd_config() {
         # output the tests compare. Issue 14: no dependence on the machine's
         # own config files. (A caller's own SetEnv line comes first and wins.)
         echo "SetEnv SHLVL=1"
+        # Match blocks go last, where they cannot swallow the lines above
+        # (LH_SSHD_TAIL: newline-separated).
+        [ -z "${LH_SSHD_TAIL:-}" ] || printf '%s\n' "$LH_SSHD_TAIL"
     } >"$dir/sshd_config"
 }
 
 # lh_start_sshd DIR PORT [extra sshd_config lines...]
-# Writes DIR/sshd_config, checks it with sshd -t, starts sshd -D -e in the
+# Writes DIR/sshd_config (the extra lines first, LH_SSHD_TAIL's last), checks it with sshd -t, starts sshd -D -e in the
 # background (log in DIR/sshd.log) and waits until the port accepts.
 lh_start_sshd() {
     local dir=$1 port=$2

@@ -11,6 +11,12 @@
 #      and ssh-ed25519 first: the client sends its ephemeral key with each
 #      re-exchange's KEXINIT (a right first_kex_packet_follows guess), which
 #      OpenSSH must take
+#   G  OpenSSH ssh -> Longhaul sshd with RekeyLimit 16M only in a "Match User
+#      root" block: the server rekeys, as in D (the user's limit applies
+#      once authentication is done, as OpenSSH's do_authenticated() sets it)
+#   H  the same with the Match block for another user: no rekey at all
+#   I  a Match block's RekeyLimit interval ("default 2"): an idle session of
+#      five seconds sees the server re-key
 # Each moves LH_REKEY_MB (default 48) MiB up (ssh ... sha256sum < file) and
 # down (ssh ... cat file | sha256sum) under a different cipher; the digests
 # must match, every ssh must exit 0, and each transfer must cross more than
@@ -58,12 +64,18 @@ lh_port p_lh_plain
 lh_port p_deb_rekey
 lh_port p_deb_plain
 lh_port p_deb_guess
+lh_port p_lh_match
+lh_port p_lh_other
+lh_port p_lh_idle
 start lh_rekey "$LH_SSHD_BIN" "$p_lh_rekey" "RekeyLimit $LIMIT"
 start lh_plain "$LH_SSHD_BIN" "$p_lh_plain"
 start deb_rekey /usr/sbin/sshd "$p_deb_rekey" "RekeyLimit $LIMIT"
 start deb_plain /usr/sbin/sshd "$p_deb_plain"
 start deb_guess /usr/sbin/sshd "$p_deb_guess" "KexAlgorithms curve25519-sha256,ecdh-sha2-nistp256" \
     "HostKeyAlgorithms ssh-ed25519,ecdsa-sha2-nistp256"
+LH_SSHD_TAIL=$'Match User root\n  RekeyLimit '$LIMIT start lh_match "$LH_SSHD_BIN" "$p_lh_match"
+LH_SSHD_TAIL=$'Match User root Address 127.0.0.1\n  RekeyLimit default 2' start lh_idle "$LH_SSHD_BIN" "$p_lh_idle"
+LH_SSHD_TAIL=$'Match User nobody\n  RekeyLimit 1M 1' start lh_other "$LH_SSHD_BIN" "$p_lh_other"
 
 common=(-F /dev/null -o "UserKnownHostsFile=$T/known_hosts" -o StrictHostKeyChecking=yes -o BatchMode=yes
         -o IdentitiesOnly=yes -o IdentityAgent=none -i "$T/id_ed25519" -v)
@@ -98,6 +110,11 @@ transfer() {
     fi
     local rekeys
     rekeys=$(rekeys_in "$log" "$kind")
+    if [ -n "${WANT_NO_REKEY:-}" ]; then
+        echo "     $name $dir: exit $rc, client saw $rekeys rekeys (want none)"
+        [ "$rc" = 0 ] && [ "$got" = "$want" ] && [ "$rekeys" = 0 ] || { tail -n 20 "$log"; return 1; }
+        return 0
+    fi
     [[ $server == deb_* ]] && server_after=$(grep -c 'SSH2_MSG_NEWKEYS received' "$T/$server/sshd.log" || true)
     local server_rekeys=$((server_after - server_before - 1))
     echo "     $name $dir: exit $rc, client saw $rekeys rekeys$([[ $server == deb_* ]] && echo ", OpenSSH's sshd $server_rekeys")"
@@ -125,6 +142,27 @@ transfer() {
 }
 
 env_guess() { WANT_GUESS=1 "$@"; }
+env_no_rekey() { WANT_NO_REKEY=1 "$@"; }
+
+# idle_rekeys PORT: key exchanges after the first that an idle session of
+# five seconds sees (OpenSSH's ssh -v, the server re-keying by time).
+idle_rekeys() {
+    local log="$T/idle.$1.log" rc=0
+    timeout 60 ssh "${common[@]}" -p "$1" root@127.0.0.1 sleep 5 2>"$log" </dev/null || rc=$?
+    local n
+    n=$(rekeys_in "$log" openssh)
+    echo "     idle session on port $1: exit $rc, $n rekeys"
+    [ "$rc" = 0 ] || { tail -n 20 "$log"; return 1; }
+    IDLE_REKEYS=$n
+}
+check_idle() {
+    local want=$1 port=$2
+    idle_rekeys "$port" || return 1
+    case $want in
+        some) [ "$IDLE_REKEYS" -ge 1 ] ;;
+        none) [ "$IDLE_REKEYS" = 0 ] ;;
+    esac
+}
 
 for dir in up down; do
     guess_a=()
@@ -141,6 +179,12 @@ for dir in up down; do
         transfer E "$dir" openssh lh_plain "$p_lh_plain" -o "RekeyLimit=$LIMIT" -c aes128-ctr -m hmac-sha2-512-etm@openssh.com
     lh_check "F $dir: Longhaul ssh (RekeyLimit $LIMIT) -> OpenSSH sshd, curve25519 first: guessed re-exchanges" \
         env_guess transfer F "$dir" longhaul deb_guess "$p_deb_guess" -o "RekeyLimit=$LIMIT" -c chacha20-poly1305@openssh.com
+    lh_check "G $dir: OpenSSH ssh -> Longhaul sshd, RekeyLimit $LIMIT in Match User root, aes128-gcm" \
+        transfer G "$dir" openssh lh_match "$p_lh_match" -c aes128-gcm@openssh.com
+    lh_check "H $dir: OpenSSH ssh -> Longhaul sshd, RekeyLimit 1M only in Match User nobody: no rekey" \
+        env_no_rekey transfer H "$dir" openssh lh_other "$p_lh_other" -c aes128-gcm@openssh.com
 done
+lh_check "I: a Match block's RekeyLimit interval (2 s): an idle session of 5 s is re-keyed" check_idle some "$p_lh_idle"
+lh_check "I: the interval of another user's Match block does not apply" check_idle none "$p_lh_other"
 
 lh_summary

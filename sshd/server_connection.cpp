@@ -81,8 +81,12 @@ int server_connection::run()
     // connection the child hands over.
     if (!run_preauth())
         return 0;
-    core_ = std::make_unique<transport>(make_transport_config(), rng_, std::chrono::steady_clock::now(),
-                                        std::move(*handoff_));
+    // The user's RekeyLimit (a Match block's), as OpenSSH's
+    // do_authenticated() sets it: the interval counts from here.
+    transport_config tc = make_transport_config();
+    tc.rekey_limit_bytes = policy_.user_config().rekey_limit;
+    tc.rekey_interval = std::chrono::seconds(policy_.user_config().rekey_interval);
+    core_ = std::make_unique<transport>(std::move(tc), rng_, std::chrono::steady_clock::now(), std::move(*handoff_));
     handoff_.reset();
     driver_ = std::make_unique<transport_driver>(io_, read_fd_, write_fd_, *core_);
     layer_ = std::make_unique<session_layer>(*core_, session_role::server);

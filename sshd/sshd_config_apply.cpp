@@ -159,13 +159,7 @@ bool line_applier::run()
         break;
     }
     case k::compression: multistate(cfg_.compression, parse_compression); break;
-    case k::rekey_limit:
-        // The transport takes its rekey limits when the connection starts;
-        // a per-user value would be accepted and not applied.
-        if (!e_.conditions.empty())
-            not_supported(kw_ + " in a Match block");
-        rekey_limit();
-        break;
+    case k::rekey_limit: rekey_limit(); break;
     case k::channel_window_max:
     case k::connection_window_max: {
         const std::string& arg = required_kw();

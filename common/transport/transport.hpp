@@ -279,6 +279,8 @@ private:
     void finish_kex();
     void flush_deferred();
     void maybe_rekey();
+    // Bytes under one key in one direction: RekeyLimit, at most the cipher's own bound.
+    std::uint64_t rekey_limit_for(std::string_view cipher) const;
     transport_event fail(errc e, std::string description);
     transport_event fail(errc e, disconnect_reason reason, std::string description);
     // Closes (sending DISCONNECT unless the peer is gone); poll() reports it.

@@ -61,11 +61,13 @@ void transport::import_state(transport_state& state)
 
     sender_.set_cipher(std::move(*out));
     sender_.resume(state.out.position, state.out.usage);
-    rekey_limit_out_ = state.out.rekey_limit;
+    // The importer's own RekeyLimit: sshd's post-authentication process
+    // gives the user's (a Match block's), which applies from here on.
+    rekey_limit_out_ = rekey_limit_for(client ? a.cipher_c2s : a.cipher_s2c);
     out_keys_ = std::move(state.out.keys);
     receiver_.set_cipher(std::move(*in));
     receiver_.resume(state.in.position, state.in.usage);
-    rekey_limit_in_ = state.in.rekey_limit;
+    rekey_limit_in_ = rekey_limit_for(client ? a.cipher_s2c : a.cipher_c2s);
     in_keys_ = std::move(state.in.keys);
     // The exporter's streams had taken nothing (export_state() refuses
     // otherwise), so fresh ones continue them exactly.
@@ -135,12 +137,10 @@ result<transport_state> transport::export_state() const
     s.out = {.keys = out_keys_,
              .position = sender_.position(),
              .usage = sender_.usage(),
-             .rekey_limit = rekey_limit_out_,
              .compression = sender_.compressing()};
     s.in = {.keys = in_keys_,
             .position = receiver_.position(),
             .usage = receiver_.usage(),
-            .rekey_limit = rekey_limit_in_,
             .compression = receiver_.decompressing()};
     s.stats = stats_;
     // The packet last handed out is still at the front until released.

@@ -26,6 +26,12 @@ std::uint64_t default_rekey_bytes(std::string_view cipher)
 
 } // namespace
 
+std::uint64_t transport::rekey_limit_for(std::string_view cipher) const
+{
+    const std::uint64_t cipher_limit = default_rekey_bytes(cipher);
+    return config_.rekey_limit_bytes != 0 ? std::min(config_.rekey_limit_bytes, cipher_limit) : cipher_limit;
+}
+
 bool transport::install_keys(bool outgoing)
 {
     const auto& algs = kex_.algs;
@@ -51,9 +57,7 @@ bool transport::install_keys(bool outgoing)
         return false;
     }
     (outgoing ? out_keys_ : in_keys_) = std::move(keys);
-    const std::uint64_t limit = config_.rekey_limit_bytes != 0
-                                    ? std::min(config_.rekey_limit_bytes, default_rekey_bytes(cipher))
-                                    : default_rekey_bytes(cipher);
+    const std::uint64_t limit = rekey_limit_for(cipher);
     const bool enable_zlib = compression == "zlib" || (compression == "zlib@openssh.com" && authenticated_);
     if (outgoing) {
         sender_.set_cipher(std::move(*pc));

@@ -58,7 +58,7 @@ void write_direction(wire_writer& w, const transport_direction_state& d)
 {
     w.string(d.keys.iv.span()).string(d.keys.enc_key.span()).string(d.keys.mac_key.span());
     w.u32(d.position.seq).u64(d.position.index).u64(d.position.block_offset);
-    w.u64(d.usage.packets).u64(d.usage.bytes).u64(d.rekey_limit);
+    w.u64(d.usage.packets).u64(d.usage.bytes);
     w.boolean(d.compression);
 }
 
@@ -81,7 +81,6 @@ void read_direction(wire_reader& r, transport_direction_state& d)
     d.position.block_offset = r.u64();
     d.usage.packets = r.u64();
     d.usage.bytes = r.u64();
-    d.rekey_limit = r.u64();
     d.compression = read_flag(r);
 }
 

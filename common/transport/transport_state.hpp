@@ -66,7 +66,6 @@ struct transport_direction_state {
     direction_keys keys;      // as derived at NEWKEYS (mac_key empty for AEAD ciphers)
     packet_position position; // of the next packet: seq is its sequence number
     key_usage usage;          // what passed under these keys (rekey by volume)
-    std::uint64_t rekey_limit = 0; // bytes after which a re-exchange starts
     // A zlib stream runs in this direction. It has taken no data yet (an
     // export is refused otherwise): the importer starts a fresh one.
     bool compression = false;

@@ -219,6 +219,33 @@ TEST_CASE("sshd_config: Match criteria")
     CHECK(c.global().force_command.empty());
 }
 
+TEST_CASE("sshd_config: RekeyLimit in Match blocks, its two values each first-wins")
+{
+    // As OpenSSH's copy_set_server_options(): a matching block's value
+    // replaces the global one, the first matching block's wins, and the
+    // interval is its own setting (a block that names only the volume
+    // leaves it to a later block or the global line).
+    auto c = parse("RekeyLimit 1G 1h\n"
+                   "Match User alice\n  RekeyLimit 16M\n"
+                   "Match User alice,bob\n  RekeyLimit 32M 30\n"
+                   "Match User carol\n  RekeyLimit default none\n");
+    CHECK(c.global().rekey_limit == (1ull << 30));
+    CHECK(c.global().rekey_interval == 3600);
+    const auto a = c.for_connection(conn("alice"));
+    CHECK(a.rekey_limit == 16ull << 20);
+    CHECK(a.rekey_interval == 30);
+    const auto b = c.for_connection(conn("bob"));
+    CHECK(b.rekey_limit == 32ull << 20);
+    CHECK(b.rekey_interval == 30);
+    const auto d = c.for_connection(conn("dave"));
+    CHECK(d.rekey_limit == (1ull << 30));
+    CHECK(d.rekey_interval == 3600);
+    // "default" is the cipher's own bound (0); "none" leaves the interval.
+    const auto e = c.for_connection(conn("carol"));
+    CHECK(e.rekey_limit == 0);
+    CHECK(e.rekey_interval == 3600);
+}
+
 TEST_CASE("sshd_config: a Match value of none clears the global one")
 {
     auto c = parse("ForceCommand /usr/bin/restricted\nChrootDirectory /srv\nBanner /etc/issue\n"

@@ -267,6 +267,46 @@ TEST_CASE("transport state: a client core can be handed off too")
     CHECK(p.server_log.kex_completed == 3);
 }
 
+TEST_CASE("transport state: the importer's RekeyLimit applies, not the exporter's (sshd's Match blocks)")
+{
+    // The pre-authentication core had no limit of its own; the user's
+    // (a Match block's, 256 KiB) comes with the post-authentication core:
+    // it re-keys by volume before 1 MiB has gone out, and not before 3/4
+    // of the limit. An importer without a limit keeps the cipher's own.
+    for (std::uint64_t limit : {std::uint64_t(256 * 1024), std::uint64_t(0)}) {
+        CAPTURE(limit);
+        handoff_params hp{.cipher = "aes128-gcm@openssh.com"};
+        seeded_random rng(11);
+        transport_pair p(base_config(hp), server_side(hp), 11);
+        p.run();
+        authenticate(p);
+        auto s = p.server->export_state();
+        REQUIRE(s.has_value());
+        auto cfg = server_side(hp);
+        cfg.rekey_limit_bytes = limit;
+        p.server = std::make_unique<transport>(cfg, rng, p.now, std::move(*s));
+        REQUIRE_FALSE(p.server->closed());
+        bytes payload(16 * 1024, 0x5e);
+        payload[0] = app_msg;
+        std::size_t sent = 0;
+        while (sent < 1024 * 1024 && !p.server->kex_in_progress()) {
+            REQUIRE(p.server->send(payload).has_value());
+            sent += payload.size();
+            deliver(*p.server, *p.client);
+        }
+        if (limit == 0) {
+            CHECK_FALSE(p.server->kex_in_progress());
+            continue;
+        }
+        REQUIRE(p.server->kex_in_progress());
+        CHECK(sent >= limit * 3 / 4);
+        CHECK(sent <= limit + payload.size());
+        p.run();
+        CHECK(p.server->stats().key_exchanges == 2);
+        CHECK_FALSE(p.server->closed());
+    }
+}
+
 TEST_CASE("transport state: export is refused until the core is between packets")
 {
     handoff_params hp{.cipher = "aes128-gcm@openssh.com"};
