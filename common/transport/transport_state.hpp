@@ -91,7 +91,7 @@ struct transport_state {
 };
 
 // Current version of the encoding; decoding any other fails.
-inline constexpr std::uint32_t transport_state_version = 1;
+inline constexpr std::uint32_t transport_state_version = 2; // 2: no rekey limits (the importer sets its own)
 
 // Checks what decode_transport_state() checks on a state built in memory:
 // known algorithms with keys of their sizes, bounds, consistent flags.
