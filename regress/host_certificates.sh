@@ -60,6 +60,24 @@ mkdir -p "$T/deb_rsaca"
 lh_make_host_keys "$T/deb_rsaca"
 "$KG" -q -s "$T/rsa_ca" -t rsa-sha2-256 -h -I "rsa-signed" -n 127.0.0.1 "$T/deb_rsaca/ssh_host_ed25519_key.pub"
 cp "$T/id_ed25519.pub" "$T/deb_rsaca/authorized_keys"
+# Security keys as CAs (OpenSSH's default CASignatureAlgorithms lists both
+# sk algorithms), made and used by Debian's ssh-keygen through the test
+# provider: the server's ed25519 key certified by an ed25519-sk CA, its
+# ECDSA P-256 key by an ecdsa-sk CA.
+PROVIDER=$BUILD/regress/sk_test_provider.so
+[ -f "$PROVIDER" ] || lh_fail "the test provider is not built ($PROVIDER)"
+mkdir -p "$T/deb_skca"
+lh_make_host_keys "$T/deb_skca"
+cp "$T/id_ed25519.pub" "$T/deb_skca/authorized_keys"
+for pair in ed25519-sk:ed25519 ecdsa-sk:ecdsa256; do
+    "$KG" -q -t "${pair%%:*}" -w "$PROVIDER" -N '' -C "${pair%%:*} CA" -f "$T/${pair%%:*}_ca"
+    "$KG" -q -s "$T/${pair%%:*}_ca" -w "$PROVIDER" -h -I "${pair%%:*}-signed" -n 127.0.0.1 \
+        "$T/deb_skca/ssh_host_${pair##*:}_key.pub" 2>/dev/null # the touch notice
+done
+{
+    echo "@cert-authority 127.0.0.1 $(cat "$T/ed25519-sk_ca.pub")"
+    echo "@cert-authority 127.0.0.1 $(cat "$T/ecdsa-sk_ca.pub")"
+} >"$T/kh_skca"
 # A certificate for a key the server does not load.
 "$KG" -q -t ed25519 -N '' -f "$T/stray_key"
 "$KG" -q -s "$T/ca" -h -I stray -n 127.0.0.1 "$T/stray_key.pub"
@@ -68,6 +86,7 @@ lh_port lh_port_
 lh_port deb_port
 lh_port bad_port
 lh_port rsaca_port
+lh_port skca_port
 LH_SSHD=$OUR_SSHD
 lh_start_sshd "$T/lh" "$lh_port_" "UsePAM no" $(cert_lines "$T/lh" | sed 's/ /=/') \
     "HostCertificate=$T/stray_key-cert.pub"
@@ -75,6 +94,8 @@ LH_SSHD=$DEB_SSHD
 lh_start_sshd "$T/deb" "$deb_port" "UsePAM no" $(cert_lines "$T/deb" | sed 's/ /=/')
 lh_start_sshd "$T/deb_badname" "$bad_port" "UsePAM no" $(cert_lines "$T/deb_badname" | sed 's/ /=/')
 lh_start_sshd "$T/deb_rsaca" "$rsaca_port" "UsePAM no" "HostCertificate=$T/deb_rsaca/ssh_host_ed25519_key-cert.pub"
+lh_start_sshd "$T/deb_skca" "$skca_port" "UsePAM no" "HostCertificate=$T/deb_skca/ssh_host_ed25519_key-cert.pub" \
+    "HostCertificate=$T/deb_skca/ssh_host_ecdsa256_key-cert.pub"
 
 # known_hosts with nothing but a @cert-authority line.
 echo "@cert-authority 127.0.0.1,localhost $(cat "$T/ca.pub")" >"$T/kh_ca"
@@ -216,6 +237,12 @@ lh_check "RSA CA with rsa-sha2-256" compare_with_debian "$rsaca_port" "$T/kh_rsa
     -o HostKeyAlgorithms=ssh-ed25519-cert-v01@openssh.com
 lh_check "refused: CASignatureAlgorithms leaves out the CA's" compare_with_debian "$rsaca_port" "$T/kh_rsa" 255 \
     -o HostKeyAlgorithms=ssh-ed25519-cert-v01@openssh.com -o CASignatureAlgorithms=ssh-ed25519
+lh_check "sk-ssh-ed25519 CA, default CASignatureAlgorithms" compare_with_debian "$skca_port" "$T/kh_skca" 0 \
+    -o HostKeyAlgorithms=ssh-ed25519-cert-v01@openssh.com
+lh_check "sk-ecdsa-sha2-nistp256 CA, default CASignatureAlgorithms" compare_with_debian "$skca_port" "$T/kh_skca" 0 \
+    -o HostKeyAlgorithms=ecdsa-sha2-nistp256-cert-v01@openssh.com
+lh_check "refused: CASignatureAlgorithms -sk-* leaves out the security-key CA" compare_with_debian "$skca_port" \
+    "$T/kh_skca" 255 -o HostKeyAlgorithms=ssh-ed25519-cert-v01@openssh.com -o "CASignatureAlgorithms=-sk-*"
 
 # Refused as a certificate but known as a plain key: accepted as that.
 plain_fallback() {

@@ -44,6 +44,11 @@ constexpr std::string_view openssh_keys =
 constexpr std::string_view our_key_types = "ssh-ed25519,ecdsa-sha2-nistp256,ecdsa-sha2-nistp384,ecdsa-sha2-nistp521,ssh-rsa";
 constexpr std::string_view our_signatures = "ssh-ed25519,ecdsa-sha2-nistp256,ecdsa-sha2-nistp384,ecdsa-sha2-nistp521,"
                                             "ssh-rsa,rsa-sha2-256,rsa-sha2-512";
+// What a CA may have signed with (CASignatureAlgorithms): security keys
+// too, as certificate::verify_signature checks them; OpenSSH's order.
+constexpr std::string_view our_ca_signatures =
+    "ssh-ed25519,sk-ssh-ed25519@openssh.com,ecdsa-sha2-nistp256,ecdsa-sha2-nistp384,ecdsa-sha2-nistp521,"
+    "sk-ecdsa-sha2-nistp256@openssh.com,ssh-rsa,rsa-sha2-256,rsa-sha2-512";
 // HostKeyAlgorithms: our signatures and certificates, in OpenSSH's listing
 // order; the default is OpenSSH 9.2's without security keys (no server
 // has an sk host key, and the transport does not offer them).
@@ -133,15 +138,14 @@ std::string_view openssh_key_algorithm_names() noexcept { return openssh_keys; }
 std::string all_ciphers() { return join(filter(openssh_ciphers, supported_cipher)); }
 std::string all_macs() { return join(filter(openssh_macs, supported_mac)); }
 std::string all_kex_algorithms() { return join(filter(openssh_kex, supported_kex)); }
-std::string all_key_algorithms() { return std::string(our_signatures); }
-std::string all_signature_algorithms() { return std::string(our_signatures); }
+std::string all_signature_algorithms() { return std::string(our_ca_signatures); }
 std::string all_pubkey_algorithms() { return std::string(our_user_key_algorithms); }
 
 std::string default_client_ciphers() { return default_ciphers(); }
 std::string default_client_macs() { return default_macs(); }
 std::string default_client_kex_algorithms() { return default_kex_algorithms(); }
 std::string default_client_key_algorithms() { return default_host_key_algorithms(); }
-std::string default_ca_signature_algorithms() { return default_host_key_algorithms(); }
+std::string default_ca_signature_algorithms() { return std::string(certificate::default_ca_signature_algorithms); }
 std::string default_client_pubkey_algorithms() { return std::string(default_user_key_algorithms); }
 // HostKeyAlgorithms: the same names as PubkeyAcceptedAlgorithms (OpenSSH's
 // KEX_DEFAULT_PK_ALG serves both), host certificates first.

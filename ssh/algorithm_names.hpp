@@ -26,7 +26,6 @@ std::string_view openssh_key_algorithm_names() noexcept;
 std::string all_ciphers();
 std::string all_macs();
 std::string all_kex_algorithms();
-std::string all_key_algorithms();       // host key / pubkey algorithms
 std::string all_signature_algorithms(); // CASignatureAlgorithms
 std::string all_pubkey_algorithms();    // PubkeyAcceptedAlgorithms: keys and user certificates
 

@@ -61,9 +61,6 @@ constexpr std::string_view default_keys_list =
     "rsa-sha2-512-cert-v01@openssh.com,rsa-sha2-256-cert-v01@openssh.com,ssh-ed25519,ecdsa-sha2-nistp256,"
     "ecdsa-sha2-nistp384,ecdsa-sha2-nistp521,sk-ssh-ed25519@openssh.com,sk-ecdsa-sha2-nistp256@openssh.com,"
     "rsa-sha2-512,rsa-sha2-256";
-constexpr std::string_view default_ca_sigs_list =
-    "ssh-ed25519,ecdsa-sha2-nistp256,ecdsa-sha2-nistp384,ecdsa-sha2-nistp521,sk-ssh-ed25519@openssh.com,"
-    "sk-ecdsa-sha2-nistp256@openssh.com,rsa-sha2-512,rsa-sha2-256";
 
 bool has_wildcard(std::string_view s) { return s.find_first_of("*?") != std::string_view::npos; }
 
@@ -96,7 +93,7 @@ std::string_view openssh_default_algorithms(sshd_algorithm_list kind) noexcept
     case sshd_algorithm_list::mac: return default_macs_list;
     case sshd_algorithm_list::kex: return default_kex_list;
     case sshd_algorithm_list::key: return default_keys_list;
-    case sshd_algorithm_list::ca_sig: return default_ca_sigs_list;
+    case sshd_algorithm_list::ca_sig: return certificate::default_ca_signature_algorithms;
     }
     return {};
 }

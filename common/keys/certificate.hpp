@@ -148,6 +148,11 @@ public:
     // OpenSSH's sshkey_read/sshkey_froms accept when they parse a
     // certificate (the caller's CASignatureAlgorithms apply later, if any).
     static const std::vector<std::string>& any_signature_algorithm();
+    // OpenSSH's default CASignatureAlgorithms (SSH_ALLOWED_CA_SIGALGS), for
+    // ssh and sshd alike: security keys included, SHA-1 RSA left out.
+    static constexpr std::string_view default_ca_signature_algorithms =
+        "ssh-ed25519,ecdsa-sha2-nistp256,ecdsa-sha2-nistp384,ecdsa-sha2-nistp521,sk-ssh-ed25519@openssh.com,"
+        "sk-ecdsa-sha2-nistp256@openssh.com,rsa-sha2-512,rsa-sha2-256";
 
 private:
     bytes blob_;

@@ -65,9 +65,8 @@ std::vector<std::string> comparable(const std::vector<std::string>& openssh)
             all = all_pubkey_algorithms(); // certificates too
         else if (kw == "hostkeyalgorithms")
             all = all_host_key_algorithms(); // host certificates too
-        else if (kw == "hostkeyalgorithms" || kw == "hostbasedacceptedalgorithms" || kw == "pubkeyacceptedalgorithms" ||
-                 kw == "casignaturealgorithms")
-            all = all_key_algorithms();
+        else if (kw == "casignaturealgorithms")
+            all = all_signature_algorithms(); // security keys too
         if (all.empty()) {
             out.push_back(line);
             continue;
