@@ -40,13 +40,14 @@ constexpr std::string_view openssh_keys =
     "ssh-dss-cert-v01@openssh.com,ssh-rsa,ssh-rsa-cert-v01@openssh.com,rsa-sha2-256,"
     "rsa-sha2-256-cert-v01@openssh.com,rsa-sha2-512,rsa-sha2-512-cert-v01@openssh.com";
 
-// Key types this build has, in OpenSSH's listing order.
-constexpr std::string_view our_key_types = "ssh-ed25519,ecdsa-sha2-nistp256,ecdsa-sha2-nistp384,ecdsa-sha2-nistp521,ssh-rsa";
-constexpr std::string_view our_signatures = "ssh-ed25519,ecdsa-sha2-nistp256,ecdsa-sha2-nistp384,ecdsa-sha2-nistp521,"
-                                            "ssh-rsa,rsa-sha2-256,rsa-sha2-512";
-// What a CA may have signed with (CASignatureAlgorithms): security keys
-// too, as certificate::verify_signature checks them; OpenSSH's order.
-constexpr std::string_view our_ca_signatures =
+// Key types this build has (security keys as identities, through a
+// SecurityKeyProvider or an agent), in OpenSSH's listing order.
+constexpr std::string_view our_key_types = "ssh-ed25519,sk-ssh-ed25519@openssh.com,ecdsa-sha2-nistp256,ecdsa-sha2-nistp384,"
+                                           "ecdsa-sha2-nistp521,sk-ecdsa-sha2-nistp256@openssh.com,ssh-rsa";
+// Every signature this build makes or checks, security keys' too: what a
+// CA may have signed with (CASignatureAlgorithms), `ssh -Q sig`; OpenSSH's
+// order.
+constexpr std::string_view our_signatures_with_sk =
     "ssh-ed25519,sk-ssh-ed25519@openssh.com,ecdsa-sha2-nistp256,ecdsa-sha2-nistp384,ecdsa-sha2-nistp521,"
     "sk-ecdsa-sha2-nistp256@openssh.com,ssh-rsa,rsa-sha2-256,rsa-sha2-512";
 // HostKeyAlgorithms: our signatures and certificates, in OpenSSH's listing
@@ -138,7 +139,7 @@ std::string_view openssh_key_algorithm_names() noexcept { return openssh_keys; }
 std::string all_ciphers() { return join(filter(openssh_ciphers, supported_cipher)); }
 std::string all_macs() { return join(filter(openssh_macs, supported_mac)); }
 std::string all_kex_algorithms() { return join(filter(openssh_kex, supported_kex)); }
-std::string all_signature_algorithms() { return std::string(our_ca_signatures); }
+std::string all_signature_algorithms() { return std::string(our_signatures_with_sk); }
 std::string all_pubkey_algorithms() { return std::string(our_user_key_algorithms); }
 
 std::string default_client_ciphers() { return default_ciphers(); }
@@ -216,15 +217,16 @@ std::optional<std::vector<std::string>> query_algorithms(std::string_view what)
         }
         return out;
     }
-    if (ieq("PubkeyAcceptedKeyTypes") || ieq("PubkeyAcceptedAlgorithms"))
+    // What each setting accepts: a server's host key is never a security
+    // key here (the transport does not offer them), a user's may be, and
+    // host-based authentication takes the publickey list, as OpenSSH's.
+    if (what == "key-sig" || ieq("PubkeyAcceptedKeyTypes") || ieq("PubkeyAcceptedAlgorithms") ||
+        ieq("HostbasedKeyTypes") || ieq("HostbasedAcceptedKeyTypes") || ieq("HostbasedAcceptedAlgorithms"))
         return split(our_user_key_algorithms);
-    if (what == "key-sig" || ieq("HostKeyAlgorithms"))
+    if (ieq("HostKeyAlgorithms"))
         return split(our_pubkey_algorithms);
-    // Host-based authentication is not implemented: no certificates there.
-    if (ieq("HostbasedKeyTypes") || ieq("HostbasedAcceptedKeyTypes") || ieq("HostbasedAcceptedAlgorithms"))
-        return split(our_signatures);
     if (what == "sig")
-        return split(our_signatures);
+        return split(our_signatures_with_sk);
     if (what == "protocol-version")
         return std::vector<std::string>{"2"};
     if (what == "compression")

@@ -346,23 +346,29 @@ TEST_CASE("options: -V and -Q stop at once")
     CHECK(o.query_lines.back() == "chacha20-poly1305@openssh.com");
     CHECK(parse({"-Q", "help"}).query_lines.size() == 11);
     CHECK(parse({"-Q", "Ciphers"}).query_lines == parse({"-Q", "cipher"}).query_lines);
-    // As OpenSSH lists them: each name, then its certificate's.
-    CHECK(parse({"-Q", "key-sig"}).query_lines ==
+    // As OpenSSH lists them: each name, then its certificate's; host keys
+    // are never security keys here.
+    CHECK(parse({"-Q", "HostKeyAlgorithms"}).query_lines ==
           std::vector<std::string>{"ssh-ed25519", "ssh-ed25519-cert-v01@openssh.com", "ecdsa-sha2-nistp256",
                                    "ecdsa-sha2-nistp256-cert-v01@openssh.com", "ecdsa-sha2-nistp384",
                                    "ecdsa-sha2-nistp384-cert-v01@openssh.com", "ecdsa-sha2-nistp521",
                                    "ecdsa-sha2-nistp521-cert-v01@openssh.com", "ssh-rsa", "ssh-rsa-cert-v01@openssh.com",
                                    "rsa-sha2-256", "rsa-sha2-256-cert-v01@openssh.com", "rsa-sha2-512",
                                    "rsa-sha2-512-cert-v01@openssh.com"});
-    CHECK(parse({"-Q", "HostKeyAlgorithms"}).query_lines == parse({"-Q", "key-sig"}).query_lines);
+    const auto user_algorithms = parse({"-Q", "key-sig"}).query_lines;
+    CHECK(user_algorithms.size() == 18); // the 14 above and the two security keys' with their certificates
+    CHECK(user_algorithms == parse({"-Q", "PubkeyAcceptedAlgorithms"}).query_lines);
+    CHECK(user_algorithms == parse({"-Q", "HostbasedAcceptedAlgorithms"}).query_lines);
     CHECK(parse({"-Q", "key-cert"}).query_lines ==
-          std::vector<std::string>{"ssh-ed25519-cert-v01@openssh.com", "ecdsa-sha2-nistp256-cert-v01@openssh.com",
-                                   "ecdsa-sha2-nistp384-cert-v01@openssh.com", "ecdsa-sha2-nistp521-cert-v01@openssh.com",
-                                   "ssh-rsa-cert-v01@openssh.com"});
-    CHECK(parse({"-Q", "key-plain"}).query_lines.size() == 5);
-    CHECK(parse({"-Q", "key"}).query_lines.size() == 10);
+          std::vector<std::string>{"ssh-ed25519-cert-v01@openssh.com", "sk-ssh-ed25519-cert-v01@openssh.com",
+                                   "ecdsa-sha2-nistp256-cert-v01@openssh.com", "ecdsa-sha2-nistp384-cert-v01@openssh.com",
+                                   "ecdsa-sha2-nistp521-cert-v01@openssh.com",
+                                   "sk-ecdsa-sha2-nistp256-cert-v01@openssh.com", "ssh-rsa-cert-v01@openssh.com"});
+    CHECK(parse({"-Q", "key-plain"}).query_lines.size() == 7);
+    CHECK(parse({"-Q", "key"}).query_lines.size() == 14);
     CHECK(parse({"-Q", "sig"}).query_lines ==
-          std::vector<std::string>{"ssh-ed25519", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521",
+          std::vector<std::string>{"ssh-ed25519", "sk-ssh-ed25519@openssh.com", "ecdsa-sha2-nistp256",
+                                   "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521", "sk-ecdsa-sha2-nistp256@openssh.com",
                                    "ssh-rsa", "rsa-sha2-256", "rsa-sha2-512"});
     CHECK(error_of<command_line_error>({"-Q", "bogus"}) == "Unsupported query \"bogus\"");
     CHECK(error_of<command_line_error>({"-Q", "CIPHER"}) == "Unsupported query \"CIPHER\"");
