@@ -218,6 +218,34 @@ check_sign_pin() {
 }
 lh_check "-Y sign with a verify-required key: the PIN asked first, a wrong one refused" check_sign_pin
 
+# -s with a security key as the CA (OpenSSH's do_ca_sign): the PIN asked
+# once, as "Enter PIN for CA key: ", a wrong one and a bad provider refused
+# in Debian's words; the touch notice goes only to a terminal (none here).
+# Debian's ssh-keygen -L reads each certificate, checking the
+# authenticator's signature, and prints the same fields for both.
+check_ca_sign() {
+    "$DEBIAN_KEYGEN" -q -t ed25519 -N '' -C user -f "$T/ca_user" || return 1
+    local n who
+    for n in ca_ed:ed ca_ec:ec ca_pin:vr ca_wrong:vr ca_bad:ed; do
+        for who in debian longhaul; do
+            mkdir -p "$T/${n%%:*}/$who"
+            cp "$T/${n##*:}/debian/key" "$T/${n##*:}/debian/key.pub" "$T/ca_user.pub" "$T/${n%%:*}/$who/"
+        done
+    done
+    printf '4821\n' >"$T/ca_pin.in" && printf '1111\n' >"$T/ca_wrong.in" &&
+        both ca_ed -- -s key "${W[@]}" -I sk-ca -n alice,bob -z 5 ca_user.pub &&
+        both ca_ec SSH_SK_PROVIDER="$PROVIDER" -- -s key -h -I sk-host -n h.example ca_user.pub &&
+        both ca_pin LH_SK_TEST_PIN=4821 -- -s key "${W[@]}" -I sk-ca-pin ca_user.pub &&
+        both ca_wrong LH_SK_TEST_PIN=4821 -- -s key "${W[@]}" -I wrong ca_user.pub &&
+        both ca_bad -- -s key -w "$T/tiny.so" -I bad ca_user.pub &&
+        [ ! -e "$T/ca_wrong/longhaul/ca_user-cert.pub" ] && [ ! -e "$T/ca_bad/longhaul/ca_user-cert.pub" ] || return 1
+    for n in ca_ed ca_ec ca_pin; do
+        diff <(cd "$T/$n/debian" && "$DEBIAN_KEYGEN" -L -f ca_user-cert.pub 2>&1) \
+            <(cd "$T/$n/longhaul" && "$DEBIAN_KEYGEN" -L -f ca_user-cert.pub 2>&1) || { echo "   $n: -L differs"; return 1; }
+    done
+}
+lh_check "-s with security keys as CAs (touch, PIN, wrong PIN, bad provider), as Debian's; -L reads the certificates" check_ca_sign
+
 # -K: resident credentials (the test authenticator keeps them in a
 # directory) saved as Debian's ssh-keygen saves them: file names from the
 # application and user id, the flags, the comment, the messages.

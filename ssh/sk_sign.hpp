@@ -8,6 +8,7 @@
 #include "common/bytes.hpp"
 #include "common/keys/openssh_key_v1.hpp"
 #include "ssh/client_config.hpp"
+#include "ssh/prompt/user_notifier.hpp"
 #include "ssh/sk/sk_provider.hpp"
 
 #include <functional>
@@ -31,27 +32,6 @@ std::optional<std::string> resolve_sk_provider(const std::optional<std::string>&
 // The message for SecurityKeyProvider internal.
 inline constexpr std::string_view sk_internal_unsupported =
     "SecurityKeyProvider internal: not supported yet (set SecurityKeyProvider to a middleware library)";
-
-// OpenSSH's notify_start/notify_complete: a notice the user cannot answer
-// ("touch your key now"), on stderr when it is a terminal and batch mode is
-// off, else shown by the askpass program (SSH_ASKPASS_PROMPT=none) where a
-// display (DISPLAY, or SSH_ASKPASS_REQUIRE=force) could show it; the
-// askpass is ended when the operation is over.
-class user_notifier {
-public:
-    user_notifier(bool force_askpass, const std::string& message, logger& log);
-    ~user_notifier() { complete(nullptr); }
-    user_notifier(const user_notifier&) = delete;
-    user_notifier& operator=(const user_notifier&) = delete;
-    // `conclusion` (e.g. "User presence confirmed") goes to stderr when the
-    // notice did.
-    void complete(const char* conclusion);
-
-private:
-    bool on_stderr_ = false;
-    bool done_ = false;
-    int pid_ = -1;
-};
 
 // One signature with a security key, as OpenSSH's ssh and ssh-agent make
 // it: the "Confirm user presence for key TYPE FP[notice_suffix]" notice

@@ -10,6 +10,7 @@
 #include "common/wire.hpp"
 #include "ssh/keygen/keygen_files.hpp"
 #include "ssh/keygen/keygen_pkcs11.hpp"
+#include "ssh/keygen/keygen_sk.hpp"
 
 #include <fcntl.h>
 #include <pwd.h>
@@ -272,11 +273,22 @@ namespace {
 
 using namespace keygen;
 
-// The CA of -s as OpenSSH's do_ca_sign finds it: a private key file, or
-// (-U) a public key whose private half ssh-agent holds.
+// The CA of -s as OpenSSH's do_ca_sign finds it: a private key file (a
+// security key's: its authenticator signs), or (-U) a public key whose
+// private half ssh-agent holds.
 ca_signer file_ca(const std::string& path, const keygen_options& o)
 {
-    auto ca = std::make_shared<const private_key>(load_identity(path, o, "Load key"));
+    auto l = load_private(path, "");
+    if (!l.key && l.error == errc::security_key_unsupported) {
+        auto record = load_security_key_identity(path, o, "Load key");
+        ca_signer ca{record.key, {}};
+        ca.sign = security_key_ca_signer(std::move(record), o, ca.failure);
+        return ca;
+    }
+    // Read once: a second read would warn about the file's mode again.
+    if (!l.key && l.error != errc::wrong_passphrase && l.error != errc::passphrase_required)
+        fatal("Load key \"" + path + "\": " + load_error_text(l));
+    auto ca = std::make_shared<const private_key>(l.key ? std::move(*l.key) : load_identity(path, o, "Load key"));
     return {ca->public_part(), [ca](std::string_view alg, byte_span data) { return ca->sign(alg, data); }};
 }
 
@@ -355,7 +367,7 @@ int keygen_sign(const keygen_options& o, const cert_sign_request& r)
         auto cert = certificate::sign(fields, loaded.key, ca.key, ca.sign, rng, signature.algorithm);
         if (!cert)
             fatal("Couldn't certify key " + path + (r.ca_in_agent && !r.pkcs11 ? " via agent: " : ": ") +
-                  sign_error_text(cert.error()));
+                  (ca.failure->empty() ? sign_error_text(cert.error()) : *ca.failure));
         const std::string out = certificate_path(path);
         write_certificate(*cert, out, loaded.comment, o);
         if (!o.quiet)

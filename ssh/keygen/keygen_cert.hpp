@@ -8,6 +8,7 @@
 #include "ssh/keygen/keygen_cert_spec.hpp"
 #include "ssh/keygen/keygen_commands.hpp"
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -60,7 +61,9 @@ void print_certificate_fingerprint(const certificate& cert, const std::string& c
 // or a PKCS#11 token (-D, keygen_pkcs11.hpp's pkcs11_ca).
 struct ca_signer {
     public_key key;
-    certificate::signer sign; // holds what signs (the key, agent or module)
+    certificate::signer sign; // holds what signs (the key, agent, module or authenticator)
+    // A security key's words for a failed signature (empty: errc's).
+    std::shared_ptr<std::string> failure = std::make_shared<std::string>();
 };
 
 // The name of the certificate written for `pub_path` (".pub" replaced by

@@ -216,6 +216,12 @@ identity_public load_identity_public(const std::string& path, const keygen_optio
     // (load_private has already printed a bad-permissions warning.)
     if (l.error != errc::security_key_unsupported)
         fatal(std::string(what) + " \"" + path + "\": " + load_error_text(l));
+    auto record = load_security_key_identity(path, o, what);
+    return {std::move(record.key), std::move(record.comment)};
+}
+
+openssh_security_key load_security_key_identity(const std::string& path, const keygen_options& o, const char* what)
+{
     int e = 0;
     std::string text = read_whole_file(path, e);
     auto record = parse_openssh_security_key(text, std::nullopt);
@@ -227,7 +233,7 @@ identity_public load_identity_public(const std::string& path, const keygen_optio
     cleanse(text.data(), text.size());
     if (!record)
         fatal(std::string(what) + " \"" + path + "\": " + error_text(record.error(), 0));
-    return {std::move(record->key), std::move(record->comment)};
+    return std::move(*record);
 }
 
 private_key_format format_for(const keygen_options& o, key_type t)

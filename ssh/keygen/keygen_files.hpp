@@ -88,6 +88,10 @@ identity_public load_identity_public(const std::string& path, const keygen_optio
 // The record of a security-key private file, when `path` is an unencrypted
 // one (for its comment); nullopt otherwise.
 std::optional<openssh_security_key> load_security_key_record(const std::string& path);
+// A security key's file as load_identity reads a key's: an empty
+// passphrase first, then -P or a prompt; exits with "WHAT \"PATH\": ..."
+// when it cannot be read.
+openssh_security_key load_security_key_identity(const std::string& path, const keygen_options& o, const char* what);
 
 private_key_format format_for(const keygen_options& o, key_type t);
 

@@ -2,10 +2,12 @@
 
 #include "common/file_read.hpp"
 #include "common/keys/fingerprint.hpp"
+#include "common/log.hpp"
 #include "common/random.hpp"
 #include "common/wire.hpp"
 #include "ssh/keygen/keygen_files.hpp"
 #include "ssh/prompt/prompt.hpp"
+#include "ssh/prompt/user_notifier.hpp"
 #include "ssh/sk/sk_tool.hpp"
 
 #include <fcntl.h>
@@ -136,6 +138,49 @@ std::function<result<bytes>(std::string_view, byte_span)> security_key_signer(op
         auto blob = encode_sk_signature(key.key.type(), std::get<sk_sign_result>(r));
         if (!blob)
             return fail("invalid format");
+        return std::move(*blob);
+    };
+}
+
+std::function<result<bytes>(std::string_view, byte_span)> security_key_ca_signer(openssh_security_key key,
+                                                                                const keygen_options& o,
+                                                                                std::shared_ptr<std::string> failure)
+{
+    auto pin = std::make_shared<std::string>();
+    const bool want_pin = (key.flags & sk_api::flag_user_verification_required) != 0;
+    if (want_pin)
+        *pin = read_sk_pin("Enter PIN for CA key: ");
+    auto provider = std::make_shared<std::optional<sk_provider>>();
+    auto log = std::make_shared<logger>("ssh-keygen", o.verbose ? log_level::debug3 : log_level::info);
+    const std::string notice = "Confirm user presence for key " + std::string(key_type_short_name(key.key.type())) +
+                               " " + key_fingerprint(key.key, o.hash);
+    return [key = std::move(key), path = provider_path(o), pin, want_pin, provider, log, notice,
+            failure](std::string_view, byte_span data) -> result<bytes> {
+        std::optional<user_notifier> touch;
+        if ((key.flags & sk_api::flag_user_presence_required) != 0)
+            touch.emplace(false, notice, *log);
+        // OpenSSH ends the notice before it looks at the outcome.
+        auto done = [&](std::string why) -> result<bytes> {
+            if (touch)
+                touch->complete("User presence confirmed");
+            *failure = std::move(why);
+            return errc::signature_invalid;
+        };
+        if (!*provider) {
+            std::string why;
+            *provider = load_sk_provider(path, "-w", why);
+            if (!*provider)
+                return done(why);
+        }
+        auto r = (*provider)->sign(key.key.type(), data, key.key.application(), key.key_handle, key.flags,
+                                   want_pin ? pin->c_str() : nullptr);
+        if (auto* f = std::get_if<sk_failure>(&r))
+            return done(sk_error_text(f->code));
+        if (touch)
+            touch->complete("User presence confirmed");
+        auto blob = encode_sk_signature(key.key.type(), std::get<sk_sign_result>(r));
+        if (!blob)
+            return done("invalid format");
         return std::move(*blob);
     };
 }

@@ -82,4 +82,16 @@ std::function<result<bytes>(std::string_view, byte_span)> security_key_signer(op
                                                                              const keygen_options& o,
                                                                              std::shared_ptr<std::string> failure);
 
+// -s with a security key's file as the CA, as OpenSSH's do_ca_sign:
+// "Enter PIN for CA key: " once, here, when the key wants user
+// verification; then for each certificate the "Confirm user presence for
+// key TYPE FP" notice (notify_start: stderr when it is a terminal, else the
+// askpass program where a display could show it) while the provider (-w,
+// else $SSH_SK_PROVIDER) signs, and "User presence confirmed" after it
+// where the notice was on stderr. A failure's words (OpenSSH's, for
+// "Couldn't certify key PATH: ...") are left in `failure`.
+std::function<result<bytes>(std::string_view, byte_span)> security_key_ca_signer(openssh_security_key key,
+                                                                                const keygen_options& o,
+                                                                                std::shared_ptr<std::string> failure);
+
 } // namespace longhaul::keygen
