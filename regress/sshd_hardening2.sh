@@ -548,6 +548,27 @@ PY
             grep -q "debug1: " "$T/loglvl10/sshd.log"
     }
     lh_check "10f. LogLevel DEBUG1 in Match User applies to that user's connection" check_match_log_level
+
+    # (g) -g is LoginGraceTime from the command line (it was read and then
+    # dropped): sshd -T shows it as Debian's sshd does, the last -g winning
+    # over -o; a bad value or option is answered as Debian's answers it.
+    # Every run has -t or -T: none can start serving.
+    check_grace_option() {
+        local f args a b
+        f=$(cfg10 grace "PasswordAuthentication no")
+        for args in "-g 3m" "-o LoginGraceTime=5 -g 1h" "-g 1h -g 30"; do
+            a=$(/usr/sbin/sshd -T -f "$f" $args 2>&1 | grep '^logingracetime')
+            b=$("$LH_SSHD" -T -f "$f" $args 2>&1 | grep '^logingracetime')
+            [ -n "$a" ] && [ "$a" = "$b" ] || { echo "  $args: Debian's '$a', ours '$b'"; return 1; }
+        done
+        for args in "-g bogus" "-g 1x" "-Z" "-h"; do
+            # The first line is each one's version.
+            a=$(/usr/sbin/sshd -t -f "$f" $args 2>&1 | grep -v '^OpenSSH_'; echo "rc=${PIPESTATUS[0]}")
+            b=$("$LH_SSHD" -t -f "$f" $args 2>&1 | grep -v '^Longhaul_'; echo "rc=${PIPESTATUS[0]}")
+            [ "$a" = "$b" ] || { echo "  $args: Debian's"; echo "$a"; echo "  ours"; echo "$b"; return 1; }
+        done
+    }
+    lh_check "10g. -g sets LoginGraceTime as Debian's does; bad values and options answered alike" check_grace_option
 fi
 
 lh_summary

@@ -1,7 +1,9 @@
 // sshd: OpenSSH's server command line, sshd_config and process model over
 // Longhaul's protocol core.
+#include "common/config_line.hpp"
 #include "common/keys/key_file.hpp"
 #include "common/log.hpp"
+#include "common/short_options.hpp"
 #include "sshd/host_certificates.hpp"
 #include "sshd/host_key_agent.hpp"
 #include "sshd/host_key_loading.hpp"
@@ -25,6 +27,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include <climits>
 #include <csignal>
 #include <cstdlib>
 #include <cstdio>
@@ -51,75 +54,88 @@ struct options {
     bool test = false;                    // -t
     bool extended_test = false;           // -T
     int family = AF_UNSPEC;               // -4 / -6
-    std::optional<int> grace;             // -g
     unsigned utmp_length = default_utmp_length; // -u
     bool rexeced = false;                 // -R: a connection process the listener executed
     bool no_rexec = false;                // -r: serve connections in the forked listener (debugging)
 };
 
+void print_version() { std::cerr << "Longhaul_0.1 (OpenSSH_9.2 compatible), " << OpenSSL_version(OPENSSL_VERSION) << "\n"; }
+
+// As OpenSSH's: the version line, then the options.
 [[noreturn]] void usage()
 {
+    print_version();
     std::cerr << "usage: sshd [-46DdeiqTtV] [-C connection_spec] [-c host_cert_file]\n"
                  "            [-E log_file] [-f config_file] [-g login_grace_time]\n"
                  "            [-h host_key_file] [-o option] [-p port] [-u len]\n";
     std::exit(1);
 }
 
+// A number option's value, or exit with OpenSSH's message for it.
+long number_or_exit(const std::string& arg, long low, long high, const char* message)
+{
+    char* end = nullptr;
+    const long n = std::strtol(arg.c_str(), &end, 10);
+    if (arg.empty() || *end != 0 || n < low || n > high) {
+        std::cerr << message << "\n";
+        std::exit(1);
+    }
+    return n;
+}
+
 options parse_args(int argc, char** argv)
 {
     options o;
-    int c;
-    opterr = 1;
-    while ((c = getopt(argc, argv, "46C:c:DdE:ef:g:h:ik:o:p:qRrTtu:V")) != -1) {
+    const std::vector<std::string> words(argv, argv + argc);
+    auto option = [&o](char c, const std::string& arg) {
         switch (c) {
         case '4': o.family = AF_INET; break;
         case '6': o.family = AF_INET6; break;
-        case 'C': o.test_spec = optarg; break;
-        case 'c': o.option_lines.push_back(std::string("HostCertificate ") + optarg); break;
+        case 'C': o.test_spec = arg; break;
+        case 'c': o.option_lines.push_back("HostCertificate " + arg); break;
         case 'D': o.no_detach = true; break;
         case 'd': ++o.debug; break;
-        case 'E': o.log_file = optarg; break;
+        case 'E': o.log_file = arg; break;
         case 'e': o.log_stderr = true; break;
-        case 'f': o.config_path = optarg; break;
-        case 'g': o.grace = std::atoi(optarg); break;
-        case 'h': o.host_keys.push_back(optarg); break;
-        case 'i': o.inetd = true; break;
-        case 'k': break; // key regeneration: protocol 1 only, ignored as by OpenSSH
-        case 'o': o.option_lines.push_back(optarg); break;
-        case 'p': {
-            char* end = nullptr;
-            long p = std::strtol(optarg, &end, 10);
-            if (end == optarg || *end != 0 || p <= 0 || p > 65535) {
-                std::cerr << "Bad port number.\n";
+        case 'f': o.config_path = arg; break;
+        case 'g': {
+            // LoginGraceTime ahead of the file's and of every -o line: OpenSSH
+            // assigns it outright, so the last -g wins over all.
+            const auto t = parse_time_interval(arg);
+            if (!t || *t > INT_MAX) {
+                std::cerr << "Invalid login grace time.\n";
                 std::exit(1);
             }
-            o.ports.push_back(static_cast<int>(p));
+            o.option_lines.insert(o.option_lines.begin(), "LoginGraceTime " + std::to_string(*t));
             break;
         }
+        case 'h': o.host_keys.push_back(arg); break;
+        case 'i': o.inetd = true; break;
+        case 'k': break; // key regeneration: protocol 1 only, ignored as by OpenSSH
+        case 'o': o.option_lines.push_back(arg); break;
+        case 'p': o.ports.push_back(static_cast<int>(number_or_exit(arg, 1, 65535, "Bad port number."))); break;
         case 'q': o.quiet = true; break;
         case 'R': o.rexeced = true; break;
         case 'r': o.no_rexec = true; break;
         case 'T': o.extended_test = true; break;
         case 't': o.test = true; break;
-        case 'u': {
+        case 'u':
             // OpenSSH's bound: HOST_NAME_MAX + 1 (0: addresses only).
-            char* end = nullptr;
-            const long n = std::strtol(optarg, &end, 10);
-            if (end == optarg || *end != 0 || n < 0 || n > long(default_utmp_length)) {
-                std::cerr << "Invalid utmp length.\n";
-                std::exit(1);
-            }
-            o.utmp_length = static_cast<unsigned>(n);
+            o.utmp_length = static_cast<unsigned>(
+                number_or_exit(arg, 0, long(default_utmp_length), "Invalid utmp length."));
             break;
+        case 'V': print_version(); std::exit(0);
         }
-        case 'V':
-            std::cerr << "Longhaul_0.1 (OpenSSH_9.2 compatible), " << OpenSSL_version(OPENSSL_VERSION) << "\n";
-            std::exit(0);
-        default: usage();
-        }
+        return true;
+    };
+    // OpenSSH's BSD getopt: options end at the first operand.
+    const auto scan = scan_short_options(words, 1, "46C:c:DdE:ef:g:h:ik:o:p:qRrTtu:V", option);
+    if (!scan.error.empty()) {
+        std::cerr << scan.error << "\r\n";
+        usage();
     }
-    if (optind < argc) {
-        std::cerr << "Extra argument " << argv[optind] << ".\n";
+    if (scan.next < words.size()) {
+        std::cerr << "Extra argument " << words[scan.next] << ".\n";
         std::exit(1);
     }
     if (o.test_spec && !o.extended_test) {
