@@ -1,8 +1,10 @@
 #include "common/log.hpp"
 
+#include <fcntl.h>
 #include <syslog.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 
 namespace longhaul {
@@ -47,9 +49,18 @@ logger::~logger()
 
 bool logger::to_file(const std::string& path)
 {
-    std::FILE* f = std::fopen(path.c_str(), "a");
-    if (f == nullptr)
+    // Mode 0600 when made, as OpenSSH's log_redirect_stderr_to(): debug
+    // output can hold what other users must not read.
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (fd < 0)
         return false;
+    std::FILE* f = ::fdopen(fd, "a");
+    if (f == nullptr) {
+        const int e = errno;
+        ::close(fd);
+        errno = e;
+        return false;
+    }
     if (file_ != nullptr)
         std::fclose(file_);
     file_ = f;

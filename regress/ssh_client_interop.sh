@@ -407,4 +407,34 @@ check_ipqos() {
 }
 lh_check "IPQoS: the socket's TOS with and without a tty, as Debian's ssh sets it" check_ipqos
 
+# What ssh says before it connects, byte for byte as Debian's ssh (stdin
+# not a terminal, a port where nothing listens): the pty refusal, said
+# before connecting for a shell, -t, -n, RemoteCommand and -G and not for
+# -T, -N, -q or -O; fatal errors (command line, configuration) end in CR
+# LF, usage ones and the log file's in LF; the exit status too; -E's file
+# is made 0600.
+check_early_messages() {
+    local closed args a b
+    lh_port closed
+    printf 'Bogus yes\n' >"$LH_TMP/bad_config"
+    for args in "127.0.0.1" "127.0.0.1 true" "-t 127.0.0.1 true" "-n -t 127.0.0.1 true" "-T 127.0.0.1" \
+        "-N 127.0.0.1" "-q 127.0.0.1" "-o RemoteCommand=true 127.0.0.1" "-G 127.0.0.1" \
+        "-O check -S $LH_TMP/none 127.0.0.1" "-f 127.0.0.1" "-1 127.0.0.1" "-p bad 127.0.0.1" "-e xx 127.0.0.1" \
+        "-L bad 127.0.0.1" "-o RemoteCommand=true 127.0.0.1 true" "-E $LH_TMP/no/such/log 127.0.0.1" \
+        "-F $LH_TMP/bad_config 127.0.0.1"; do
+        # shellcheck disable=SC2086
+        a=$(ssh -F /dev/null -p "$closed" $args 2>&1 </dev/null | grep -v '^[a-z0-9]* ' | od -c; echo "${PIPESTATUS[0]}")
+        # shellcheck disable=SC2086
+        b=$("$SSH" -F /dev/null -p "$closed" $args 2>&1 </dev/null | grep -v '^[a-z0-9]* ' | od -c; echo "${PIPESTATUS[0]}")
+        [ "$a" = "$b" ] || { echo "   [$args] Debian's ssh:"; echo "$a"; echo "   Longhaul's:"; echo "$b"; return 1; }
+    done
+    # -E makes its file 0600 whatever the umask: debug output is private.
+    for b in ssh "$SSH"; do
+        rm -f "$LH_TMP/e.log"
+        (umask 022 && "$b" -F /dev/null -p "$closed" -E "$LH_TMP/e.log" 127.0.0.1 true </dev/null)
+        [ "$(stat -c %a "$LH_TMP/e.log")" = 600 ] || { echo "   $b -E: mode $(stat -c %a "$LH_TMP/e.log")"; return 1; }
+    done
+}
+lh_check "messages before connecting (the pty refusal, command-line errors) as Debian's ssh writes them" check_early_messages
+
 lh_summary

@@ -58,21 +58,8 @@ bool is_master_mode(control_master m)
     return m == control_master::yes || m == control_master::ask;
 }
 
-// Whether ssh asks for a tty, as start_session() decides it (and says why not).
-bool tty_wanted(const client_config& cfg, bool shell, logger& log)
-{
-    const auto rt = cfg.request_tty.value_or(request_tty::automatic);
-    bool want = rt == request_tty::force || rt == request_tty::yes || (rt == request_tty::automatic && shell);
-    if (want && rt != request_tty::force && isatty(STDIN_FILENO) == 0) {
-        if (rt == request_tty::yes)
-            log.info("Pseudo-terminal will not be allocated because stdin is not a terminal.");
-        want = false;
-    }
-    return want;
-}
-
 // NEW_SESSION as OpenSSH's mux client fills it in.
-mux::new_session session_request(const client_invocation& inv, logger& log)
+mux::new_session session_request(const client_invocation& inv)
 {
     const client_config& cfg = *inv.cfg;
     mux::new_session r;
@@ -80,7 +67,7 @@ mux::new_session session_request(const client_invocation& inv, logger& log)
     r.command = inv.command;
     if (!inv.have_command && cfg.remote_command && *cfg.remote_command != "none")
         r.command = *cfg.remote_command;
-    r.want_tty = tty_wanted(cfg, !r.subsystem && r.command.empty(), log);
+    r.want_tty = inv.tty;
     r.want_agent = cfg.forward_agent.value_or(false);
     const int esc = cfg.escape_char.value_or('~');
     r.escape_char = esc == escape_char_none ? mux::no_escape_char : static_cast<std::uint32_t>(esc);
@@ -148,7 +135,7 @@ std::optional<int> run_passenger(mux::control_socket sock, client_invocation& in
     if (cfg.stdin_null.value_or(false)) {
         stdin_to_null();
     }
-    mux::new_session req = session_request(inv, log);
+    mux::new_session req = session_request(inv);
     std::unique_ptr<raw_terminal> raw;
     mux::mux_client::session_hooks hooks;
     hooks.set_raw = [&](bool on) {

@@ -14,6 +14,29 @@
 
 extern char** environ;
 
+namespace longhaul {
+
+bool decide_tty(const client_config& cfg, bool have_command, mux_command mux, logger& log)
+{
+    const auto rt = cfg.request_tty.value_or(request_tty::automatic);
+    const bool remote_command = cfg.remote_command && *cfg.remote_command != "none";
+    const bool subsystem = cfg.session_type.value_or(session_type::normal) == session_type::subsystem;
+    bool tty = rt == request_tty::yes || rt == request_tty::force;
+    if (!have_command && !remote_command && !subsystem)
+        tty = rt != request_tty::no;
+    if (rt == request_tty::no || mux != mux_command::none ||
+        cfg.session_type.value_or(session_type::normal) == session_type::none)
+        tty = false;
+    if ((isatty(STDIN_FILENO) == 0 || cfg.stdin_null.value_or(false)) && rt != request_tty::force) {
+        if (tty)
+            log.info("Pseudo-terminal will not be allocated because stdin is not a terminal.");
+        tty = false;
+    }
+    return tty;
+}
+
+} // namespace longhaul
+
 namespace longhaul::detail {
 
 bool send_env_permitted(std::string_view name, const std::vector<std::string>& patterns)
@@ -189,15 +212,8 @@ void ssh_client::start_session()
     sp.kind = subsystem ? session_kind::subsystem : command.empty() ? session_kind::shell : session_kind::exec;
     sp.command = command;
     sp.stdin_null = cfg_.stdin_null.value_or(false);
-    const auto rt = cfg_.request_tty.value_or(request_tty::automatic);
+    const bool want = inv_.tty;
     const bool stdin_tty = isatty(STDIN_FILENO) != 0;
-    bool want = rt == request_tty::force || (rt == request_tty::yes) ||
-                (rt == request_tty::automatic && sp.kind == session_kind::shell);
-    if (want && rt != request_tty::force && !stdin_tty) {
-        if (rt == request_tty::yes)
-            log_.info("Pseudo-terminal will not be allocated because stdin is not a terminal.");
-        want = false;
-    }
     sp.want_tty = want;
     set_ip_qos(want);
     if (want) {

@@ -7,8 +7,10 @@
 
 #include <openssl/crypto.h>
 
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 
 using namespace longhaul;
@@ -47,7 +49,8 @@ int main(int argc, char** argv)
         std::cerr << usage_text();
         return 255;
     } catch (const command_line_error& e) {
-        std::cerr << e.what() << "\n";
+        // OpenSSH's fatal() ends its line with CR LF, its fprintf()s with LF.
+        std::cerr << e.what() << (e.logged() ? "\r\n" : "\n");
         return 255;
     }
     for (const auto& w : opts.warnings)
@@ -69,31 +72,34 @@ int main(int argc, char** argv)
         return 255;
     }
     if (opts.log_file && !log.to_file(*opts.log_file)) {
-        std::cerr << "Couldn't open logfile " << *opts.log_file << "\n";
-        return 255;
+        // As OpenSSH's log_redirect_stderr_to(): errno's words, status 1.
+        std::cerr << "Couldn't open logfile " << *opts.log_file << ": " << std::strerror(errno) << "\n";
+        return 1;
     }
     client_config cfg = opts.config;
     try {
         load_client_config(cfg, opts.request(), env, [&](log_level l, std::string_view m) { log.log(l, m); });
     } catch (const ssh_config_error& e) {
-        std::cerr << e.what() << "\n";
+        std::cerr << e.what() << "\r\n"; // OpenSSH's fatal()
         return 255;
     } catch (const std::exception& e) {
         std::cerr << e.what() << "\n";
         return 255;
     }
-    if (opts.dump_config) {
-        std::cout << dump_config(cfg);
-        return 0;
-    }
     // -v on the command line wins over LogLevel in the files.
     log.set_level(cfg.log_level.value_or(log_level::info));
     if (opts.config.log_level)
         log.set_level(*opts.config.log_level);
+    // Decided (and its refusal said) before -G, as OpenSSH's main() does.
+    const bool tty = decide_tty(cfg, opts.have_command(), opts.mux, log);
+    if (opts.dump_config) {
+        std::cout << dump_config(cfg);
+        return 0;
+    }
     for (const auto& note : unsupported_settings(cfg))
         log.debug(note);
     if (opts.have_command() && cfg.remote_command && *cfg.remote_command != "none") {
-        std::cerr << "Cannot execute command-line and remote command.\n";
+        std::cerr << "Cannot execute command-line and remote command.\r\n";
         return 255;
     }
     if (cfg.jump_host) {
@@ -114,6 +120,7 @@ int main(int argc, char** argv)
     inv.command = opts.command;
     inv.have_command = opts.have_command();
     inv.mux = opts.mux;
+    inv.tty = tty;
     inv.subsystem = cfg.session_type.value_or(session_type::normal) == session_type::subsystem;
     return run_client(inv);
 }
