@@ -4,7 +4,6 @@
 #include "common/crypto/moduli.hpp"
 #include "common/transport/host_key_algorithms.hpp"
 #include "common/transport/messages.hpp"
-#include "common/name_list.hpp"
 #include "common/wire.hpp"
 
 #include <algorithm>
@@ -31,15 +30,6 @@ secret_bytes encode_shared_secret(kex_family family, const secret_bytes& k)
 bool public_values_are_strings(kex_family family) noexcept
 {
     return family == kex_family::ecdh || family == kex_family::hybrid_kem;
-}
-
-// A name-list as the separate names certificate::verify_signature takes.
-std::vector<std::string> split_algorithms(std::string_view list)
-{
-    std::vector<std::string> out;
-    for (auto n : split_name_list(list))
-        out.emplace_back(n);
-    return out;
 }
 
 } // namespace
