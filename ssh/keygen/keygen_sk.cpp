@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <strings.h>
+#include <variant>
 
 namespace longhaul::keygen {
 
@@ -71,6 +72,27 @@ struct pin_wiper {
     ~pin_wiper() { cleanse(pin.data(), pin.size()); }
 };
 
+// One signature by the authenticator, the provider loaded on first use
+// (its load failure's lines printed then): the signature blob, or
+// OpenSSH's words for what failed.
+std::variant<bytes, std::string> authenticator_sign(std::optional<sk_provider>& provider, const std::string& path,
+                                                    const openssh_security_key& key, byte_span data, const char* pin)
+{
+    if (!provider) {
+        std::string why;
+        provider = load_sk_provider(path, "-w", why);
+        if (!provider)
+            return why;
+    }
+    auto r = provider->sign(key.key.type(), data, key.key.application(), key.key_handle, key.flags, pin);
+    if (auto* f = std::get_if<sk_failure>(&r))
+        return std::string(sk_error_text(f->code));
+    auto blob = encode_sk_signature(key.key.type(), std::get<sk_sign_result>(r));
+    if (!blob)
+        return std::string("invalid format");
+    return std::move(*blob);
+}
+
 // -w, else $SSH_SK_PROVIDER, else the built-in middleware.
 std::string provider_path(const keygen_options& o)
 {
@@ -120,25 +142,13 @@ std::function<result<bytes>(std::string_view, byte_span)> security_key_signer(op
         if ((key.flags & sk_api::flag_user_presence_required) != 0)
             std::fprintf(stderr, "Confirm user presence for key %s %s\n", type.c_str(),
                          key_fingerprint(key.key, hash).c_str());
-        const auto fail = [&](std::string why) -> result<bytes> {
-            std::fprintf(stderr, "Couldn't sign message: %s\r\n", why.c_str());
-            *failure = std::move(why);
+        auto signed_ = authenticator_sign(*provider, path, key, data, want_pin ? pin.c_str() : nullptr);
+        if (auto* why = std::get_if<std::string>(&signed_)) {
+            std::fprintf(stderr, "Couldn't sign message: %s\r\n", why->c_str());
+            *failure = std::move(*why);
             return errc::signature_invalid;
-        };
-        if (!*provider) {
-            std::string why;
-            *provider = load_sk_provider(path, "-w", why);
-            if (!*provider)
-                return fail(why);
         }
-        auto r = (*provider)->sign(key.key.type(), data, key.key.application(), key.key_handle, key.flags,
-                                   want_pin ? pin.c_str() : nullptr);
-        if (auto* f = std::get_if<sk_failure>(&r))
-            return fail(sk_error_text(f->code));
-        auto blob = encode_sk_signature(key.key.type(), std::get<sk_sign_result>(r));
-        if (!blob)
-            return fail("invalid format");
-        return std::move(*blob);
+        return std::move(std::get<bytes>(signed_));
     };
 }
 
@@ -146,7 +156,11 @@ std::function<result<bytes>(std::string_view, byte_span)> security_key_ca_signer
                                                                                 const keygen_options& o,
                                                                                 std::shared_ptr<std::string> failure)
 {
-    auto pin = std::make_shared<std::string>();
+    // Asked once for every certificate; wiped when the signer goes.
+    auto pin = std::shared_ptr<std::string>(new std::string, [](std::string* p) {
+        cleanse(p->data(), p->size());
+        delete p;
+    });
     const bool want_pin = (key.flags & sk_api::flag_user_verification_required) != 0;
     if (want_pin)
         *pin = read_sk_pin("Enter PIN for CA key: ");
@@ -159,29 +173,15 @@ std::function<result<bytes>(std::string_view, byte_span)> security_key_ca_signer
         std::optional<user_notifier> touch;
         if ((key.flags & sk_api::flag_user_presence_required) != 0)
             touch.emplace(false, notice, *log);
+        auto signed_ = authenticator_sign(*provider, path, key, data, want_pin ? pin->c_str() : nullptr);
         // OpenSSH ends the notice before it looks at the outcome.
-        auto done = [&](std::string why) -> result<bytes> {
-            if (touch)
-                touch->complete("User presence confirmed");
-            *failure = std::move(why);
-            return errc::signature_invalid;
-        };
-        if (!*provider) {
-            std::string why;
-            *provider = load_sk_provider(path, "-w", why);
-            if (!*provider)
-                return done(why);
-        }
-        auto r = (*provider)->sign(key.key.type(), data, key.key.application(), key.key_handle, key.flags,
-                                   want_pin ? pin->c_str() : nullptr);
-        if (auto* f = std::get_if<sk_failure>(&r))
-            return done(sk_error_text(f->code));
         if (touch)
             touch->complete("User presence confirmed");
-        auto blob = encode_sk_signature(key.key.type(), std::get<sk_sign_result>(r));
-        if (!blob)
-            return done("invalid format");
-        return std::move(*blob);
+        if (auto* why = std::get_if<std::string>(&signed_)) {
+            *failure = std::move(*why);
+            return errc::signature_invalid;
+        }
+        return std::move(std::get<bytes>(signed_));
     };
 }
 
