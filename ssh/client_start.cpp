@@ -19,13 +19,12 @@ namespace longhaul {
 bool decide_tty(const client_config& cfg, bool have_command, mux_command mux, logger& log)
 {
     const auto rt = cfg.request_tty.value_or(request_tty::automatic);
+    const auto type = cfg.session_type.value_or(session_type::normal);
     const bool remote_command = cfg.remote_command && *cfg.remote_command != "none";
-    const bool subsystem = cfg.session_type.value_or(session_type::normal) == session_type::subsystem;
     bool tty = rt == request_tty::yes || rt == request_tty::force;
-    if (!have_command && !remote_command && !subsystem)
+    if (!have_command && !remote_command && type != session_type::subsystem)
         tty = rt != request_tty::no;
-    if (rt == request_tty::no || mux != mux_command::none ||
-        cfg.session_type.value_or(session_type::normal) == session_type::none)
+    if (rt == request_tty::no || mux != mux_command::none || type == session_type::none)
         tty = false;
     if ((isatty(STDIN_FILENO) == 0 || cfg.stdin_null.value_or(false)) && rt != request_tty::force) {
         if (tty)
