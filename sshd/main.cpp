@@ -398,8 +398,9 @@ int main(int argc, char** argv)
         return 0;
     std::vector<log_message> moduli_log;
     if (rexec) {
-        // Read and reported once, by the listener.
-        ctx.moduli = rexec->moduli ? moduli_groups::from_text(*rexec->moduli, global.moduli_file, moduli_log)
+        // Read and reported once, by the listener; parsed here only if a
+        // client asks for a group.
+        ctx.moduli = rexec->moduli ? moduli_groups::deferred(std::move(*rexec->moduli), global.moduli_file)
                                    : moduli_groups::load(global.moduli_file, moduli_log);
         rexec->moduli.reset();
         connection_facts f = facts_for(STDIN_FILENO, global.use_dns, log);

@@ -30,6 +30,26 @@ std::shared_ptr<const moduli_groups> moduli_groups::from_text(std::string_view t
     return fill(out, list, log);
 }
 
+std::shared_ptr<const moduli_groups> moduli_groups::deferred(std::string text, const std::string& path)
+{
+    auto out = std::make_shared<moduli_groups>();
+    out->path_ = path;
+    out->readable_ = true;
+    out->pending_ = std::move(text);
+    return out;
+}
+
+const std::vector<moduli_entry>& moduli_groups::groups() const
+{
+    std::call_once(parsed_, [this] {
+        if (pending_.empty())
+            return;
+        groups_ = parse_moduli(pending_).groups;
+        pending_ = std::string();
+    });
+    return groups_;
+}
+
 std::shared_ptr<const moduli_groups> moduli_groups::load(const std::string& path, std::vector<log_message>& log)
 {
     auto out = std::make_shared<moduli_groups>();
@@ -61,7 +81,7 @@ std::shared_ptr<const moduli_groups> moduli_groups::load(const std::string& path
 gex_choice moduli_groups::choose(std::uint32_t min_bits, std::uint32_t preferred_bits, std::uint32_t max_bits,
                                  random_source& rng, std::vector<log_message>* log) const
 {
-    gex_choice c = choose_gex_group(groups_, min_bits, preferred_bits, max_bits, rng);
+    gex_choice c = choose_gex_group(groups(), min_bits, preferred_bits, max_bits, rng);
     if (c.fallback && readable_ && log != nullptr)
         log->push_back({syslog_level::info, "WARNING: no suitable primes in " + path_});
     return c;

@@ -4,6 +4,10 @@
 
 #include <doctest/doctest.h>
 
+#include <array>
+#include <fstream>
+#include <iterator>
+
 using namespace longhaul;
 
 namespace {
@@ -76,4 +80,36 @@ TEST_CASE("moduli: choosing groups for GEX requests")
     auto fixed = make_gex_group_provider(none, rng);
     CHECK(bits_of(*fixed(2048, 2048, 2048)) == 2048);
     CHECK(bits_of(*fixed(2048, 8192, 8192)) == 8192);
+}
+
+TEST_CASE("moduli: a connection process's deferred text parses on first use, as the listener's did")
+{
+    std::ifstream in(std::string(LONGHAUL_TEST_DATA) + "/moduli_sample", std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    REQUIRE(!text.empty());
+    std::vector<log_message> log;
+    auto eager = moduli_groups::from_text(text, "m", log);
+    auto deferred = moduli_groups::deferred(text + "nonsense\n", "m");
+    CHECK(deferred->file_readable());
+    CHECK(deferred->size() == eager->size());
+    CHECK(deferred->size() == 10);
+
+    // The same groups for the same requests (a fresh deferred one, parsed
+    // by choose() rather than size()).
+    auto fresh = moduli_groups::deferred(text, "m");
+    system_random rng;
+    auto a = make_gex_group_provider(eager, rng);
+    auto b = make_gex_group_provider(fresh, rng);
+    for (auto [min, preferred, max] : {std::array<std::uint32_t, 3>{2048, 2048, 2048}, {2048, 8192, 8192}}) {
+        auto ga = a(min, preferred, max);
+        auto gb = b(min, preferred, max);
+        REQUIRE(ga);
+        REQUIRE(gb);
+        CHECK(bits_of(*ga) == bits_of(*gb));
+    }
+    CHECK(fresh->size() == 10);
+
+    // No text: the fixed groups, as for an unreadable file.
+    auto empty = moduli_groups::deferred("", "m");
+    CHECK(empty->size() == 0);
 }
