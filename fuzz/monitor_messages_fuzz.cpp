@@ -47,6 +47,7 @@ void decode_request(byte_span in)
     case monitor_type::lookup_user: round_trip(decode_lookup_user_request(in), in); break;
     case monitor_type::key_allowed: round_trip(decode_key_allowed_request(in), in); break;
     case monitor_type::host_allowed: round_trip(decode_host_allowed_request(in), in); break;
+    case monitor_type::moduli: round_trip(decode_moduli_request(in), in); break;
     case monitor_type::verify_pubkey: round_trip(decode_verify_pubkey_request(in), in); break;
     case monitor_type::password: round_trip(decode_password_request(in), in); break;
     case monitor_type::kbdint_start: round_trip(decode_kbdint_start_request(in), in); break;
@@ -71,6 +72,7 @@ void decode_replies(byte_span in)
     round_trip(decode_key_allowed_reply(in), in);
     round_trip(decode_account_reply(in), in);
     round_trip(decode_pty_reply(in), in);
+    round_trip(decode_moduli_reply(in), in);
     for (auto t : {monitor_type::kbdint_start, monitor_type::kbdint_respond})
         if (auto r = decode_kbdint_reply(t, in)) {
             const bytes again = encode_kbdint_reply(t, *r);
@@ -94,6 +96,8 @@ void write_seeds(const std::string& dir)
     put(encode(lookup_user_request{"alice"}));
     put(encode(key_allowed_request{text("blob"), true}));
     put(encode(host_allowed_request{text("blob"), "client.example.", "alice"}));
+    put(encode(moduli_request{2048, 3072, 8192}));
+    put(encode(moduli_reply{true, modp_group14()}));
     put(encode(verify_pubkey_request{text("blob"), "rsa-sha2-512", bytes(200, 1), bytes(271, 2)}));
     password_request p;
     p.password = secret_bytes(as_bytes("secret"));

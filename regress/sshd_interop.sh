@@ -357,4 +357,42 @@ check_server_ipqos() {
 }
 lh_check "IPQoS af21 cs1: the server socket's TOS with and without a pty, as Debian's sshd sets it" check_server_ipqos
 
+
+# ---------------------------------------------------------------- ModuliFile
+# diffie-hellman-group-exchange from the ModuliFile, Debian's ssh against
+# both servers: a file of 2048-bit groups serves the request silently; a
+# file holding only a 1024-bit group (RFC 2409's second Oakley group, below
+# every request) falls back to a fixed group with OpenSSH's warning, once
+# per exchange, from the monitor (no " [preauth]"). Longhaul's connection
+# process parses the listener's copy of the file only when a client asks
+# for a group.
+awk '!/^#/ && $5 == 2047' "$(dirname "$0")/../tests/data/moduli_sample" >"$T/moduli_2048"
+oakley2=FFFFFFFFFFFFFFFFC90FDAA22168C234C4C6628B80DC1CD129024E088A67CC74020BBEA63B139B22514A08798E3404DDEF9519B3CD3A431B302B0A6DF25F14374FE1356D6D51C245E485B576625E7EC6F44C42E9A637ED6B0BFF5CB6F406B7EDEE386BFB5A899FA5AE9F24117C4B1FE649286651ECE65381FFFFFFFFFFFFFFFF
+echo "20200101000000 2 6 100 1023 2 $oakley2" >"$T/moduli_1024"
+GEX_PIDS=()
+check_moduli_file() {
+    local size name p out n sshd
+    local -A warned
+    for size in 2048 1024; do
+        for name in debian longhaul; do
+            [ "$name" = debian ] && sshd=/usr/sbin/sshd || sshd=$LH_SSHD
+            lh_start_named_sshd "gex$name" "$sshd" "ModuliFile $T/moduli_$size"
+            GEX_PIDS+=("${LH_PIDS[-1]}")
+            p="port_gex$name"
+            out=$(ssh -F /dev/null -p "${!p}" -o "UserKnownHostsFile=$T/srv-gex$name/known_hosts.${!p}" \
+                -o StrictHostKeyChecking=yes -o BatchMode=yes -o IdentitiesOnly=yes -o IdentityAgent=none \
+                -o KexAlgorithms=diffie-hellman-group-exchange-sha256 -i "$T/id_ed25519" 127.0.0.1 'echo gex-ok' 2>&1) &&
+                [ "$out" = gex-ok ] || { echo "   $name's sshd, $size-bit file: $out"; return 1; }
+            lh_stop_pids "${GEX_PIDS[@]}"
+            GEX_PIDS=()
+            n=$(tr -d '\r' <"$T/srv-gex$name/sshd.log" | grep -c "^WARNING: no suitable primes in $T/moduli_$size\$" || true)
+            warned[$name]=$n
+        done
+        [ "${warned[debian]}" = "${warned[longhaul]}" ] && [ "${warned[debian]}" = "$([ "$size" = 1024 ] && echo 1 || echo 0)" ] ||
+            { echo "   $size-bit file: the warning logged ${warned[debian]} time(s) by Debian's sshd, ${warned[longhaul]} by Longhaul's"; return 1; }
+    done
+}
+lh_check "ModuliFile: DH-GEX groups from the file, and OpenSSH's warning when none fits" check_moduli_file
+lh_stop_pids "${GEX_PIDS[@]:-}"
+
 lh_summary

@@ -368,11 +368,17 @@ int preauth_child::run()
             return errc::crypto_error;
         return std::move(r->signature);
     };
-    setup_.transport.gex_groups = {};
-    if (setup_.moduli)
-        setup_.transport.gex_groups = make_gex_group_provider(setup_.moduli, rng_, [this](const log_message& m) {
-            log_.log(to_log_level(m.level), m.text);
-        });
+    // Groups come from the monitor, which holds the ModuliFile and logs
+    // what OpenSSH's monitor logs of the choice.
+    setup_.transport.gex_groups = [this](std::uint32_t min, std::uint32_t preferred,
+                                         std::uint32_t max) -> std::optional<dh_group> {
+        auto r = decode_moduli_reply(call(encode(moduli_request{min, preferred, max})));
+        if (!r)
+            monitor_failed();
+        if (!r->ok)
+            return std::nullopt;
+        return std::move(r->group);
+    };
     close_inherited_descriptors();
     // Everything that may open a file or set up process state happens
     // before the sandbox: the transport core (OpenSSL's algorithm tables,

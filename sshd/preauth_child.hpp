@@ -4,7 +4,7 @@
 // (sshd/privsep/sandbox.hpp), and asks the privileged monitor, over a
 // socketpair, for what needs root: host key signatures, the user's
 // account and Match settings, authorized_keys decisions, the publickey
-// signature check, passwords and PAM. Once the client is authenticated it
+// signature check, passwords and PAM, group-exchange groups. Once the client is authenticated it
 // sends the monitor the transport's state (keys, sequence numbers, unread
 // input) and exits; the monitor carries on the connection on the same
 // socket.
@@ -18,7 +18,6 @@
 #include "common/log.hpp"
 #include "common/transport/transport.hpp"
 #include "sshd/auth_policy.hpp"
-#include "sshd/moduli_provider.hpp"
 #include "sshd/privsep/sandbox.hpp"
 
 #include <cstdint>
@@ -31,11 +30,10 @@ struct preauth_child_setup {
     int write_fd = -1;
     int monitor_fd = -1;
     // The monitor's transport configuration with the private host keys
-    // taken out (the child gets their public halves and a signer) and
-    // without its group-exchange provider, which logs through the
-    // monitor's logger: the child makes its own from `moduli`.
+    // taken out (the child gets their public halves and a signer) and its
+    // group-exchange provider, which logs through the monitor's logger,
+    // replaced by requests to the monitor.
     transport_config transport;
-    std::shared_ptr<const moduli_groups> moduli;
     // The global authentication settings (Match applies once the user is
     // known: the monitor sends them then).
     server_auth_settings settings;

@@ -53,6 +53,7 @@ const server_connection::monitor_handler* server_connection::find_monitor_handle
     static constexpr monitor_handler table[] = {
         {monitor_type::sign, false, false, &server_connection::monitor_sign},
         {monitor_type::log, false, false, &server_connection::monitor_log},
+        {monitor_type::moduli, false, false, &server_connection::monitor_moduli},
         {monitor_type::lookup_user, true, false, &server_connection::monitor_lookup_user},
         {monitor_type::key_allowed, true, true, &server_connection::monitor_key_allowed},
         {monitor_type::verify_pubkey, true, true, &server_connection::monitor_verify_pubkey},
@@ -84,7 +85,6 @@ bool server_connection::run_preauth()
     setup.write_fd = write_fd_;
     setup.monitor_fd = pair->child_end;
     setup.transport = make_transport_config();
-    setup.moduli = ctx_.moduli;
     for (const auto& k : setup.transport.host_keys)
         setup.transport.host_public_keys.push_back(k->public_part());
     setup.transport.host_keys.clear();
@@ -246,6 +246,26 @@ monitor_answer server_connection::monitor_sign(byte_span msg)
     mon_.session_id = q->data;
     mon_.host_key_blob = q->key_blob;
     return reply(encode(sign_reply{true, std::move(*sig)}));
+}
+
+monitor_answer server_connection::monitor_moduli(byte_span msg)
+{
+    // Asked once, in the first key exchange (the child is refused a
+    // re-exchange before authentication), with the sizes the exchange
+    // clamps a client's request to.
+    auto q = decode_moduli_request(msg);
+    if (!q || !is_clamped(*q) || !mon_.session_id.empty() || mon_.moduli_asked)
+        return violation();
+    mon_.moduli_asked = true;
+    // The monitor's own log: OpenSSH's choose_dh runs in its monitor, so
+    // its warnings carry no " [preauth]".
+    auto choose = make_gex_group_provider(ctx_.moduli, rng_, [this](const log_message& m) {
+        log_.log(to_log_level(m.level), m.text);
+    });
+    auto group = choose(q->min_bits, q->preferred_bits, q->max_bits);
+    if (!group)
+        return reply(encode(moduli_reply{}));
+    return reply(encode(moduli_reply{true, std::move(*group)}));
 }
 
 monitor_answer server_connection::monitor_log(byte_span msg)

@@ -62,6 +62,7 @@ struct monitor_state {
     bytes session_id;   // the exchange hash of the one signature made
     bytes host_key_blob; // the key that made it
     bool user_looked_up = false;
+    bool moduli_asked = false; // the one group exchange before authentication
     std::string user;
     user_lookup lookup;
     server_auth_policy backend;
@@ -124,6 +125,7 @@ private:
     // signed with (or its certificate).
     bool bound_to_our_host_key(byte_span host_blob) const;
     monitor_answer monitor_log(byte_span msg);
+    monitor_answer monitor_moduli(byte_span msg);
     monitor_answer monitor_lookup_user(byte_span msg);
     monitor_answer monitor_key_allowed(byte_span msg);
     monitor_answer monitor_verify_pubkey(byte_span msg);

@@ -1,5 +1,6 @@
 #include "sshd/privsep/monitor_messages.hpp"
 
+#include "common/crypto/moduli.hpp"
 #include "common/wire.hpp"
 
 namespace longhaul::privsep {
@@ -27,6 +28,8 @@ constexpr std::uint32_t max_methods_lists = 1024;
 constexpr std::size_t max_user_text = max_wire_string;
 constexpr std::size_t max_banner_text = max_wire_string;
 constexpr std::size_t max_setting_text = 64 * 1024;
+// A group's prime and generator: 8192 bits (gex_max_bits) and a sign byte.
+constexpr std::size_t max_group_value = 8192 / 8 + 1;
 
 bytes start(monitor_type t, bool reply = false)
 {
@@ -137,7 +140,7 @@ std::optional<monitor_type> message_type(byte_span msg, bool reply) noexcept
     if (((t & reply_flag) != 0) != reply)
         return std::nullopt;
     t &= static_cast<std::uint8_t>(~reply_flag);
-    if (t < static_cast<std::uint8_t>(monitor_type::sign) || t > static_cast<std::uint8_t>(monitor_type::host_allowed))
+    if (t < static_cast<std::uint8_t>(monitor_type::sign) || t > static_cast<std::uint8_t>(monitor_type::moduli))
         return std::nullopt;
     return static_cast<monitor_type>(t);
 }
@@ -297,6 +300,51 @@ result<host_allowed_request> decode_host_allowed_request(byte_span msg)
     m.key_blob = copy(r.string(max_key_blob));
     m.client_host = clean_text(r, max_hostbased_name);
     m.client_user = clean_text(r, max_hostbased_name);
+    return finished(r, std::move(m));
+}
+
+bytes encode(const moduli_request& m)
+{
+    bytes out = start(monitor_type::moduli);
+    wire_writer(out).u32(m.min_bits).u32(m.preferred_bits).u32(m.max_bits);
+    return out;
+}
+
+result<moduli_request> decode_moduli_request(byte_span msg)
+{
+    auto r = fields(msg, monitor_type::moduli);
+    moduli_request m;
+    m.min_bits = r.u32();
+    m.preferred_bits = r.u32();
+    m.max_bits = r.u32();
+    return finished(r, m);
+}
+
+bool is_clamped(const moduli_request& q) noexcept
+{
+    auto c = clamp_gex_request(q.min_bits, q.preferred_bits, q.max_bits);
+    return c && c->min_bits == q.min_bits && c->preferred_bits == q.preferred_bits && c->max_bits == q.max_bits;
+}
+
+bytes encode(const moduli_reply& m)
+{
+    bytes out = start(monitor_type::moduli, true);
+    wire_writer w(out);
+    w.boolean(m.ok);
+    if (m.ok)
+        w.string(m.group.p).string(m.group.g);
+    return out;
+}
+
+result<moduli_reply> decode_moduli_reply(byte_span msg)
+{
+    auto r = fields(msg, monitor_type::moduli, true);
+    moduli_reply m;
+    m.ok = flag(r);
+    if (m.ok) {
+        m.group.p = copy(r.string(max_group_value));
+        m.group.g = copy(r.string(max_group_value));
+    }
     return finished(r, std::move(m));
 }
 

@@ -12,6 +12,7 @@
 
 #include "common/auth/server_auth.hpp"
 #include "common/bytes.hpp"
+#include "common/crypto/key_agreement.hpp"
 #include "common/log.hpp"
 #include "common/result.hpp"
 
@@ -47,6 +48,7 @@ enum class monitor_type : std::uint8_t {
     pty_release, // one-way: a session's pty is closed (its logout is recorded)
     // Before authentication again (numbered last to keep the others):
     host_allowed, // hostbased: the client host's key, name and user (equiv files, known_hosts)
+    moduli,       // a group-exchange group from the ModuliFile (the monitor logs its warnings)
 };
 inline constexpr std::uint8_t reply_flag = 0x80;
 
@@ -93,6 +95,23 @@ struct host_allowed_request {
     std::string client_host;
     std::string client_user;
 };
+
+// A group-exchange request's sizes as the exchange clamped the client's
+// (clamp_gex_request; the monitor refuses any others), and the group the
+// monitor chose, as OpenSSH's MONITOR_REQ_MODULI: the monitor reads the
+// ModuliFile and logs "WARNING: no suitable primes in ..." itself.
+struct moduli_request {
+    std::uint32_t min_bits = 0;
+    std::uint32_t preferred_bits = 0;
+    std::uint32_t max_bits = 0;
+};
+struct moduli_reply {
+    bool ok = false;
+    dh_group group; // when ok
+};
+// Whether the sizes are what clamp_gex_request leaves of some request: in
+// [2048, 8192] and in order. An honest child sends nothing else.
+bool is_clamped(const moduli_request& q) noexcept;
 
 struct verify_pubkey_request {
     bytes key_blob;
@@ -152,6 +171,8 @@ bytes encode(const lookup_user_request& m);
 bytes encode(const lookup_user_reply& m);
 bytes encode(const key_allowed_request& m);
 bytes encode(const key_allowed_reply& m);
+bytes encode(const moduli_request& m);
+bytes encode(const moduli_reply& m);
 bytes encode(const verify_pubkey_request& m);
 bytes encode(const password_request& m);
 bytes encode(const kbdint_start_request& m);
@@ -177,6 +198,8 @@ result<key_allowed_request> decode_key_allowed_request(byte_span msg);
 result<key_allowed_reply> decode_key_allowed_reply(byte_span msg);
 bytes encode(const host_allowed_request& m);
 result<host_allowed_request> decode_host_allowed_request(byte_span msg);
+result<moduli_request> decode_moduli_request(byte_span msg);
+result<moduli_reply> decode_moduli_reply(byte_span msg);
 result<verify_pubkey_request> decode_verify_pubkey_request(byte_span msg);
 result<password_request> decode_password_request(byte_span msg);
 result<kbdint_start_request> decode_kbdint_start_request(byte_span msg);

@@ -80,6 +80,19 @@ TEST_CASE("monitor messages: each request and reply decodes to what was encoded,
                 [](byte_span m) { return decode_verdict(monitor_type::host_allowed, m); });
     check_exact(encode(verify_pubkey_request{text_bytes("k"), "ssh-ed25519", bytes(100, 1), bytes(83, 2)}),
                 decode_verify_pubkey_request);
+    check_exact(encode(moduli_request{2048, 3072, 8192}), decode_moduli_request);
+    auto mq = decode_moduli_request(encode(moduli_request{2048, 3072, 8192}));
+    REQUIRE(mq);
+    CHECK(mq->min_bits == 2048);
+    CHECK(mq->preferred_bits == 3072);
+    CHECK(mq->max_bits == 8192);
+    check_exact(encode(moduli_reply{true, modp_group14()}), decode_moduli_reply);
+    check_exact(encode(moduli_reply{}), decode_moduli_reply);
+    auto mr = decode_moduli_reply(encode(moduli_reply{true, modp_group14()}));
+    REQUIRE(mr);
+    CHECK(mr->ok);
+    CHECK(mr->group.p == modp_group14().p);
+    CHECK(mr->group.g == modp_group14().g);
 
     password_request p;
     p.password = secret_bytes(as_bytes("hunter2"));
@@ -142,7 +155,9 @@ TEST_CASE("monitor messages: types, replies and bounds from a hostile child are 
     CHECK(message_type(encode_empty(monitor_type::pty), false) == monitor_type::pty);
     CHECK(message_type(encode(pty_release_request{"/dev/pts/1"}), false) == monitor_type::pty_release);
     CHECK(message_type(encode(host_allowed_request{text_bytes("k"), "h", "u"}), false) == monitor_type::host_allowed);
-    CHECK_FALSE(message_type(bytes{16}, false));
+    CHECK(message_type(encode(moduli_request{2048, 2048, 2048}), false) == monitor_type::moduli);
+    CHECK(message_type(encode(moduli_reply{}), true) == monitor_type::moduli);
+    CHECK_FALSE(message_type(bytes{17}, false));
     CHECK_FALSE(message_type(bytes{0xff}, true));
 
     // A request decoded as the wrong type.
@@ -167,6 +182,27 @@ TEST_CASE("monitor messages: types, replies and bounds from a hostile child are 
     CHECK_FALSE(decode_host_allowed_request(
         encode(host_allowed_request{text_bytes("k"), std::string(max_hostbased_name + 1, 'h'), "alice"})));
     CHECK_FALSE(decode_host_allowed_request(encode(host_allowed_request{text_bytes("k"), "h", std::string("a\0b", 3)})));
+    // A group from the monitor: an 8192-bit prime (with its sign byte) and
+    // no more; a short or padded request.
+    CHECK(decode_moduli_reply(encode(moduli_reply{true, {bytes(1025, 0xff), bytes{2}}})));
+    CHECK_FALSE(decode_moduli_reply(encode(moduli_reply{true, {bytes(1026, 0xff), bytes{2}}})));
+    CHECK_FALSE(decode_moduli_reply(encode(moduli_reply{true, {bytes{7}, bytes(1026, 2)}})));
+    // Sizes an exchange's clamp would not leave: the monitor refuses them.
+    CHECK(is_clamped(moduli_request{2048, 3072, 8192}));
+    CHECK(is_clamped(moduli_request{8192, 8192, 8192}));
+    CHECK_FALSE(is_clamped(moduli_request{1024, 2048, 8192}));
+    CHECK_FALSE(is_clamped(moduli_request{2048, 3072, 16384}));
+    CHECK_FALSE(is_clamped(moduli_request{3072, 2048, 8192}));
+    CHECK_FALSE(is_clamped(moduli_request{2048, 8192, 4096}));
+    bytes short_request = encode(moduli_request{2048, 2048, 2048});
+    short_request.pop_back();
+    CHECK_FALSE(decode_moduli_request(short_request));
+    bytes long_request = encode(moduli_request{2048, 2048, 2048});
+    long_request.push_back(0);
+    CHECK_FALSE(decode_moduli_request(long_request));
+    bytes bad_flag = encode(moduli_reply{});
+    bad_flag[1] = 2;
+    CHECK_FALSE(decode_moduli_reply(bad_flag));
     // Levels and enums out of range.
     bytes quiet = encode(log_request{log_level::info, "x"});
     quiet[1] = static_cast<std::uint8_t>(log_level::quiet);
