@@ -335,7 +335,9 @@ check_default_socket() {
     pid=$(echo "$out" | sed -n 's/^SSH_AGENT_PID=\([0-9]*\);.*/\1/p')
     LH_PIDS+=("$pid")
     dir=$(dirname "$sock")
-    [[ $sock =~ ^$T/ssh-[A-Za-z0-9]{12}/agent\.[0-9]+$ ]] &&
+    # Every X of the template random, as OpenSSH's mkdtemp makes them
+    # (glibc's leaves six X's: 1 in 62^6 by chance).
+    [[ $sock =~ ^$T/ssh-[A-Za-z0-9]{12}/agent\.[0-9]+$ ]] && [[ $sock != *XXXXXX* ]] &&
         [ "$(stat -c %a "$dir")" = 700 ] && [ "$(stat -c %a "$sock")" = 600 ] && [ -S "$sock" ] &&
         kill "$pid" && lh_wait_until 5 test ! -e "$dir"
 }

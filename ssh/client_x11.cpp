@@ -5,6 +5,7 @@
 #include "channel/io/socket_channel.hpp"
 #include "common/random.hpp"
 #include "common/text.hpp"
+#include "common/temp_name.hpp"
 #include "ssh/client_config.hpp"
 
 #include <boost/asio/io_context.hpp>
@@ -329,7 +330,7 @@ std::optional<forward::x11_request> client_x11_forwarding::prepare(const client_
         std::string dir, file;
         bool generated = false;
         if (!trusted) {
-            dir = "/tmp/ssh-XXXXXXXXXX";
+            dir = fill_temp_template("/tmp/ssh-XXXXXXXXXX");
             if (::mkdtemp(dir.data()) == nullptr) {
                 log_.error(std::string("client_x11_get_proto: mkdtemp: ") + std::strerror(errno));
                 return std::nullopt;

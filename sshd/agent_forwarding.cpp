@@ -3,6 +3,7 @@
 #include "channel/forward/forward_messages.hpp"
 #include "channel/io/listen_sockets.hpp"
 #include "common/text.hpp"
+#include "common/temp_name.hpp"
 #include "sshd/forward_settings.hpp"
 #include "sshd/server_session.hpp"
 
@@ -44,7 +45,7 @@ bool agent_forwarding::request(connection& conn)
     if (asked_)
         return false;
     asked_ = true;
-    std::string dir = "/tmp/ssh-XXXXXXXXXX";
+    std::string dir = fill_temp_template("/tmp/ssh-XXXXXXXXXX");
     if (::mkdtemp(dir.data()) == nullptr) {
         conn.core().send_debug(false, std::string("Agent forwarding disabled: mkdtemp() failed: ") +
                                           std::strerror(errno));

@@ -3,6 +3,7 @@
 #include "common/fd_io.hpp"
 #include "common/keys/base64.hpp"
 #include "common/keys/key_lines.hpp"
+#include "common/temp_name.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -35,25 +36,13 @@ std::string auth_info_line(std::string_view method, std::string_view submethod, 
 
 namespace {
 
-// OpenBSD's mkstemp alphabet.
-constexpr std::string_view name_chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 // Names tried before giving up: each collision is a file someone made
 // with that name, which random names make all but impossible by chance.
 constexpr int max_name_tries = 100;
 
 std::string random_name(std::string_view prefix, random_source& rng)
 {
-    std::string name(prefix);
-    while (name.size() < prefix.size() + auth_info_random_chars) {
-        std::uint8_t b[32];
-        rng.fill(b);
-        for (std::uint8_t v : b) {
-            // 248 = 4 * 62: the bytes above it would favour the first letters.
-            if (v < 248 && name.size() < prefix.size() + auth_info_random_chars)
-                name.push_back(name_chars[v % name_chars.size()]);
-        }
-    }
-    return name;
+    return fill_temp_template(std::string(prefix) + std::string(auth_info_random_chars, 'X'), rng, 0);
 }
 
 } // namespace

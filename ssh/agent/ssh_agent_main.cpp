@@ -3,6 +3,7 @@
 // agent_options, the protocol in agent_core, the sockets in agent_server;
 // this file creates the socket, forks and handles signals.
 #include "common/random.hpp"
+#include "common/temp_name.hpp"
 #include "ssh/agent/agent_options.hpp"
 #include "ssh/agent/agent_pkcs11.hpp"
 #include "ssh/agent/agent_security_keys.hpp"
@@ -167,7 +168,7 @@ int main(int argc, char** argv)
     const pid_t parent_pid = ::getpid();
     socket_paths paths;
     if (o.bind_address.empty()) {
-        std::string dir = socket_dir_template(std::getenv("TMPDIR"));
+        std::string dir = fill_temp_template(socket_dir_template(std::getenv("TMPDIR")));
         if (::mkdtemp(dir.data()) == nullptr) {
             std::perror("mkdtemp: private socket dir");
             return 1;

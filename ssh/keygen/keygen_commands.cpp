@@ -9,6 +9,7 @@
 #include "common/keys/krl.hpp"
 #include "common/keys/revocation.hpp"
 #include "common/keys/revocation_file.hpp"
+#include "common/temp_name.hpp"
 #include "ssh/keygen/keygen_cert.hpp"
 #include "ssh/keygen/keygen_files.hpp"
 #include "ssh/keygen/keygen_krl.hpp"
@@ -129,8 +130,8 @@ int keygen_host_keys(const keygen_options& o)
             continue;
         }
         // Temporary names first, then rename: a crash never leaves half a key.
-        std::string prv_tmp = prv + ".XXXXXXXXXX";
-        std::string pub_tmp = prv + ".pub.XXXXXXXXXX";
+        std::string prv_tmp = fill_temp_template(prv + ".XXXXXXXXXX");
+        std::string pub_tmp = fill_temp_template(prv + ".pub.XXXXXXXXXX");
         const std::string pub = prv + ".pub";
         if (!first) {
             first = true;

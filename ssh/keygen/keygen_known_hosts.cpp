@@ -3,6 +3,7 @@
 #include "common/keys/key_lines.hpp"
 #include "common/match.hpp"
 #include "common/text_parse.hpp"
+#include "common/temp_name.hpp"
 #include "ssh/keygen/keygen_files.hpp"
 
 #include <fcntl.h>
@@ -311,7 +312,7 @@ int keygen_known_hosts(const keygen_options& o, known_hosts_request rq)
     if (in_place) {
         // The new file beside the old, then the old kept as .old and the
         // new one renamed into place, as OpenSSH does.
-        std::string tmp = path + ".XXXXXXXXXX";
+        std::string tmp = fill_temp_template(path + ".XXXXXXXXXX");
         ::umask(077);
         const int fd = ::mkstemp(tmp.data());
         if (fd == -1)

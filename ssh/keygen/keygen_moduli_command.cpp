@@ -2,6 +2,7 @@
 // OpenSSH 9.2's (its logit() lines go to stderr even without -v; debug1
 // lines with -v). The arithmetic lives in keygen_moduli.cpp.
 #include "ssh/keygen/keygen_moduli.hpp"
+#include "common/temp_name.hpp"
 
 #include <unistd.h>
 
@@ -77,7 +78,7 @@ unsigned long read_checkpoint(const std::string& path)
 // the old line number or the new one.
 void write_checkpoint(const std::string& path, unsigned long line)
 {
-    std::string tmp = path + ".XXXXXXXXXX";
+    std::string tmp = fill_temp_template(path + ".XXXXXXXXXX");
     const int fd = ::mkstemp(tmp.data());
     if (fd == -1) {
         log_line("mkstemp(" + tmp + "): " + std::strerror(errno));

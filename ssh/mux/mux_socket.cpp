@@ -1,6 +1,6 @@
 #include "ssh/mux/mux_socket.hpp"
 
-#include "common/random.hpp"
+#include "common/temp_name.hpp"
 
 #include <cerrno>
 #include <cstring>
@@ -170,15 +170,7 @@ int listen_control_path(const std::string& path, int& error)
     // A random suffix, as OpenSSH's "<path>.XXXXXXXXXXXXXXXX": the bind
     // happens under a name nobody else uses, and link() makes the final
     // name appear atomically, or fail if it exists.
-    system_random rng;
-    std::uint8_t r[8];
-    rng.fill(mutable_byte_span(r, sizeof r));
-    std::string tmp = path + ".";
-    static constexpr char alphabet[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-    for (std::uint8_t b : r) {
-        tmp += alphabet[b % (sizeof alphabet - 1)];
-        tmp += alphabet[(b >> 4) % (sizeof alphabet - 1)];
-    }
+    const std::string tmp = fill_temp_template(path + ".XXXXXXXXXXXXXXXX", 0);
     sockaddr_un sun{};
     if (!fill_address(tmp, sun) || !fill_address(path, sun)) {
         error = ENAMETOOLONG;
