@@ -167,6 +167,13 @@ same list_plain -L -f user_ed25519.pub
 same list_missing -L -f missing-cert.pub
 printf 'garbage\n\n' >garbage
 same list_garbage -L -f garbage
+# The certificate flags without -s: parsed (a bad -V or -z still fails as
+# Debian's does), otherwise ignored by the other operations.
+same certflags_fingerprint -h -I id -n a,b -V +1d -z 5 -O clear -l -f user_ed25519.pub
+same certflags_print_public -I id -n a -y -f user_ed25519
+same certflags_list -h -O no-pty -L -f theirs.host-cert.pub
+same certflags_bad_validity -V nonsense -l -f user_ed25519.pub
+same certflags_bad_serial -z x5 -l -f user_ed25519.pub
 
 # --- KRLs: ours writes (-k), Debian's reads (-Q), and the reverse ----------
 # Each side writes its KRL in its own directory (krl.t Debian's, krl.o

@@ -144,6 +144,29 @@ chmod 644 ours_ed255190
 same err_perms -y -f ours_ed255190
 chmod 600 ours_ed255190
 
+# Options: an unknown one or a missing argument gets OpenSSH's line (CR LF)
+# and Debian's usage, less its DSA alternative (this ssh-keygen makes no
+# DSA keys). OpenSSH 9.2 has no -G, -T, -j or -x (moduli options of old).
+usage_same() { # usage_same NAME ARGS...: as `same`, Debian's "dsa | " taken out
+    local name=$1
+    shift
+    set +e
+    "$THEIRS" "$@" >"want.$name" 2>&1 </dev/null
+    echo "status $?" >>"want.$name"
+    "$OURS" "$@" >"got.$name" 2>&1 </dev/null
+    echo "status $?" >>"got.$name"
+    set -e
+    sed -i 's/\[-t dsa | ecdsa/[-t ecdsa/' "want.$name"
+    check "$name"
+}
+usage_same opt_unknown -9
+usage_same opt_old_G -G x -l -f ours_ed255190.pub
+usage_same opt_old_T -T x -l -f ours_ed255190.pub
+usage_same opt_old_j -j 1 -l -f ours_ed255190.pub
+usage_same opt_old_x -x -l -f ours_ed255190.pub
+usage_same opt_missing_f -f
+usage_same opt_missing_Z -Z
+
 # --- -A with a prefix ---------------------------------------------------------
 mkdir -p ours_root/etc/ssh theirs_root/etc/ssh
 "$OURS" -A -f ours_root > got.A

@@ -36,13 +36,14 @@ namespace {
 
 void usage()
 {
+    // Debian's OpenSSH 9.2 usage, but DSA, which this ssh-keygen does not make.
     std::fprintf(stderr,
                  "usage: ssh-keygen [-q] [-a rounds] [-b bits] [-C comment] [-f output_keyfile]\n"
                  "                  [-m format] [-N new_passphrase] [-O option]\n"
                  "                  [-t ecdsa | ecdsa-sk | ed25519 | ed25519-sk | rsa]\n"
                  "                  [-w provider] [-Z cipher]\n"
                  "       ssh-keygen -p [-a rounds] [-f keyfile] [-m format] [-N new_passphrase]\n"
-                 "                   [-P old_passphrase]\n"
+                 "                   [-P old_passphrase] [-Z cipher]\n"
                  "       ssh-keygen -i [-f input_keyfile] [-m key_format]\n"
                  "       ssh-keygen -e [-f input_keyfile] [-m key_format]\n"
                  "       ssh-keygen -y [-f input_keyfile]\n"
@@ -50,14 +51,16 @@ void usage()
                  "       ssh-keygen -l [-v] [-E fingerprint_hash] [-f input_keyfile]\n"
                  "       ssh-keygen -B [-f input_keyfile]\n"
                  "       ssh-keygen -D pkcs11\n"
-                 "       ssh-keygen -I certificate_identity -s ca_key [-hU] [-n principals]\n"
-                 "                  [-O option] [-V validity_interval] [-z serial_number] file ...\n"
                  "       ssh-keygen -F hostname [-lv] [-f known_hosts_file]\n"
                  "       ssh-keygen -H [-f known_hosts_file]\n"
+                 "       ssh-keygen -K [-a rounds] [-w provider]\n"
                  "       ssh-keygen -R hostname [-f known_hosts_file]\n"
                  "       ssh-keygen -r hostname [-g] [-f input_keyfile]\n"
                  "       ssh-keygen -M generate [-O option] output_file\n"
                  "       ssh-keygen -M screen [-f input_file] [-O option] output_file\n"
+                 "       ssh-keygen -I certificate_identity -s ca_key [-hU] [-D pkcs11_provider]\n"
+                 "                  [-n principals] [-O option] [-V validity_interval]\n"
+                 "                  [-z serial_number] file ...\n"
                  "       ssh-keygen -L [-f input_keyfile]\n"
                  "       ssh-keygen -A [-a rounds] [-f prefix_path]\n"
                  "       ssh-keygen -k -f krl_file [-u] [-s ca_public] [-z version_number]\n"
@@ -103,15 +106,12 @@ int main(int argc, char** argv)
     };
     std::optional<std::string> ca_key; // -s
     cert_sign_request cert;
-    std::string cert_only; // certificate flags seen, which need -s
     try {
         ::opterr = 0;
         int c;
         // "+": options end at the first operand, as with OpenSSH's own
         // (BSD) getopt, rather than glibc's reordering.
-        // The letters OpenSSH's ssh-keygen takes that this one does not.
-        static const std::string unsupported_flags = "GTjx";
-        while ((c = ::getopt(argc, argv, "+:AC:E:N:P:a:b:ef:lm:pqt:vyBD:F:G:HI:KLM:O:QR:T:UV:XY:Z:cghij:kn:or:s:uw:xz:")) != -1) {
+        while ((c = ::getopt(argc, argv, "+:AC:E:N:P:a:b:ef:lm:pqt:vyBD:F:HI:KLM:O:QR:UV:XY:Z:cghikn:or:s:uw:z:")) != -1) {
             switch (c) {
             case 'A': gen_all = true; break;
             case 'C': o.comment = optarg; break;
@@ -179,29 +179,28 @@ int main(int argc, char** argv)
             // Certificates (keygen_cert.hpp); -V and -z are read here, as
             // OpenSSH reads them, and -O is applied after every flag.
             case 's': ca_key = optarg; break;
-            case 'I': cert.key_id = optarg; cert_only += 'I'; break;
-            case 'h': cert.host = true; cert_only += 'h'; break;
-            case 'n': cert.principals = optarg; cert_only += 'n'; break;
-            case 'O': cert.options.emplace_back(optarg); cert_only += 'O'; break;
-            case 'V': cert.validity = keygen::parse_cert_validity(optarg, std::time(nullptr)); cert_only += 'V'; break;
-            case 'z': cert.serial = keygen::parse_cert_serial(optarg); cert_only += 'z'; break;
+            case 'I': cert.key_id = optarg; break;
+            case 'h': cert.host = true; break;
+            case 'n': cert.principals = optarg; break;
+            case 'O': cert.options.emplace_back(optarg); break;
+            case 'V': cert.validity = keygen::parse_cert_validity(optarg, std::time(nullptr)); break;
+            case 'z': cert.serial = keygen::parse_cert_serial(optarg); break;
             case 'L': show_cert = true; break;
             case 'U': cert.ca_in_agent = true; break;
             case 'w': o.sk_provider = optarg; break;
             case 'K': download_resident = true; break;
             case 'D': pkcs11_provider = optarg; break;
+            // OpenSSH's lines end in CR LF here (its getopt reports through
+            // its log functions).
             case ':':
-                std::fprintf(stderr, "option requires an argument -- %c\n", optopt);
+                std::fprintf(stderr, "option requires an argument -- %c\r\n", optopt);
                 usage();
                 break;
             case '?':
-                std::fprintf(stderr, "unknown option -- %c\n", optopt);
+                std::fprintf(stderr, "unknown option -- %c\r\n", optopt);
                 usage();
                 break;
             default:
-                if (unsupported_flags.find(static_cast<char>(c)) != std::string::npos)
-                    throw keygen_exit(1, std::string("ssh-keygen: -") + static_cast<char>(c) +
-                                             " is not supported by this ssh-keygen");
                 usage();
             }
         }
@@ -230,22 +229,17 @@ int main(int argc, char** argv)
             std::fprintf(stderr, "Too many arguments.\n");
             usage();
         }
-        // With -k, -s names the CA and -z the KRL's version; OpenSSH ignores
-        // the other certificate flags there.
-        // -M takes -O for its own options.
-        // Key generation takes -O for a security key's enrolment (and, as
-        // OpenSSH, ignores it for other key types).
+        // The certificate flags (-I, -h, -n, -O, -V, -z) serve -s; elsewhere
+        // OpenSSH parses and ignores them, and so does this one. With -k, -s
+        // names the CA and -z the KRL's version. -M and -Y take -O for their
+        // own options; key generation for a security key's enrolment (and,
+        // as OpenSSH, ignores it for other key types).
         const bool generating = !gen_krl && !ca_key && !show_cert && !check_krl && !known_hosts && !fingerprint &&
                                 !change && !change_comment && !export_key && !import_key && !print_public &&
                                 !revoked && !gen_all && !moduli_op && !pkcs11_provider;
         // -K takes -O device= as generation takes its -O options.
-        if (moduli_op || generating || download_resident)
-            cert_only.erase(std::remove(cert_only.begin(), cert_only.end(), 'O'), cert_only.end());
         if (generating || download_resident)
             o.generate_options = cert.options;
-        if (!ca_key && !cert_only.empty() && !gen_krl)
-            throw keygen_exit(1, std::string("ssh-keygen: -") + cert_only[0] +
-                                     " is only supported with -s (certificate signing) by this ssh-keygen");
         if (change && change_comment) {
             std::fprintf(stderr, "Can only have one of -p and -c.\r\n");
             usage();
