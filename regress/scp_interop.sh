@@ -175,6 +175,26 @@ for server in debian longhaul; do
     lh_check "$server sshd, SFTP mode: errors and exit codes as Debian's scp" check_errors $server
     lh_check "$server sshd, legacy -O: errors and exit codes as Debian's scp" check_errors $server -O
 done
+# Refusals of the command line, before any connection: OpenSSH's fatal()
+# lines (the program's name for scp, CR LF, "bad port" with its own
+# newline) and exit statuses, for scp and sftp alike.
+check_option_refusals() {
+    local prog deb ours args want got
+    for prog in scp sftp; do
+        deb=/usr/bin/$prog
+        ours=$BUILD/bin/$prog
+        [ -x "$deb" ] || { echo "   $deb missing"; return 1; }
+        for args in "-1 a h:b" "-P x a h:b" "-P 0 a h:b" "-X buffer=0 a h:b" "-X buffer=x a h:b" \
+            "-X nrequests=0 a h:b" "-X nrequests=x a h:b" "-X other=1 a h:b" "-X buffer a h:b" "-M x a h:b"; do
+            want=$( (cd "$T" && $deb $args) 2>&1 </dev/null; echo "status $?")
+            got=$( (cd "$T" && $ours $args) 2>&1 </dev/null; echo "status $?")
+            want=${want//$deb/PROG}
+            got=${got//$ours/PROG}
+            [ "$want" = "$got" ] || { echo "   $prog $args:"; diff <(echo "$want" | cat -A) <(echo "$got" | cat -A) | sed 's/^/   /'; return 1; }
+        done
+    done
+}
+lh_check "scp and sftp: command-line refusals (-1, -P, -X, -M) as Debian's, byte for byte with their statuses" check_option_refusals
 check_unreadable_source() { # SERVER: scp run by a user who cannot read its source
     # Our scp sends the target's OPEN (which truncates it) ahead of the
     # target's stat: only after it has opened the source, as an upload

@@ -21,7 +21,7 @@ int main(int argc, char** argv)
         std::cerr << usage_text();
         return 1;
     } catch (const option_error& e) {
-        std::cerr << e.what() << "\n";
-        return 1;
+        std::cerr << argv[0] << ": " << e.what() << "\r\n";
+        return 255;
     }
 }

@@ -37,7 +37,7 @@ void apply(scp_options& o, char c, const std::string& arg)
     bool ok = false;
     switch (c) {
     case '1':
-        throw option_error("scp: SSH protocol v.1 is no longer supported");
+        throw option_error("SSH protocol v.1 is no longer supported");
     case '2':
         break; // ignored, as OpenSSH does
     case 'A':
@@ -69,7 +69,7 @@ void apply(scp_options& o, char c, const std::string& arg)
     case 'P': {
         const auto v = parse_bounded_number(arg, 1, 65535, ok);
         if (!ok)
-            throw option_error("scp: invalid port: " + arg);
+            throw option_error("bad port \"" + arg + "\"\n"); // OpenSSH's, newline and all
         o.port = int(v);
         break;
     }
@@ -101,22 +101,9 @@ void apply(scp_options& o, char c, const std::string& arg)
         o.sftp_direct = arg;
         break;
     case 'X': {
-        // -X buffer=N / nrequests=N, as OpenSSH 9.2's scp.
-        const auto eq = arg.find('=');
-        const std::string key = arg.substr(0, eq), value = eq == std::string::npos ? "" : arg.substr(eq + 1);
-        if (key == "buffer") {
-            const auto v = parse_bounded_number(value, 1, 256 * 1024, ok);
-            if (!ok)
-                throw option_error("scp: Invalid buffer size \"" + value + "\": " + (value.empty() ? "invalid" : "out of range"));
-            o.buffer_size = std::uint32_t(v);
-        } else if (key == "nrequests") {
-            const auto v = parse_bounded_number(value, 1, 4096, ok);
-            if (!ok)
-                throw option_error("scp: Invalid number of requests \"" + value + "\"");
-            o.num_requests = std::uint32_t(v);
-        } else {
-            throw option_error("scp: Invalid -X option");
-        }
+        const std::string error = sftp::apply_sftp_x_option(arg, o.buffer_size, o.num_requests);
+        if (!error.empty())
+            throw option_error(error);
         break;
     }
     case 'a':
@@ -132,7 +119,7 @@ void apply(scp_options& o, char c, const std::string& arg)
         o.server_to = true;
         break;
     case 'M':
-        throw option_error("scp: -M is not supported yet");
+        throw usage_error(""); // OpenSSH's scp answers -M with its usage too
     default:
         break;
     }

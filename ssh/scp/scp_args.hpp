@@ -44,7 +44,7 @@ struct scp_options {
 struct usage_error : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
-// A refusal with its own message and no usage (exit 1).
+// OpenSSH's fatal(): "<argv[0]>: <message>" and CR LF, exit 255.
 struct option_error : std::runtime_error {
     using std::runtime_error::runtime_error;
 };

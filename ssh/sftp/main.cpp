@@ -204,7 +204,7 @@ int main(int argc, char** argv)
         std::cerr << usage_text();
         return 1;
     } catch (const option_error& e) {
-        std::cerr << e.what() << "\n";
+        std::cerr << e.what() << "\r\n"; // OpenSSH's fatal()
         return 255;
     }
 }

@@ -170,7 +170,7 @@ void apply(sftp_options& o, char c, const std::string& arg)
     case 'P':
         o.port = int(parse_bounded_number(arg, 1, 65535, ok));
         if (!ok)
-            throw option_error("Bad port \"" + arg + "\"");
+            throw option_error("Bad port \"" + arg + "\"\n"); // OpenSSH's, newline and all
         break;
     case 'B':
         o.buffer_size = std::uint32_t(parse_bounded_number(arg, 1, 256 * 1024, ok));
@@ -183,19 +183,9 @@ void apply(sftp_options& o, char c, const std::string& arg)
             throw option_error("Invalid number of requests \"" + arg + "\"");
         break;
     case 'X': {
-        const auto eq = arg.find('=');
-        const std::string key = arg.substr(0, eq), value = eq == std::string::npos ? "" : arg.substr(eq + 1);
-        if (key == "buffer") {
-            o.buffer_size = std::uint32_t(parse_bounded_number(value, 1, 256 * 1024, ok));
-            if (!ok)
-                throw option_error("Invalid buffer size \"" + value + "\"");
-        } else if (key == "nrequests") {
-            o.num_requests = std::uint32_t(parse_bounded_number(value, 1, 4096, ok));
-            if (!ok)
-                throw option_error("Invalid number of requests \"" + value + "\"");
-        } else {
-            throw option_error("Invalid -X option");
-        }
+        const std::string error = sftp::apply_sftp_x_option(arg, o.buffer_size, o.num_requests);
+        if (!error.empty())
+            throw option_error(error);
         break;
     }
     }

@@ -20,6 +20,48 @@ std::uint64_t parse_bounded_number(const std::string& s, std::uint64_t lo, std::
     return v;
 }
 
+std::string bounded_number_error(const std::string& s, std::uint64_t lo, std::uint64_t hi)
+{
+    bool ok = false;
+    parse_bounded_number(s, lo, hi, ok);
+    if (ok)
+        return {};
+    // As strtonum: a number with a sign or out of range is too small or too
+    // large; anything else is invalid.
+    const std::string digits = !s.empty() && (s[0] == '-' || s[0] == '+') ? s.substr(1) : s;
+    if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos)
+        return "invalid";
+    if (s[0] == '-')
+        return digits.find_first_not_of('0') == std::string::npos && lo == 0 ? "" : "too small";
+    errno = 0;
+    const unsigned long long v = std::strtoull(digits.c_str(), nullptr, 10);
+    return errno == ERANGE || v > hi ? "too large" : "too small";
+}
+
+std::string apply_sftp_x_option(const std::string& arg, std::uint32_t& buffer_size, std::uint32_t& num_requests)
+{
+    if (arg.rfind("buffer=", 0) == 0) {
+        const std::string value = arg.substr(7);
+        bool ok = false;
+        const auto v = parse_bounded_number(value, 1, 256 * 1024, ok);
+        // OpenSSH's scan_scaled then its bounds: EINVAL either way.
+        if (!ok)
+            return "Invalid buffer size \"" + value + "\": Invalid argument";
+        buffer_size = std::uint32_t(v);
+        return {};
+    }
+    if (arg.rfind("nrequests=", 0) == 0) {
+        const std::string value = arg.substr(10);
+        const std::string why = bounded_number_error(value, 1, 4096);
+        if (!why.empty())
+            return "Invalid number of requests \"" + value + "\": " + why;
+        bool ok = false;
+        num_requests = std::uint32_t(parse_bounded_number(value, 1, 4096, ok));
+        return {};
+    }
+    return "Invalid -X option";
+}
+
 bool ssh_passthrough_option(char option, const std::string& argument, std::vector<std::string>& ssh_args)
 {
     switch (option) {

@@ -1,5 +1,6 @@
 // scp's operands and options as OpenSSH's scp.c reads them.
 #include "ssh/scp/scp_args.hpp"
+#include "ssh/sftp_client/program_args.hpp"
 
 #include <doctest/doctest.h>
 
@@ -88,4 +89,33 @@ TEST_CASE("scp args: options, pass-through to ssh, and refusals")
     CHECK(ok_user_name("alice.b-c_d"));
     CHECK_FALSE(ok_user_name("-oProxyCommand=x"));
     CHECK_FALSE(ok_user_name("a b"));
+}
+
+TEST_CASE("scp and sftp -X: OpenSSH's fatal messages, strtonum's reasons")
+{
+    std::uint32_t buffer = 0, requests = 0;
+    CHECK(longhaul::sftp::apply_sftp_x_option("buffer=65536", buffer, requests).empty());
+    CHECK(buffer == 65536);
+    CHECK(longhaul::sftp::apply_sftp_x_option("nrequests=64", buffer, requests).empty());
+    CHECK(requests == 64);
+    CHECK(longhaul::sftp::apply_sftp_x_option("buffer=0", buffer, requests) == "Invalid buffer size \"0\": Invalid argument");
+    CHECK(longhaul::sftp::apply_sftp_x_option("buffer=x", buffer, requests) == "Invalid buffer size \"x\": Invalid argument");
+    CHECK(longhaul::sftp::apply_sftp_x_option("buffer=262145", buffer, requests) ==
+          "Invalid buffer size \"262145\": Invalid argument");
+    CHECK(longhaul::sftp::apply_sftp_x_option("nrequests=0", buffer, requests) == "Invalid number of requests \"0\": too small");
+    CHECK(longhaul::sftp::apply_sftp_x_option("nrequests=-3", buffer, requests) ==
+          "Invalid number of requests \"-3\": too small");
+    CHECK(longhaul::sftp::apply_sftp_x_option("nrequests=99999999999999999999999", buffer, requests) ==
+          "Invalid number of requests \"99999999999999999999999\": too large");
+    CHECK(longhaul::sftp::apply_sftp_x_option("nrequests=1x", buffer, requests) == "Invalid number of requests \"1x\": invalid");
+    CHECK(longhaul::sftp::apply_sftp_x_option("nrequests=", buffer, requests) == "Invalid number of requests \"\": invalid");
+    // Only "buffer=" and "nrequests=", with their '='.
+    CHECK(longhaul::sftp::apply_sftp_x_option("buffer", buffer, requests) == "Invalid -X option");
+    CHECK(longhaul::sftp::apply_sftp_x_option("other=1", buffer, requests) == "Invalid -X option");
+    CHECK(buffer == 65536);
+    CHECK(requests == 64);
+    // scp's fatal refusals and -M's usage.
+    CHECK_THROWS_WITH_AS(parse({"-P", "x", "a", "h:b"}), "bad port \"x\"\n", option_error);
+    CHECK_THROWS_WITH_AS(parse({"-1", "a", "h:b"}), "SSH protocol v.1 is no longer supported", option_error);
+    CHECK_THROWS_AS(parse({"-M", "x", "a", "h:b"}), usage_error);
 }
