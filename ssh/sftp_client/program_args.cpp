@@ -32,7 +32,7 @@ std::string bounded_number_error(const std::string& s, std::uint64_t lo, std::ui
     if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos)
         return "invalid";
     if (s[0] == '-')
-        return digits.find_first_not_of('0') == std::string::npos && lo == 0 ? "" : "too small";
+        return "too small"; // (parse_bounded_number takes no sign, so not even -0)
     errno = 0;
     const unsigned long long v = std::strtoull(digits.c_str(), nullptr, 10);
     return errno == ERANGE || v > hi ? "too large" : "too small";
