@@ -28,8 +28,9 @@ constexpr std::uint32_t max_methods_lists = 1024;
 constexpr std::size_t max_user_text = max_wire_string;
 constexpr std::size_t max_banner_text = max_wire_string;
 constexpr std::size_t max_setting_text = 64 * 1024;
-// A group's prime and generator: 8192 bits (gex_max_bits) and a sign byte.
-constexpr std::size_t max_group_value = 8192 / 8 + 1;
+// A group's prime and generator: the largest group an exchange asks for,
+// and a sign byte.
+constexpr std::size_t max_group_value = gex_max_bits / 8 + 1;
 
 bytes start(monitor_type t, bool reply = false)
 {
