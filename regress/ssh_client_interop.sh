@@ -428,6 +428,15 @@ check_early_messages() {
         b=$("$SSH" -F /dev/null -p "$closed" $args 2>&1 </dev/null | grep -v '^[a-z0-9]* ' | od -c; echo "${PIPESTATUS[0]}")
         [ "$a" = "$b" ] || { echo "   [$args] Debian's ssh:"; echo "$a"; echo "   Longhaul's:"; echo "$b"; return 1; }
     done
+    # getopt's refusals (CR LF: OpenSSH's getopt reports through its logger)
+    # and the usage after them.
+    for args in "-Z 127.0.0.1" "127.0.0.1 -l" "-W"; do
+        # shellcheck disable=SC2086
+        a=$(ssh $args 2>&1 </dev/null | od -c; echo "${PIPESTATUS[0]}")
+        # shellcheck disable=SC2086
+        b=$("$SSH" $args 2>&1 </dev/null | od -c; echo "${PIPESTATUS[0]}")
+        [ "$a" = "$b" ] || { echo "   [$args] Debian's ssh:"; echo "$a"; echo "   Longhaul's:"; echo "$b"; return 1; }
+    done
     # -E makes its file 0600 whatever the umask: debug output is private.
     for b in ssh "$SSH"; do
         rm -f "$LH_TMP/e.log"

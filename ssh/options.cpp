@@ -82,8 +82,10 @@ private:
             option(c, takes_argument(c) ? &value : nullptr);
             return !done_;
         });
+        // OpenSSH's getopt reports through its logger, whose lines on
+        // stderr end in CR LF (main adds the LF).
         if (!scan.error.empty())
-            throw usage_error(scan.error);
+            throw usage_error(scan.error + "\r");
         idx = scan.next;
         // A "--" taken as the argument of the last option also ends them, as
         // with OpenSSH's check of av[optind - 1].
