@@ -115,6 +115,10 @@ struct server_config {
     // kept apart so that host_key_algorithms and `sshd -T` stay as before:
     // offered only for keys with a HostCertificate.
     std::string host_certificate_algorithms;
+    // HostKeyAlgorithms as `sshd -T` prints it, as OpenSSH's does: the
+    // configured list with its certificate algorithms, in its order (less
+    // the security-key ones, which this server cannot serve).
+    std::string host_key_algorithms_shown;
     std::string pubkey_accepted_algorithms;
     std::string hostbased_accepted_algorithms;
     std::string ca_signature_algorithms;

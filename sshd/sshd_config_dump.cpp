@@ -139,7 +139,7 @@ std::string dump(const server_config& c)
     p.string("kexalgorithms", c.kex_algorithms);
     p.string("casignaturealgorithms", c.ca_signature_algorithms);
     p.string("hostbasedacceptedalgorithms", c.hostbased_accepted_algorithms);
-    p.string("hostkeyalgorithms", c.host_key_algorithms);
+    p.string("hostkeyalgorithms", c.host_key_algorithms_shown);
     p.string("pubkeyacceptedalgorithms", c.pubkey_accepted_algorithms);
     p.line("loglevel", syslog_level_name(c.log_level));
     p.line("syslogfacility", syslog_facility_name(c.log_facility));

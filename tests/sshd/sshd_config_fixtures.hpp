@@ -5,6 +5,8 @@
 
 #include "sshd/sshd_config.hpp"
 
+#include "common/name_list.hpp"
+#include "common/transport/host_key_algorithms.hpp"
 #include "sshd/sshd_algorithms.hpp"
 #include "tests/sshd/sshd_test_util.hpp"
 
@@ -15,6 +17,8 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace longhaul {
 
@@ -59,6 +63,18 @@ inline connection_info conn(std::string user, std::string address = "192.0.2.10"
 
 // `sshd -T` output of OpenSSH with the algorithm lists narrowed to what this
 // build implements (dump() prints the lists the server really offers).
+// The names of an OpenSSH HostKeyAlgorithms list this server implements,
+// plain or certificate (security-key ones are not).
+inline std::string supported_host_key_names(const std::string& list)
+{
+    std::vector<std::string_view> kept;
+    const std::string plain = sshd_supported_only(sshd_algorithm_list::key, list);
+    for (auto n : longhaul::split_name_list(list))
+        if (longhaul::name_list_contains(plain, n) || longhaul::supported_certificate_host_key_algorithm(n))
+            kept.push_back(n);
+    return longhaul::join_name_list(kept);
+}
+
 inline std::string normalise_openssh_dump(const std::string& text)
 {
     std::istringstream in(longhaul::test::strip_cr(text));
@@ -79,10 +95,15 @@ inline std::string normalise_openssh_dump(const std::string& text)
             std::string value = line.substr(sp + 1);
             if (*kind == sshd_algorithm_list::kex)
                 value = longhaul::test::with_openssh99_kex_default(value);
-            // User certificates are accepted: their algorithms stay.
-            line = key + " " +
-                   (key == "pubkeyacceptedalgorithms" ? sshd_supported_pubkey_algorithms(value)
-                                                      : sshd_supported_only(*kind, value));
+            // User certificates are accepted: their algorithms stay. So do
+            // the host certificate ones in sshd -T's hostkeyalgorithms.
+            if (key == "pubkeyacceptedalgorithms")
+                value = sshd_supported_pubkey_algorithms(value);
+            else if (key == "hostkeyalgorithms")
+                value = supported_host_key_names(value);
+            else
+                value = sshd_supported_only(*kind, value);
+            line = key + " " + value;
         }
         out += line + "\n";
     }

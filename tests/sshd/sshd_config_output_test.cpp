@@ -149,6 +149,16 @@ TEST_CASE("sshd_config: HostCertificate accumulates, as OpenSSH's servconf_add_h
     CHECK(parse("HostKeyAlgorithms ssh-ed25519,rsa-sha2-256-cert-v01@openssh.com\n").global().host_certificate_algorithms ==
           "rsa-sha2-256-cert-v01@openssh.com");
     CHECK(parse("HostKeyAlgorithms -*-cert-v01@openssh.com\n").global().host_certificate_algorithms.empty());
+    // sshd -T shows the configured list, certificates and all, in its order,
+    // less the security-key algorithms this server cannot serve.
+    CHECK(loaded.global().host_key_algorithms_shown ==
+          "ssh-ed25519-cert-v01@openssh.com,ecdsa-sha2-nistp256-cert-v01@openssh.com,"
+          "ecdsa-sha2-nistp384-cert-v01@openssh.com,ecdsa-sha2-nistp521-cert-v01@openssh.com,"
+          "rsa-sha2-512-cert-v01@openssh.com,rsa-sha2-256-cert-v01@openssh.com,ssh-ed25519,ecdsa-sha2-nistp256,"
+          "ecdsa-sha2-nistp384,ecdsa-sha2-nistp521,rsa-sha2-512,rsa-sha2-256");
+    CHECK(parse("HostKeyAlgorithms ssh-ed25519,sk-ssh-ed25519@openssh.com,rsa-sha2-256-cert-v01@openssh.com\n")
+              .global()
+              .host_key_algorithms_shown == "ssh-ed25519,rsa-sha2-256-cert-v01@openssh.com");
 }
 
 TEST_CASE("sshd_config: enforced settings of defect 10 parse into what the server uses")
