@@ -185,6 +185,7 @@ check_option_refusals() {
         ours=$BUILD/bin/$prog
         [ -x "$deb" ] || { echo "   $deb missing"; return 1; }
         for args in "-1 a h:b" "-P x a h:b" "-P 0 a h:b" "-X buffer=0 a h:b" "-X buffer=x a h:b" \
+            "-X buffer=1M a h:b" "-X buffer=1KB a h:b" "-X buffer=99999999999999999999999 a h:b" \
             "-X nrequests=0 a h:b" "-X nrequests=x a h:b" "-X other=1 a h:b" "-X buffer a h:b" "-M x a h:b"; do
             want=$( (cd "$T" && $deb $args) 2>&1 </dev/null; echo "status $?")
             got=$( (cd "$T" && $ours $args) 2>&1 </dev/null; echo "status $?")
@@ -193,8 +194,19 @@ check_option_refusals() {
             [ "$want" = "$got" ] || { echo "   $prog $args:"; diff <(echo "$want" | cat -A) <(echo "$got" | cat -A) | sed 's/^/   /'; return 1; }
         done
     done
+    # sftp's -B and -R: strtol's numbers, not 0, nothing after them.
+    for args in "-B 0 h:" "-B 1x h:" "-B 64K h:" "-R 0 h:" "-R 2x h:"; do
+        want=$( (cd "$T" && /usr/bin/sftp $args) 2>&1 </dev/null; echo "status $?")
+        got=$( (cd "$T" && $BUILD/bin/sftp $args) 2>&1 </dev/null; echo "status $?")
+        [ "$want" = "$got" ] || { echo "   sftp $args:"; diff <(echo "$want" | cat -A) <(echo "$got" | cat -A) | sed 's/^/   /'; return 1; }
+    done
+    # Sizes Debian's sftp takes (and a proxy that fails at once): no
+    # refusal of the command line, whatever the connection does.
+    got=$( (cd "$T" && $BUILD/bin/sftp -B 300000 -R 5000 -X nrequests=262144 -X buffer=64K -o ProxyCommand=false 127.0.0.1:) 2>&1 </dev/null) &&
+        { echo "   sftp with a failing proxy succeeded"; return 1; }
+    ! grep -q Invalid <<<"$got" || { echo "   $got"; return 1; }
 }
-lh_check "scp and sftp: command-line refusals (-1, -P, -X, -M) as Debian's, byte for byte with their statuses" check_option_refusals
+lh_check "scp and sftp: command-line refusals (-1, -P, -X, -M, sftp's -B and -R) as Debian's, byte for byte with their statuses" check_option_refusals
 check_unreadable_source() { # SERVER: scp run by a user who cannot read its source
     # Our scp sends the target's OPEN (which truncates it) ahead of the
     # target's stat: only after it has opened the source, as an upload

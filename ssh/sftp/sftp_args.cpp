@@ -173,13 +173,15 @@ void apply(sftp_options& o, char c, const std::string& arg)
             throw option_error("Bad port \"" + arg + "\"\n"); // OpenSSH's, newline and all
         break;
     case 'B':
-        o.buffer_size = std::uint32_t(parse_bounded_number(arg, 1, 256 * 1024, ok));
-        if (!ok)
+        if (const auto v = sftp::parse_sftp_size_option(arg, sftp::max_buffer_size))
+            o.buffer_size = *v;
+        else
             throw option_error("Invalid buffer size \"" + arg + "\"");
         break;
     case 'R':
-        o.num_requests = std::uint32_t(parse_bounded_number(arg, 1, 4096, ok));
-        if (!ok)
+        if (const auto v = sftp::parse_sftp_size_option(arg, sftp::max_requests_in_flight))
+            o.num_requests = *v;
+        else
             throw option_error("Invalid number of requests \"" + arg + "\"");
         break;
     case 'X': {

@@ -1,5 +1,8 @@
 #include "ssh/sftp_client/program_args.hpp"
 
+#include "common/text_parse.hpp"
+
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 
@@ -38,25 +41,40 @@ std::string bounded_number_error(const std::string& s, std::uint64_t lo, std::ui
     return errno == ERANGE || v > hi ? "too large" : "too small";
 }
 
+std::optional<std::uint32_t> parse_sftp_size_option(const std::string& s, std::uint32_t cap)
+{
+    char* end = nullptr;
+    errno = 0;
+    const long v = std::strtol(s.c_str(), &end, 10);
+    if (v == 0 || *end != '\0')
+        return std::nullopt;
+    // OpenSSH stores it in a size_t: a negative number is a huge one.
+    return v < 0 || static_cast<unsigned long>(v) > cap ? cap : std::uint32_t(v);
+}
+
 std::string apply_sftp_x_option(const std::string& arg, std::uint32_t& buffer_size, std::uint32_t& num_requests)
 {
     if (arg.rfind("buffer=", 0) == 0) {
         const std::string value = arg.substr(7);
-        bool ok = false;
-        const auto v = parse_bounded_number(value, 1, 256 * 1024, ok);
-        // OpenSSH's scan_scaled then its bounds: EINVAL either way.
-        if (!ok)
+        // As OpenSSH: scan_scaled ("64K" is 65536), its errno's text when
+        // that fails, EINVAL's when the size is out of (0, 256 KiB].
+        const char* why = nullptr;
+        const auto v = scan_scaled(value, why);
+        if (!v)
+            return "Invalid buffer size \"" + value + "\": " + why;
+        if (*v <= 0 || *v > 256 * 1024)
             return "Invalid buffer size \"" + value + "\": Invalid argument";
-        buffer_size = std::uint32_t(v);
+        buffer_size = std::uint32_t(*v);
         return {};
     }
     if (arg.rfind("nrequests=", 0) == 0) {
         const std::string value = arg.substr(10);
-        const std::string why = bounded_number_error(value, 1, 4096);
+        const std::string why = bounded_number_error(value, 1, openssh_max_requests);
         if (!why.empty())
             return "Invalid number of requests \"" + value + "\": " + why;
         bool ok = false;
-        num_requests = std::uint32_t(parse_bounded_number(value, 1, 4096, ok));
+        num_requests = std::uint32_t(
+            std::min<std::uint64_t>(parse_bounded_number(value, 1, openssh_max_requests, ok), max_requests_in_flight));
         return {};
     }
     return "Invalid -X option";

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,11 +19,27 @@ std::uint64_t parse_bounded_number(const std::string& s, std::uint64_t lo, std::
 // ("invalid", "too small", "too large"), or empty when it is one.
 std::string bounded_number_error(const std::string& s, std::uint64_t lo, std::uint64_t hi);
 
-// -X buffer=N / nrequests=N, as OpenSSH's scp and sftp read it: sets one of
-// the two and returns an empty string, or returns OpenSSH's fatal message
-// (without the program's name): 'Invalid buffer size "0": Invalid
-// argument', 'Invalid number of requests "0": too small', "Invalid -X
-// option". Requests are capped at 4096 (OpenSSH takes up to 262144).
+// Requests in flight that -R and -X nrequests= may ask for: OpenSSH takes up
+// to 262144 (its -R any number), which at 256 KiB a request could hold 64
+// GiB of replies; more than this many are taken as this many (1 GiB).
+inline constexpr std::uint32_t max_requests_in_flight = 4096;
+inline constexpr std::uint64_t openssh_max_requests = 256 * 1024;
+// The largest -B / -X buffer= size used: the largest read OpenSSH's
+// sftp-server serves (its limits@openssh.com reply); a larger one is
+// taken as this.
+inline constexpr std::uint32_t max_buffer_size = 256 * 1024;
+
+// OpenSSH's sftp -B and -R: what strtol(3) reads, not 0 and with nothing
+// after it ("Invalid buffer size" / "Invalid number of requests"
+// otherwise); a negative number (huge in OpenSSH's size_t) or one above
+// `cap` is taken as `cap`.
+std::optional<std::uint32_t> parse_sftp_size_option(const std::string& s, std::uint32_t cap);
+
+// -X buffer=N / nrequests=N, as OpenSSH's scp and sftp read it (the buffer
+// size as scan_scaled reads it: "64K"): sets one of the two and returns an
+// empty string, or returns OpenSSH's fatal message (without the program's
+// name): 'Invalid buffer size "0": Invalid argument', 'Invalid number of requests "0": too small', "Invalid -X
+// option". Requests above max_requests_in_flight are taken as that many.
 std::string apply_sftp_x_option(const std::string& arg, std::uint32_t& buffer_size, std::uint32_t& num_requests);
 
 // The options scp and sftp pass to ssh as they are: -4 -6 -C, -c -F -i -o

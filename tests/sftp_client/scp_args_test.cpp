@@ -5,6 +5,9 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
 
 using namespace longhaul::scp;
 
@@ -91,6 +94,20 @@ TEST_CASE("scp args: options, pass-through to ssh, and refusals")
     CHECK_FALSE(ok_user_name("a b"));
 }
 
+TEST_CASE("sftp -B and -R: strtol's numbers, not 0; negative and large ones taken as the cap")
+{
+    using longhaul::sftp::parse_sftp_size_option;
+    CHECK(parse_sftp_size_option("65536", 262144) == 65536u);
+    CHECK(parse_sftp_size_option(" +7", 262144) == 7u);
+    CHECK(parse_sftp_size_option("300000", 262144) == 262144u);
+    CHECK(parse_sftp_size_option("-5", 4096) == 4096u);
+    CHECK(parse_sftp_size_option("99999999999999999999999", 4096) == 4096u);
+    for (const char* refused : {"0", "", "-0", "1x", "64K", "0x10", "5 "}) {
+        CAPTURE(refused);
+        CHECK_FALSE(parse_sftp_size_option(refused, 4096));
+    }
+}
+
 TEST_CASE("scp and sftp -X: OpenSSH's fatal messages, strtonum's reasons")
 {
     std::uint32_t buffer = 0, requests = 0;
@@ -102,6 +119,26 @@ TEST_CASE("scp and sftp -X: OpenSSH's fatal messages, strtonum's reasons")
     CHECK(longhaul::sftp::apply_sftp_x_option("buffer=x", buffer, requests) == "Invalid buffer size \"x\": Invalid argument");
     CHECK(longhaul::sftp::apply_sftp_x_option("buffer=262145", buffer, requests) ==
           "Invalid buffer size \"262145\": Invalid argument");
+    // Sizes as scan_scaled reads them, as OpenSSH's.
+    for (const auto& [text, want] : std::vector<std::pair<std::string, std::uint32_t>>{
+             {"64K", 65536}, {"64k", 65536}, {"1.5K", 1536}, {"256K", 262144}, {"512B", 512}}) {
+        CAPTURE(text);
+        CHECK(longhaul::sftp::apply_sftp_x_option("buffer=" + text, buffer, requests).empty());
+        CHECK(buffer == want);
+    }
+    CHECK(longhaul::sftp::apply_sftp_x_option("buffer=1M", buffer, requests) == "Invalid buffer size \"1M\": Invalid argument");
+    CHECK(longhaul::sftp::apply_sftp_x_option("buffer=1KB", buffer, requests) == "Invalid buffer size \"1KB\": Invalid argument");
+    CHECK(longhaul::sftp::apply_sftp_x_option("buffer=K", buffer, requests) == "Invalid buffer size \"K\": Invalid argument");
+    CHECK(longhaul::sftp::apply_sftp_x_option("buffer=-1", buffer, requests) == "Invalid buffer size \"-1\": Invalid argument");
+    CHECK(longhaul::sftp::apply_sftp_x_option("buffer=99999999999999999999999", buffer, requests) ==
+          "Invalid buffer size \"99999999999999999999999\": Numerical result out of range");
+    CHECK(longhaul::sftp::apply_sftp_x_option("buffer=65536", buffer, requests).empty());
+    // OpenSSH's bound, then ours.
+    CHECK(longhaul::sftp::apply_sftp_x_option("nrequests=262144", buffer, requests).empty());
+    CHECK(requests == longhaul::sftp::max_requests_in_flight);
+    CHECK(longhaul::sftp::apply_sftp_x_option("nrequests=262145", buffer, requests) ==
+          "Invalid number of requests \"262145\": too large");
+    CHECK(longhaul::sftp::apply_sftp_x_option("nrequests=64", buffer, requests).empty());
     CHECK(longhaul::sftp::apply_sftp_x_option("nrequests=0", buffer, requests) == "Invalid number of requests \"0\": too small");
     CHECK(longhaul::sftp::apply_sftp_x_option("nrequests=-3", buffer, requests) ==
           "Invalid number of requests \"-3\": too small");
