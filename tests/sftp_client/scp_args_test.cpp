@@ -120,11 +120,12 @@ TEST_CASE("scp and sftp -X: OpenSSH's fatal messages, strtonum's reasons")
     CHECK(longhaul::sftp::apply_sftp_x_option("buffer=262145", buffer, requests) ==
           "Invalid buffer size \"262145\": Invalid argument");
     // Sizes as scan_scaled reads them, as OpenSSH's.
-    for (const auto& [text, want] : std::vector<std::pair<std::string, std::uint32_t>>{
+    // (A pair, not a structured binding: clang 14's CAPTURE cannot take one.)
+    for (const auto& size : std::vector<std::pair<std::string, std::uint32_t>>{
              {"64K", 65536}, {"64k", 65536}, {"1.5K", 1536}, {"256K", 262144}, {"512B", 512}}) {
-        CAPTURE(text);
-        CHECK(longhaul::sftp::apply_sftp_x_option("buffer=" + text, buffer, requests).empty());
-        CHECK(buffer == want);
+        CAPTURE(size.first);
+        CHECK(longhaul::sftp::apply_sftp_x_option("buffer=" + size.first, buffer, requests).empty());
+        CHECK(buffer == size.second);
     }
     CHECK(longhaul::sftp::apply_sftp_x_option("buffer=1M", buffer, requests) == "Invalid buffer size \"1M\": Invalid argument");
     CHECK(longhaul::sftp::apply_sftp_x_option("buffer=1KB", buffer, requests) == "Invalid buffer size \"1KB\": Invalid argument");
