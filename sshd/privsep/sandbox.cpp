@@ -4,6 +4,8 @@
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
 #include <grp.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pwd.h>
 #include <seccomp.h>
 #ifdef LONGHAUL_SANITIZER_RUNTIME
@@ -306,6 +308,14 @@ result<void> sandbox_load_filter(std::uint32_t kill_action, std::string& error)
         if (!sandbox_add(ctx.get(), nr, SCMP_ACT_ALLOW, name, {SCMP_A2(SCMP_CMP_MASKED_EQ, not_rw, 0)}, error))
             return errc::io_error;
     }
+    // setsockopt only for TCP_QUICKACK: the child acknowledges what it read
+    // at once (preauth_child::acknowledge_now).
+    if (const int nr = seccomp_syscall_resolve_name("setsockopt"); nr != __NR_SCMP_ERROR && nr >= 0 &&
+        !sandbox_add(ctx.get(), nr, SCMP_ACT_ALLOW, "setsockopt",
+                     {SCMP_A1(SCMP_CMP_EQ, static_cast<scmp_datum_t>(IPPROTO_TCP)),
+                      SCMP_A2(SCMP_CMP_EQ, static_cast<scmp_datum_t>(TCP_QUICKACK))},
+                     error))
+        return errc::io_error;
     // fcntl only to read a descriptor's flags and switch O_NONBLOCK; never
     // F_DUPFD, locks or F_SETOWN.
     for (const char* name : {"fcntl", "fcntl64"}) {

@@ -17,6 +17,8 @@
 #include <poll.h>
 #include <pwd.h>
 #include <sys/mman.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -440,6 +442,17 @@ TEST_CASE("sandbox: creating processes, sockets, descriptors or executable memor
                  (void)::mprotect(p, 4096, PROT_READ | PROT_EXEC);
          }},
         {"fcntl F_DUPFD", SYS_fcntl, [] { (void)::fcntl(0, F_DUPFD, 0); }},
+        // setsockopt only for TCP_QUICKACK (below).
+        {"setsockopt SO_REUSEADDR", SYS_setsockopt,
+         [] {
+             const int one = 1;
+             (void)::setsockopt(0, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+         }},
+        {"setsockopt TCP_NODELAY", SYS_setsockopt,
+         [] {
+             const int one = 1;
+             (void)::setsockopt(0, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+         }},
         {"kill", SYS_kill, [] { (void)::kill(::getpid(), 0); }},
 #if defined(__x86_64__)
         // The x32 ABI's number for getpid, which is allowed in the native
@@ -471,6 +484,18 @@ TEST_CASE("sandbox: creating processes, sockets, descriptors or executable memor
     });
     CHECK(killed_by_filter(killed));
     CHECK(killed.output == "trying\n");
+}
+
+TEST_CASE("sandbox: setsockopt TCP_QUICKACK is allowed (the child acknowledges what it read at once)")
+{
+    sandbox_place place = make_place();
+    const sandboxed_outcome boxed = run_sandboxed(&place.settings, trap_report::to_output, [&](int out, int) {
+        const int one = 1;
+        (void)::setsockopt(out, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one); // not TCP: an error, not a kill
+        child_say(out, "survived\n");
+    });
+    CHECK(exited_with(boxed, 0));
+    CHECK(boxed.output == "survived\n");
 }
 
 TEST_CASE("sandbox: /proc shows no_new_privs, the filter, the limits and (as root) the user and the chroot")
