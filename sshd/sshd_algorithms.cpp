@@ -5,6 +5,7 @@
 #include "common/match.hpp"
 #include "common/name_list.hpp"
 #include "common/transport/algorithms.hpp"
+#include "common/transport/host_key_algorithms.hpp"
 
 #include <vector>
 
@@ -156,6 +157,16 @@ std::string sshd_supported_only(sshd_algorithm_list kind, std::string_view list)
     std::vector<std::string_view> kept;
     for (auto n : split_name_list(list))
         if (name_list_contains(supported, n))
+            kept.push_back(n);
+    return join_name_list(kept);
+}
+
+std::string sshd_shown_host_key_algorithms(std::string_view list)
+{
+    const std::string plain = sshd_supported_only(sshd_algorithm_list::key, list);
+    std::vector<std::string_view> kept;
+    for (auto n : split_name_list(list))
+        if (name_list_contains(plain, n) || supported_certificate_host_key_algorithm(n))
             kept.push_back(n);
     return join_name_list(kept);
 }

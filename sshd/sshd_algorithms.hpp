@@ -39,6 +39,11 @@ result<std::string> sshd_assemble_algorithms(sshd_algorithm_list kind, std::stri
 // lists keep the signature algorithms the transport can verify).
 std::string sshd_supported_only(sshd_algorithm_list kind, std::string_view list);
 
+// HostKeyAlgorithms as `sshd -T` shows it: the assembled list in its order,
+// less what this server cannot serve (security-key host keys): the plain
+// algorithms sshd_supported_only() keeps and the host certificate ones.
+std::string sshd_shown_host_key_algorithms(std::string_view list);
+
 // PubkeyAcceptedAlgorithms narrowed to what sshd verifies in user
 // authentication: the plain signature algorithms of sshd_supported_only(),
 // the security keys (sk-ssh-ed25519, sk-ecdsa-sha2-nistp256), and the user

@@ -49,18 +49,6 @@ std::string host_certificate_algorithms_of(std::string_view list)
     return join_name_list(out);
 }
 
-// The configured list in its order, less what this server cannot serve
-// (security-key host keys): plain algorithms it implements and the
-// certificate ones.
-std::string shown_host_key_algorithms(std::string_view configured, std::string_view plain)
-{
-    std::vector<std::string_view> out;
-    for (auto n : split_name_list(configured))
-        if (name_list_contains(plain, n) || supported_certificate_host_key_algorithm(n))
-            out.push_back(n);
-    return join_name_list(out);
-}
-
 void add_addresses(server_config& cfg, const std::string& host, int port, const std::string& rdomain, parse_log& log)
 {
     addrinfo hints{};
@@ -118,7 +106,7 @@ void finalize_draft(config_draft& d, bool resolve, parse_log& log)
     const std::string host_keys_configured =
         assemble(d.host_key_algorithms, sshd_algorithm_list::key, false, "HostKeyAlgorithms", log);
     c.host_certificate_algorithms = host_certificate_algorithms_of(host_keys_configured);
-    c.host_key_algorithms_shown = shown_host_key_algorithms(host_keys_configured, c.host_key_algorithms);
+    c.host_key_algorithms_shown = sshd_shown_host_key_algorithms(host_keys_configured);
     // User certificates are verified here, so their algorithms stay in.
     c.pubkey_accepted_algorithms = sshd_supported_pubkey_algorithms(
         assemble(d.pubkey_algorithms, sshd_algorithm_list::key, false, "PubkeyAcceptedAlgorithms", log));

@@ -5,8 +5,6 @@
 
 #include "sshd/sshd_config.hpp"
 
-#include "common/name_list.hpp"
-#include "common/transport/host_key_algorithms.hpp"
 #include "sshd/sshd_algorithms.hpp"
 #include "tests/sshd/sshd_test_util.hpp"
 
@@ -17,8 +15,6 @@
 #include <optional>
 #include <sstream>
 #include <string>
-#include <string_view>
-#include <vector>
 
 namespace longhaul {
 
@@ -63,18 +59,6 @@ inline connection_info conn(std::string user, std::string address = "192.0.2.10"
 
 // `sshd -T` output of OpenSSH with the algorithm lists narrowed to what this
 // build implements (dump() prints the lists the server really offers).
-// The names of an OpenSSH HostKeyAlgorithms list this server implements,
-// plain or certificate (security-key ones are not).
-inline std::string supported_host_key_names(const std::string& list)
-{
-    std::vector<std::string_view> kept;
-    const std::string plain = sshd_supported_only(sshd_algorithm_list::key, list);
-    for (auto n : longhaul::split_name_list(list))
-        if (longhaul::name_list_contains(plain, n) || longhaul::supported_certificate_host_key_algorithm(n))
-            kept.push_back(n);
-    return longhaul::join_name_list(kept);
-}
-
 inline std::string normalise_openssh_dump(const std::string& text)
 {
     std::istringstream in(longhaul::test::strip_cr(text));
@@ -100,7 +84,7 @@ inline std::string normalise_openssh_dump(const std::string& text)
             if (key == "pubkeyacceptedalgorithms")
                 value = sshd_supported_pubkey_algorithms(value);
             else if (key == "hostkeyalgorithms")
-                value = supported_host_key_names(value);
+                value = sshd_shown_host_key_algorithms(value);
             else
                 value = sshd_supported_only(*kind, value);
             line = key + " " + value;
