@@ -43,8 +43,8 @@ std::string bounded_number_error(const std::string& s, std::uint64_t lo, std::ui
 
 std::optional<std::uint32_t> parse_sftp_size_option(const std::string& s, std::uint32_t cap)
 {
+    // (No errno check: OpenSSH takes an overflow's LONG_MAX as it is.)
     char* end = nullptr;
-    errno = 0;
     const long v = std::strtol(s.c_str(), &end, 10);
     if (v == 0 || *end != '\0')
         return std::nullopt;
@@ -57,24 +57,25 @@ std::string apply_sftp_x_option(const std::string& arg, std::uint32_t& buffer_si
     if (arg.rfind("buffer=", 0) == 0) {
         const std::string value = arg.substr(7);
         // As OpenSSH: scan_scaled ("64K" is 65536), its errno's text when
-        // that fails, EINVAL's when the size is out of (0, 256 KiB].
+        // that fails, EINVAL's when the size is out of (0, 256 KiB] (its
+        // bound, which is ours: max_buffer_size).
         const char* why = nullptr;
         const auto v = scan_scaled(value, why);
         if (!v)
             return "Invalid buffer size \"" + value + "\": " + why;
-        if (*v <= 0 || *v > 256 * 1024)
+        if (*v <= 0 || *v > max_buffer_size)
             return "Invalid buffer size \"" + value + "\": Invalid argument";
         buffer_size = std::uint32_t(*v);
         return {};
     }
     if (arg.rfind("nrequests=", 0) == 0) {
         const std::string value = arg.substr(10);
-        const std::string why = bounded_number_error(value, 1, openssh_max_requests);
-        if (!why.empty())
-            return "Invalid number of requests \"" + value + "\": " + why;
         bool ok = false;
-        num_requests = std::uint32_t(
-            std::min<std::uint64_t>(parse_bounded_number(value, 1, openssh_max_requests, ok), max_requests_in_flight));
+        const auto v = parse_bounded_number(value, 1, openssh_max_requests, ok);
+        if (!ok)
+            return "Invalid number of requests \"" + value + "\": " +
+                   bounded_number_error(value, 1, openssh_max_requests);
+        num_requests = std::uint32_t(std::min<std::uint64_t>(v, max_requests_in_flight));
         return {};
     }
     return "Invalid -X option";
