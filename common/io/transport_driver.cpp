@@ -54,7 +54,9 @@ struct transport_driver::impl : std::enable_shared_from_this<impl> {
     bool closing = false;
     bool finished = false;
     bool eof = false;
-    bool quick_ack_usable = true; // false once the descriptor refuses it (not TCP)
+    // Input at the connection's start still acknowledged at once
+    // (acknowledge_now); 0 after it, or once the descriptor refuses (not TCP).
+    std::size_t quick_ack_left = 64 * 1024;
     std::uint64_t written = 0;
     std::chrono::steady_clock::time_point last_input{};
     // TCP_NOTSENT_LOWAT in force; 0 once setting it failed (not TCP).
@@ -76,21 +78,23 @@ struct transport_driver::impl : std::enable_shared_from_this<impl> {
                           [self = shared_from_this()](const boost::system::error_code& ec) { self->readable(ec); });
     }
 
-    // Messages rather than bulk data (a read under 16 KiB) are acknowledged
-    // at once instead of after the kernel's delayed-ACK timer (40 ms): a
-    // peer with Nagle on (OpenSSH without a tty) holds its next message
-    // until this one is acknowledged, and a message that needs no answer
-    // (OpenSSH's hostkeys-00 after authentication) carries no ACK back.
-    // With Debian's sshd that stall was 42 of a 180 ms login. Bulk reads
-    // keep the kernel's own ACK pacing.
-    static constexpr ssize_t quick_ack_below = 16 * 1024;
-    void acknowledge_now()
+    // The login's messages are acknowledged at once instead of after the
+    // kernel's delayed-ACK timer (40 ms): a peer with Nagle on (OpenSSH
+    // without a tty) holds its next message until this one is
+    // acknowledged, and a message that needs no answer (OpenSSH's
+    // hostkeys-00 after authentication) carries no ACK back. With Debian's
+    // sshd that stall was 42 of a 180 ms login. A login is a few KiB; after
+    // the first 64 KiB the kernel's own ACK pacing is left alone, and the
+    // data path makes no extra call.
+    void acknowledge_now(std::size_t bytes)
     {
-        if (!quick_ack_usable)
+        if (quick_ack_left == 0)
             return;
         const int one = 1;
         if (::setsockopt(stream.native_handle(), IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one) != 0)
-            quick_ack_usable = false;
+            quick_ack_left = 0;
+        else
+            quick_ack_left -= std::min(bytes, quick_ack_left);
     }
 
     void readable(const boost::system::error_code& ec)
@@ -105,7 +109,7 @@ struct transport_driver::impl : std::enable_shared_from_this<impl> {
         }
         // Drain what the kernel has, up to a few large reads per wakeup so that
         // events are processed (and windows opened) while data keeps arriving.
-        bool got = false, small_read = false;
+        std::size_t got = 0;
         for (int i = 0; i < 4 && !read_paused; ++i) {
             auto space = core.input_space(256 * 1024);
             if (space.empty())
@@ -113,8 +117,7 @@ struct transport_driver::impl : std::enable_shared_from_this<impl> {
             ssize_t n = ::read(stream.native_handle(), space.data(), space.size());
             if (n > 0) {
                 core.commit_input(static_cast<std::size_t>(n));
-                got = true;
-                small_read = n < quick_ack_below;
+                got += static_cast<std::size_t>(n);
                 if (static_cast<std::size_t>(n) < space.size())
                     break;
                 continue;
@@ -132,10 +135,10 @@ struct transport_driver::impl : std::enable_shared_from_this<impl> {
             return;
         }
         // One clock read per wakeup, not per read.
-        if (got)
+        if (got != 0) {
             last_input = std::chrono::steady_clock::now();
-        if (got && small_read)
-            acknowledge_now();
+            acknowledge_now(got);
+        }
         process();
         start_read();
     }
