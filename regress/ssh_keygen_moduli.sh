@@ -201,6 +201,10 @@ sieving() { grep -q 'Sieve next' "$1"; }
 first_lines() { # PROGRAM OUT ARGS...: PROGRAM -M generate ARGS, its lines up to the sieve in OUT
     local prog=$1 out=$2 pid
     shift 2
+    # Emptied here, not by the background job's redirection: otherwise the
+    # wait below may see the last run's "Sieve next" line and kill this
+    # one before it has printed anything.
+    : >"$out"
     "$prog" -M generate "$@" w.out 2>"$out" &
     pid=$!
     lh_wait_until 10 sieving "$out" || true
