@@ -2,8 +2,8 @@
 # The main job: start an sshd on 127.0.0.1 with fresh host keys, connect with
 # Longhaul, and move data through ssh and scp, checksummed.
 #
-# Longhaul's own programs are used from build/bin: sshd, ssh, and ssh under
-# OpenSSH's scp front-end (scp -S), until Longhaul has its own scp; the demo
+# Longhaul's own programs are used from build/bin: sshd, ssh and scp (OpenSSH's
+# scp over Longhaul's ssh, scp -S, where Longhaul's scp is not built); the demo
 # also shows the transport core alone completing key exchange, login and
 # rekeys against the server.
 source "$(dirname "$0")/../regress/lib.sh"

@@ -306,9 +306,9 @@ private:
 // OpenSSH 9.2's order and formats.
 std::string dump(const server_config& config);
 
-// Settings that ask for something this server does not do yet (host-based
-// authentication, GSSAPI...), one log line each, e.g.
-// "HostbasedAuthentication yes: not supported yet, treated as no". sshd
+// Settings that ask for something this server does not do yet (GSSAPI,
+// Kerberos), one log line each, e.g.
+// "GSSAPIAuthentication/GSSAPIKeyExchange yes: not supported yet, treated as no". sshd
 // logs them at start (and may log them per connection after Match).
 std::vector<std::string> unsupported_settings(const server_config& config);
 

@@ -20,8 +20,8 @@ struct agent_options {
     std::string bind_address; // -a (empty: a private directory in $TMPDIR)
     fingerprint_hash hash = fingerprint_hash::sha256; // -E
     long long lifetime = 0;   // -t seconds (0: keys kept until removed)
-    // -P: the patterns a security-key provider's canonical path must match
-    // (PKCS#11 providers are not supported yet).
+    // -P: the patterns a provider's canonical path must match (security-key
+    // providers and PKCS#11 modules alike).
     std::optional<std::string> allowed_providers;
     // -O no-restrict-websafe: security keys of web origins may sign any
     // data; -O allow-remote-pkcs11: providers may be named over a forwarded
